@@ -1,0 +1,34 @@
+# The two commands a newcomer needs are `make run` and `make test`; everything else is for us.
+SWIFT      ?= swift
+VENV       := .build/venv
+PYTHON     := $(VENV)/bin/python
+SWIFTFLAGS := -Xswiftc -warnings-as-errors
+
+.PHONY: bootstrap build run test bench fuzz clean
+
+bootstrap:
+	@scripts/bootstrap
+
+build: bootstrap
+	$(SWIFT) build -c release $(SWIFTFLAGS)
+
+run: build
+	.build/release/latchkey version
+	@echo "The server (latchkey serve) is coming next; for now try: .build/release/latchkey help"
+
+# Python tooling (PyJWT, cryptography) cross-checks our tokens in the interop tests.
+$(PYTHON): scripts/requirements-test.txt
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --disable-pip-version-check -r scripts/requirements-test.txt
+	@touch $(PYTHON)
+
+test: bootstrap $(PYTHON)
+	$(SWIFT) build --build-tests $(SWIFTFLAGS)
+	LATCHKEY_PYTHON=$(abspath $(PYTHON)) $(SWIFT) test --skip-build
+
+bench: build
+	@scripts/bootstrap bench
+	@scripts/bench
+
+clean:
+	rm -rf .build

@@ -1,0 +1,56 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+/// One settings list for every Swift target: Swift 6 mode, strict concurrency, warnings are errors
+/// in CI through `make build` (`-warnings-as-errors` is passed there, not here, so that editing
+/// stays pleasant).
+let swiftSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "Latchkey",
+    products: [
+        .executable(name: "latchkey", targets: ["latchkey"]),
+        .library(name: "LatchkeyCrypto", targets: ["LatchkeyCrypto"]),
+        .library(name: "LatchkeyJOSE", targets: ["LatchkeyJOSE"]),
+    ],
+    targets: [
+        // C libraries from Debian, bridged as system modules.
+        .systemLibrary(
+            name: "CLatchkeyOpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(
+            name: "CLatchkeySQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(
+            name: "CLatchkeyEvent", pkgConfig: "libevent_pthreads",
+            providers: [.apt(["libevent-dev"])]),
+        .systemLibrary(
+            name: "CLatchkeyArgon2", pkgConfig: "libargon2", providers: [.apt(["libargon2-dev"])]),
+
+        // Swift modules; dependencies point one way: C → Crypto → JOSE → … → executable.
+        .target(
+            name: "LatchkeyCrypto",
+            dependencies: ["CLatchkeyOpenSSL", "CLatchkeyArgon2"],
+            swiftSettings: swiftSettings),
+        .target(
+            name: "LatchkeyJOSE",
+            dependencies: ["LatchkeyCrypto"],
+            swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "latchkey",
+            dependencies: ["LatchkeyCrypto", "LatchkeyJOSE"],
+            swiftSettings: swiftSettings),
+
+        .testTarget(
+            name: "LatchkeyCryptoTests",
+            dependencies: ["LatchkeyCrypto"],
+            resources: [.copy("Fixtures")],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "LatchkeyJOSETests",
+            dependencies: ["LatchkeyJOSE", "LatchkeyCrypto"],
+            resources: [.copy("Fixtures")],
+            swiftSettings: swiftSettings),
+    ]
+)
