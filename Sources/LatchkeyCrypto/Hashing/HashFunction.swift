@@ -1,0 +1,67 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+internal import CLatchkeyOpenSSL
+
+/// A SHA-2 hash function (FIPS 180-4).
+public enum HashFunction: Sendable, Hashable {
+    /// SHA-256, 32-byte digests.
+    case sha256
+    /// SHA-384, 48-byte digests.
+    case sha384
+    /// SHA-512, 64-byte digests.
+    case sha512
+
+    /// The length of a digest in bytes.
+    public var byteCount: Int {
+        switch self {
+        case .sha256: 32
+        case .sha384: 48
+        case .sha512: 64
+        }
+    }
+
+    /// Hashes `data` in one call.
+    ///
+    /// - Parameter data: The bytes to hash.
+    /// - Returns: The digest, ``byteCount`` bytes long.
+    public func hash(_ data: some ContiguousBytes) -> [UInt8] {
+        data.withUnsafeBytes { buffer in digest(buffer) }
+    }
+
+    /// The OpenSSL digest, fetched once per process.
+    var algorithm: OpaquePointer {
+        switch self {
+        case .sha256: Algorithms.sha256.pointer
+        case .sha384: Algorithms.sha384.pointer
+        case .sha512: Algorithms.sha512.pointer
+        }
+    }
+
+    /// The name OpenSSL's HMAC and HKDF take in their "digest" parameter.
+    var openSSLName: StaticString {
+        switch self {
+        case .sha256: "SHA256"
+        case .sha384: "SHA384"
+        case .sha512: "SHA512"
+        }
+    }
+
+    /// Hashes raw bytes (the shared core of ``hash(_:)`` and the signature code).
+    func digest(_ buffer: UnsafeRawBufferPointer) -> [UInt8] {
+        let count = byteCount
+        return [UInt8](unsafeUninitializedCapacity: count) { output, initialized in
+            OpenSSLErrors.clear()
+            var length: UInt32 = 0
+            // EVP_Digest only fails when memory allocation fails; there is nothing to report.
+            guard EVP_Digest(buffer.baseAddress, buffer.count, output.baseAddress, &length, algorithm, nil) == 1,
+                Int(length) == count
+            else {
+                fatalError("EVP_Digest failed: \(OpenSSLErrors.drain())")
+            }
+            initialized = count
+        }
+    }
+}
