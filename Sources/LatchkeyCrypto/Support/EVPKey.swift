@@ -23,11 +23,12 @@ final class EVPKey: @unchecked Sendable {
     /// - Parameters:
     ///   - type: The key type, "EC" or "RSA".
     ///   - selection: `EVP_PKEY_PUBLIC_KEY` or `EVP_PKEY_KEYPAIR`.
-    ///   - parameters: The parameter array, ending with `Param.end()`.
+    ///   - parameters: The parameter array, ending with `Param.end()`; OpenSSL copies what it
+    ///     needs.
     ///   - code: The error code to throw when OpenSSL rejects the parameters.
     /// - Throws: `code` with OpenSSL's reason when the data does not make a key.
     static func fromData(
-        type: String, selection: Int32, parameters: inout [OSSL_PARAM], code: CryptoError.Code
+        type: String, selection: Int32, parameters: UnsafeMutablePointer<OSSL_PARAM>, code: CryptoError.Code
     ) throws -> EVPKey {
         OpenSSLErrors.clear()
         guard let context = EVP_PKEY_CTX_new_from_name(nil, type, nil) else {
@@ -38,10 +39,47 @@ final class EVPKey: @unchecked Sendable {
             throw CryptoError.openSSL(.library, "EVP_PKEY_fromdata_init")
         }
         var key: OpaquePointer?
-        guard EVP_PKEY_fromdata(context, &key, selection, &parameters) == 1, let key else {
+        guard EVP_PKEY_fromdata(context, &key, selection, parameters) == 1, let key else {
             throw CryptoError.openSSL(code, "EVP_PKEY_fromdata")
         }
         return EVPKey(taking: key)
+    }
+
+    /// Builds a key from big-endian integers (`OSSL_PARAM_BLD_push_BN`, then
+    /// `EVP_PKEY_fromdata`); the temporary `BIGNUM`s are cleared before they are freed.
+    ///
+    /// - Parameters:
+    ///   - type: The key type, "RSA".
+    ///   - selection: `KeySelection.publicKey` or `.keyPair`.
+    ///   - numbers: Parameter names and big-endian magnitudes.
+    ///   - code: The error code to throw when OpenSSL rejects the numbers.
+    /// - Throws: `code` with OpenSSL's reason, or ``CryptoError/Code-swift.struct/library``.
+    static func fromBigNumbers(
+        type: String, selection: Int32, numbers: [(StaticString, [UInt8])], code: CryptoError.Code
+    ) throws -> EVPKey {
+        OpenSSLErrors.clear()
+        guard let builder = OSSL_PARAM_BLD_new() else {
+            throw CryptoError.openSSL(.library, "OSSL_PARAM_BLD_new")
+        }
+        defer { OSSL_PARAM_BLD_free(builder) }
+        var bigNumbers: [OpaquePointer] = []
+        defer { bigNumbers.forEach { BN_clear_free($0) } }
+        for (name, bytes) in numbers {
+            guard bytes.count <= Int(Int32.max),
+                let number = bytes.withUnsafeBufferPointer({ BN_bin2bn($0.baseAddress, Int32($0.count), nil) })
+            else {
+                throw CryptoError.openSSL(.library, "BN_bin2bn")
+            }
+            bigNumbers.append(number)
+            guard OSSL_PARAM_BLD_push_BN(builder, Param.cString(name), number) == 1 else {
+                throw CryptoError.openSSL(.library, "OSSL_PARAM_BLD_push_BN")
+            }
+        }
+        guard let parameters = OSSL_PARAM_BLD_to_param(builder) else {
+            throw CryptoError.openSSL(.library, "OSSL_PARAM_BLD_to_param")
+        }
+        defer { OSSL_PARAM_free(parameters) }
+        return try fromData(type: type, selection: selection, parameters: parameters, code: code)
     }
 
     /// Generates a key (`EVP_PKEY_generate`) after `configure` has set the key-generation
