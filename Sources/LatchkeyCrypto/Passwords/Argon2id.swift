@@ -1,0 +1,243 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+internal import CLatchkeyArgon2
+
+/// Argon2id password hashing (RFC 9106) through the reference implementation, libargon2.
+///
+/// Hashes are stored as PHC strings, `$argon2id$v=19$m=19456,t=2,p=1$<salt>$<hash>`, with
+/// salt and hash in unpadded standard base64, as the reference `argon2` tool writes them.
+/// Hashing takes tens of milliseconds by design: never call it on an event-loop thread.
+public enum Argon2id {
+    /// The cost parameters (RFC 9106 §3.1).
+    ///
+    /// Accepted ranges, which also bound what a stored PHC string can make ``verify(password:phcString:)``
+    /// do: memory 8 × parallelism KiB to 4 GiB, 1 to 1024 iterations, parallelism 1 to 64.
+    public struct Parameters: Sendable, Hashable {
+        /// m, memory in KiB.
+        public var memoryKiB: UInt32
+        /// t, passes over the memory.
+        public var iterations: UInt32
+        /// p, lanes computed in parallel (one thread each).
+        public var parallelism: UInt32
+
+        /// Creates parameters; they are checked when used.
+        ///
+        /// - Parameters:
+        ///   - memoryKiB: m, memory in KiB.
+        ///   - iterations: t, passes over the memory.
+        ///   - parallelism: p, lanes.
+        public init(memoryKiB: UInt32, iterations: UInt32, parallelism: UInt32) {
+            self.memoryKiB = memoryKiB
+            self.iterations = iterations
+            self.parallelism = parallelism
+        }
+
+        /// OWASP's minimum for Argon2id: 19 MiB, 2 iterations, 1 lane (OWASP Password Storage
+        /// Cheat Sheet).
+        public static let owaspMinimum = Parameters(memoryKiB: 19456, iterations: 2, parallelism: 1)
+
+        static let maximumMemoryKiB: UInt32 = 4 * 1024 * 1024
+        static let maximumIterations: UInt32 = 1024
+        static let maximumParallelism: UInt32 = 64
+
+        /// Throws unless the parameters are in the accepted ranges.
+        func validate(_ code: CryptoError.Code) throws {
+            guard (1...Self.maximumParallelism).contains(parallelism) else {
+                throw CryptoError(code: code, reason: "Argon2id parallelism must be 1 to 64")
+            }
+            guard (8 * parallelism...Self.maximumMemoryKiB).contains(memoryKiB) else {
+                throw CryptoError(code: code, reason: "Argon2id memory must be 8 × parallelism KiB to 4 GiB")
+            }
+            guard (1...Self.maximumIterations).contains(iterations) else {
+                throw CryptoError(code: code, reason: "Argon2id iterations must be 1 to 1024")
+            }
+        }
+    }
+
+    /// Salt lengths accepted (argon2's minimum is 8; PHC strings rarely exceed 32).
+    static let saltByteCounts = 8...64
+    /// Output lengths accepted (argon2's minimum is 4).
+    static let outputByteCounts = 4...1024
+    /// Bytes of a generated salt and of the hash in a PHC string made by ``hash(password:parameters:salt:)``.
+    static let defaultSaltByteCount = 16
+    static let defaultHashByteCount = 32
+
+    /// Hashes a password into a PHC string.
+    ///
+    /// - Parameters:
+    ///   - password: The password, for example its UTF-8 bytes.
+    ///   - parameters: The cost; OWASP's minimum by default.
+    ///   - salt: 8 to 64 bytes; nil picks 16 random bytes (the normal case).
+    /// - Returns: `$argon2id$v=19$m=…,t=…,p=…$salt$hash` with a 32-byte hash.
+    /// - Throws: ``CryptoError/Code-swift.struct/invalidParameter`` for out-of-range parameters
+    ///   or salt; ``CryptoError/Code-swift.struct/library`` when argon2 fails (for example out
+    ///   of memory).
+    public static func hash(
+        password: some ContiguousBytes, parameters: Parameters = .owaspMinimum, salt: [UInt8]? = nil
+    ) throws -> String {
+        let salt = salt ?? SecureRandom.bytes(count: defaultSaltByteCount)
+        guard saltByteCounts.contains(salt.count) else {
+            throw CryptoError.invalidParameter("Argon2id salts are 8 to 64 bytes")
+        }
+        let hash = try derive(password: password, salt: salt, parameters: parameters, outputByteCount: defaultHashByteCount)
+        return PHCString(parameters: parameters, salt: salt, hash: hash).encoded
+    }
+
+    /// Checks a password against a PHC string, in constant time.
+    ///
+    /// - Parameters:
+    ///   - password: The password offered.
+    ///   - phcString: A string from ``hash(password:parameters:salt:)`` or another Argon2id
+    ///     implementation using the same format.
+    /// - Returns: Whether the password matches.
+    /// - Throws: ``CryptoError/Code-swift.struct/malformedInput`` when `phcString` is not an
+    ///   Argon2id v19 PHC string within the accepted ranges; ``CryptoError/Code-swift.struct/library``
+    ///   when argon2 fails.
+    public static func verify(password: some ContiguousBytes, phcString: String) throws -> Bool {
+        let phc = try PHCString(parsing: phcString)
+        let computed = try derive(
+            password: password, salt: phc.salt, parameters: phc.parameters, outputByteCount: phc.hash.count)
+        return ConstantTime.equals(computed, phc.hash)
+    }
+
+    /// The cost parameters a PHC string was made with, so a caller can rehash after a
+    /// successful login when they are below the current policy.
+    ///
+    /// - Parameter ofPHCString: The stored string.
+    /// - Returns: Its parameters.
+    /// - Throws: ``CryptoError/Code-swift.struct/malformedInput`` as ``verify(password:phcString:)`` does.
+    public static func parameters(ofPHCString phcString: String) throws -> Parameters {
+        try PHCString(parsing: phcString).parameters
+    }
+
+    /// Computes raw Argon2id output with every input of RFC 9106 §3.1 (`argon2_ctx`).
+    ///
+    /// - Parameters:
+    ///   - password: P, the message.
+    ///   - salt: S, at least 8 bytes.
+    ///   - secret: K, an optional secret key (pepper).
+    ///   - associatedData: X, optional associated data.
+    ///   - parameters: The cost.
+    ///   - outputByteCount: T, the tag length, 4 to 1024 bytes.
+    /// - Returns: The tag.
+    /// - Throws: ``CryptoError/Code-swift.struct/invalidParameter`` for out-of-range inputs;
+    ///   ``CryptoError/Code-swift.struct/library`` when argon2 fails.
+    public static func derive(
+        password: some ContiguousBytes, salt: some ContiguousBytes, secret: [UInt8] = [],
+        associatedData: [UInt8] = [], parameters: Parameters, outputByteCount: Int = 32
+    ) throws -> [UInt8] {
+        try parameters.validate(.invalidParameter)
+        guard outputByteCounts.contains(outputByteCount) else {
+            throw CryptoError.invalidParameter("Argon2id output is 4 to 1024 bytes")
+        }
+        var passwordBytes = password.byteArray
+        defer { passwordBytes.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) } }
+        var saltBytes = salt.byteArray
+        var secretBytes = secret
+        defer { secretBytes.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) } }
+        var associatedBytes = associatedData
+        guard saltBytes.count >= 8 else {
+            throw CryptoError.invalidParameter("Argon2id salts are at least 8 bytes")
+        }
+        let limit = Int(UInt32.max)
+        guard passwordBytes.count <= limit, saltBytes.count <= limit, secretBytes.count <= limit,
+            associatedBytes.count <= limit
+        else {
+            throw CryptoError.invalidParameter("Argon2id inputs are limited to 4 GiB each")
+        }
+        var output = [UInt8](repeating: 0, count: outputByteCount)
+        let status = output.withUnsafeMutableBufferPointer { out in
+            passwordBytes.withUnsafeMutableBufferPointer { pwd in
+                saltBytes.withUnsafeMutableBufferPointer { salt in
+                    secretBytes.withUnsafeMutableBufferPointer { secret in
+                        associatedBytes.withUnsafeMutableBufferPointer { ad in
+                            var context = argon2_context(
+                                out: out.baseAddress, outlen: UInt32(out.count),
+                                pwd: pwd.baseAddress, pwdlen: UInt32(pwd.count),
+                                salt: salt.baseAddress, saltlen: UInt32(salt.count),
+                                secret: secret.baseAddress, secretlen: UInt32(secret.count),
+                                ad: ad.baseAddress, adlen: UInt32(ad.count),
+                                t_cost: parameters.iterations, m_cost: parameters.memoryKiB,
+                                lanes: parameters.parallelism, threads: parameters.parallelism,
+                                version: ARGON2_VERSION_13.rawValue,
+                                allocate_cbk: nil, free_cbk: nil, flags: 0)
+                            return argon2_ctx(&context, Argon2_id)
+                        }
+                    }
+                }
+            }
+        }
+        guard status == ARGON2_OK.rawValue else {
+            throw CryptoError.library("argon2_ctx failed: \(String(cString: argon2_error_message(status)))")
+        }
+        return output
+    }
+}
+
+/// The PHC string format for Argon2 (as the reference implementation's `encoding.c` writes it).
+struct PHCString {
+    var parameters: Argon2id.Parameters
+    var salt: [UInt8]
+    var hash: [UInt8]
+
+    /// Longer input cannot be a PHC string within the accepted ranges.
+    static let maximumLength = 2048
+
+    var encoded: String {
+        "$argon2id$v=19$m=\(parameters.memoryKiB),t=\(parameters.iterations),p=\(parameters.parallelism)$"
+            + Base64.encode(salt, padded: false) + "$" + Base64.encode(hash, padded: false)
+    }
+
+    init(parameters: Argon2id.Parameters, salt: [UInt8], hash: [UInt8]) {
+        self.parameters = parameters
+        self.salt = salt
+        self.hash = hash
+    }
+
+    /// Parses `$argon2id$v=19$m=<m>,t=<t>,p=<p>$<salt>$<hash>` strictly: that field order,
+    /// decimal numbers without signs or leading zeros, canonical unpadded base64, no optional
+    /// `keyid` or `data` fields.
+    ///
+    /// - Throws: ``CryptoError/Code-swift.struct/malformedInput`` for anything else, including
+    ///   parameters, salt or hash lengths outside the accepted ranges.
+    init(parsing text: String) throws {
+        let malformed = { (reason: String) in CryptoError.malformedInput("PHC string: \(reason)") }
+        let utf8 = Array(text.utf8)
+        guard utf8.count <= Self.maximumLength else { throw malformed("too long") }
+        let fields = utf8.split(separator: UInt8(ascii: "$"), omittingEmptySubsequences: false)
+        guard fields.count == 6, fields[0].isEmpty else { throw malformed("expected six $-separated fields") }
+        guard fields[1].elementsEqual("argon2id".utf8) else { throw malformed("only argon2id is supported") }
+        guard fields[2].elementsEqual("v=19".utf8) else { throw malformed("only version 19 is supported") }
+        let costs = fields[3].split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false)
+        guard costs.count == 3,
+            let memory = Self.number(costs[0], name: "m"),
+            let iterations = Self.number(costs[1], name: "t"),
+            let parallelism = Self.number(costs[2], name: "p")
+        else { throw malformed("expected m=<KiB>,t=<iterations>,p=<lanes>") }
+        parameters = Argon2id.Parameters(memoryKiB: memory, iterations: iterations, parallelism: parallelism)
+        try parameters.validate(.malformedInput)
+        guard let salt = Base64.decode(fields[4], padded: false), Argon2id.saltByteCounts.contains(salt.count) else {
+            throw malformed("the salt must be unpadded base64 of 8 to 64 bytes")
+        }
+        guard let hash = Base64.decode(fields[5], padded: false), Argon2id.outputByteCounts.contains(hash.count) else {
+            throw malformed("the hash must be unpadded base64 of 4 to 1024 bytes")
+        }
+        self.salt = salt
+        self.hash = hash
+    }
+
+    /// Reads `name=<decimal>` with a value that fits 32 bits.
+    private static func number(_ field: ArraySlice<UInt8>, name: String) -> UInt32? {
+        let prefix = Array((name + "=").utf8)
+        guard field.starts(with: prefix) else { return nil }
+        let digits = field.dropFirst(prefix.count)
+        guard (1...10).contains(digits.count), digits.allSatisfy({ (0x30...0x39).contains($0) }),
+            digits.first != 0x30 || digits.count == 1
+        else { return nil }
+        let value = digits.reduce(UInt64(0)) { $0 * 10 + UInt64($1 - 0x30) }
+        return UInt32(exactly: value)
+    }
+}
