@@ -11,7 +11,8 @@ extension RSA.Signing {
     /// Import policy, applied by every initialiser: the modulus is odd and has 2048 to 16384
     /// bits (RFC 7518 §3.3 requires at least 2048; Wycheproof's JWK tests expect 1024-bit keys
     /// refused), and the public exponent is odd, greater than 1 and at most 64 bits (exponent 1
-    /// would make every "signature" its own message; the ceiling keeps verification cheap).
+    /// would make every "signature" its own message; the ceiling keeps verification cheap), and
+    /// the modulus must not carry the ROCA fingerprint (``ROCAFingerprint``).
     /// Two keys are equal when modulus and exponent are.
     public final class PublicKey: Sendable, Hashable {
         /// Big-endian, without leading zeros.
@@ -46,6 +47,9 @@ extension RSA.Signing {
             }
             guard RSA.Signing.bitCount(e) <= RSA.Signing.Policy.maximumExponentBits else {
                 throw CryptoError.malformedKey("RSA public exponent is longer than 64 bits")
+            }
+            guard !ROCAFingerprint.matches(modulus: n) else {
+                throw CryptoError.malformedKey("RSA modulus has the ROCA fingerprint (CVE-2017-15361): its private key can be recovered")
             }
             let key = try EVPKey.fromBigNumbers(
                 type: "RSA", selection: KeySelection.publicKey,

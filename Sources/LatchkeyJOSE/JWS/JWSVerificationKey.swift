@@ -1,0 +1,114 @@
+public import LatchkeyCrypto
+
+/// A public key paired with the one algorithm it may verify (SECURITY.md S1, RFC 8725 §3.1).
+///
+/// Binding the algorithm to the key, not reading it from the token, is what defeats algorithm
+/// confusion: an RSA key cannot become an HMAC secret, and an RS256 key never checks PS256.
+public struct JWSVerificationKey: Sendable {
+    /// The only algorithm this key verifies.
+    public let algorithm: JWSAlgorithm
+    /// The `kid` tokens use to select this key.
+    public let keyID: String?
+    let material: Material
+
+    enum Material: Sendable {
+        case p256(P256.Signing.PublicKey)
+        case rsa(RSA.Signing.PublicKey)
+        case hmac([UInt8])
+    }
+
+    private init(algorithm: JWSAlgorithm, keyID: String?, material: Material) {
+        self.algorithm = algorithm
+        self.keyID = keyID
+        self.material = material
+    }
+
+    /// An ES256 key.
+    public static func es256(_ key: P256.Signing.PublicKey, keyID: String? = nil) -> JWSVerificationKey {
+        JWSVerificationKey(algorithm: .es256, keyID: keyID, material: .p256(key))
+    }
+
+    /// An RS256 key.
+    public static func rs256(_ key: RSA.Signing.PublicKey, keyID: String? = nil) -> JWSVerificationKey {
+        JWSVerificationKey(algorithm: .rs256, keyID: keyID, material: .rsa(key))
+    }
+
+    /// A PS256 key.
+    public static func ps256(_ key: RSA.Signing.PublicKey, keyID: String? = nil) -> JWSVerificationKey {
+        JWSVerificationKey(algorithm: .ps256, keyID: keyID, material: .rsa(key))
+    }
+
+    /// An HS256 secret, for Latchkey's own internal tokens only.
+    ///
+    /// - Throws: ``JOSEError/Code/invalidKey`` when the secret is shorter than the 256-bit hash
+    ///   output (RFC 7518 §3.2).
+    public static func hs256(secret: [UInt8], keyID: String? = nil) throws(JOSEError) -> JWSVerificationKey {
+        guard secret.count >= 32 else { throw JOSEError(.invalidKey, "an HS256 secret needs at least 32 bytes") }
+        return JWSVerificationKey(algorithm: .hs256, keyID: keyID, material: .hmac(secret))
+    }
+
+    /// The verification key a public JWK describes.
+    ///
+    /// The algorithm is the JWK's `alg`; without one, EC P-256 means ES256 and an RSA key takes
+    /// `defaultAlgorithm` (there is no safe guess between RS256 and PS256). A key whose `use` is
+    /// not `sig`, whose `key_ops` lacks `verify`, or whose `alg` does not fit its type is refused.
+    /// Symmetric (`oct`) keys are refused unless `allowSymmetric`, because a published key set
+    /// must never turn into an HMAC secret.
+    ///
+    /// - Parameters:
+    ///   - jwk: The key.
+    ///   - defaultAlgorithm: The algorithm for an RSA key without `alg`.
+    ///   - allowSymmetric: Whether an `oct` key may become an HS256 key.
+    /// - Throws: ``JOSEError/Code/invalidKey``.
+    public init(jwk: JWK, defaultAlgorithm: JWSAlgorithm? = nil, allowSymmetric: Bool = false) throws(JOSEError) {
+        if let use = jwk.use, use != "sig" {
+            throw JOSEError(.invalidKey, "key use is \(use), not sig")
+        }
+        if let operations = jwk.keyOperations, !operations.contains("verify") {
+            throw JOSEError(.invalidKey, "key_ops does not allow verify")
+        }
+        let algorithm = jwk.algorithm ?? (jwk.keyType == "EC" ? .es256 : defaultAlgorithm)
+        guard let algorithm else { throw JOSEError(.invalidKey, "the \(jwk.keyType) key names no alg") }
+        do {
+            switch (jwk.keyType, algorithm) {
+            case ("EC", .es256):
+                guard jwk.curve == "P-256", let x = jwk.x, let y = jwk.y else {
+                    throw JOSEError(.invalidKey, "an ES256 key needs crv P-256, x and y")
+                }
+                self = .es256(try P256.Signing.PublicKey(x: x, y: y), keyID: jwk.keyID)
+            case ("RSA", .rs256), ("RSA", .ps256):
+                guard let modulus = jwk.modulus, let exponent = jwk.exponent else {
+                    throw JOSEError(.invalidKey, "an RSA key needs n and e")
+                }
+                let key = try RSA.Signing.PublicKey(modulus: modulus, exponent: exponent)
+                self = algorithm == .rs256 ? .rs256(key, keyID: jwk.keyID) : .ps256(key, keyID: jwk.keyID)
+            case ("oct", .hs256) where allowSymmetric:
+                guard let secret = jwk.symmetricKey else { throw JOSEError(.invalidKey, "an oct key needs k") }
+                self = try .hs256(secret: secret, keyID: jwk.keyID)
+            default:
+                throw JOSEError(.invalidKey, "a \(jwk.keyType) key cannot be used for \(algorithm)")
+            }
+        } catch let error as JOSEError {
+            throw error
+        } catch {
+            throw JOSEError(.invalidKey, "the \(jwk.keyType) key is unusable: \(error)")
+        }
+    }
+
+    /// Whether `signature` is this key's signature over `signingInput`.
+    func isValidSignature(_ signature: [UInt8], for signingInput: ArraySlice<UInt8>) -> Bool {
+        switch material {
+        case .p256(let key):
+            // RFC 7518 §3.4: exactly 64 bytes, r‖s; anything else (DER included) is refused.
+            guard signature.count == 64,
+                let parsed = try? P256.Signing.ECDSASignature(rawRepresentation: signature)
+            else { return false }
+            return key.isValidSignature(parsed, for: signingInput)
+        case .rsa(let key):
+            let padding: RSA.Signing.Padding = algorithm == .rs256 ? .pkcs1v1_5 : .pss
+            return key.isValidSignature(signature, for: signingInput, padding: padding)
+        case .hmac(let secret):
+            return HMAC.isValidAuthenticationCode(signature, for: signingInput, key: secret)
+        }
+    }
+}

@@ -1,0 +1,76 @@
+public import Foundation
+
+/// A JWT that passed every check.
+public struct VerifiedJWT: Sendable {
+    /// The protected header's members.
+    public var header: [String: JSONValue]
+    /// The claims.
+    public var claims: JWTClaims
+    /// The `kid` of the key that verified it.
+    public var keyID: String?
+}
+
+/// Verifies JWTs against one key set and one policy.
+///
+/// The order of checks is fixed: structure, algorithm allow-list, `typ`, key lookup, signature,
+/// then claims. Nothing in the payload is read before the signature holds.
+public struct JWTVerifier: Sendable {
+    /// The trusted keys.
+    public var keys: JWSKeySet
+    /// The rules.
+    public var policy: JWTValidationPolicy
+
+    /// Creates a verifier.
+    public init(keys: JWSKeySet, policy: JWTValidationPolicy) {
+        self.keys = keys
+        self.policy = policy
+    }
+
+    /// Verifies a compact JWT.
+    ///
+    /// - Parameters:
+    ///   - token: The compact JWS.
+    ///   - now: The time to check `exp`, `nbf` and `iat` against; injected so tests can move it.
+    /// - Returns: The header and claims.
+    /// - Throws: ``JOSEError`` whose code names the failed check.
+    public func verify(_ token: some StringProtocol, now: Date = Date()) throws(JOSEError) -> VerifiedJWT {
+        let jws = try JWS(compact: token)
+        guard policy.algorithms.contains(jws.algorithm) else {
+            throw JOSEError(.algorithmNotAllowed, "\(jws.algorithm) is not allowed here")
+        }
+        try policy.checkType(jws.type)
+        try jws.verify(with: keys, algorithms: policy.algorithms)
+        let claims = try JWTClaims(json: try JOSEJSON.parse(jws.payload, what: "the claims"))
+        try policy.checkClaims(claims, now: now)
+        return VerifiedJWT(header: jws.header, claims: claims, keyID: jws.keyID)
+    }
+}
+
+extension JWSSigner {
+    /// Signs claims as a JWT.
+    ///
+    /// - Parameters:
+    ///   - claims: The claims.
+    ///   - type: The `typ` header, e.g. `at+jwt` (RFC 9068); `JWT` by default.
+    /// - Returns: The compact JWT.
+    /// - Throws: ``LatchkeyCrypto/CryptoError`` if the crypto library fails.
+    public func sign(_ claims: JWTClaims, type: String? = "JWT") throws -> String {
+        var header = [String: JSONValue]()
+        if let type { header["typ"] = .string(type) }
+        return try JWS.sign(payload: claims.serialized, header: header, signer: self)
+    }
+}
+
+/// Inspection without verification, for tools and logs. The name says what it is.
+public enum Insecure {
+    /// The header and claims of a compact JWT, *without verifying anything*.
+    ///
+    /// - Throws: ``JOSEError/Code/malformed`` when the token cannot be read.
+    public static func unverifiedContents(of token: some StringProtocol) throws(JOSEError) -> (header: [String: JSONValue], claims: JSONValue) {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, token.utf8.count <= JWS.maxCompactLength,
+            let header = Base64URL.decode(parts[0]), let payload = Base64URL.decode(parts[1])
+        else { throw .malformed("not a compact JWS") }
+        return (try JOSEJSON.parseObject(header, what: "the header"), try JOSEJSON.parse(payload, what: "the claims"))
+    }
+}
