@@ -48,6 +48,10 @@ let package = Package(
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings),
         .testTarget(
+            name: "LatchkeyCLITests",
+            dependencies: ["latchkey", "LatchkeyJOSE", "LatchkeyCrypto"],
+            swiftSettings: swiftSettings),
+        .testTarget(
             name: "LatchkeyJOSETests",
             dependencies: ["LatchkeyJOSE", "LatchkeyCrypto"],
             resources: [.copy("Fixtures")],
