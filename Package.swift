@@ -41,6 +41,11 @@ let package = Package(
             name: "latchkey",
             dependencies: ["LatchkeyCrypto", "LatchkeyJOSE"],
             swiftSettings: swiftSettings),
+        // `make bench`: operations per second of the crypto hot paths, read by scripts/bench.
+        .executableTarget(
+            name: "latchkey-bench",
+            dependencies: ["LatchkeyCrypto"],
+            swiftSettings: swiftSettings),
 
         .testTarget(
             name: "LatchkeyCryptoTests",

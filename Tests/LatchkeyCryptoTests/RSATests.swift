@@ -36,6 +36,25 @@ struct RSATests {
         #expect((again == signature) == (padding == .pkcs1v1_5))
     }
 
+    @Test("one key signs and verifies from many threads at once")
+    func concurrentUse() async throws {
+        let key = try Self.generated.get()
+        let results = await withTaskGroup(of: Bool.self) { group in
+            for index in 0..<32 {
+                group.addTask {
+                    let message = Array("message \(index)".utf8)
+                    let padding: RSA.Signing.Padding = index % 2 == 0 ? .pkcs1v1_5 : .pss
+                    guard let signature = try? key.signature(for: message, padding: padding) else { return false }
+                    return key.publicKey.isValidSignature(signature, for: message, padding: padding)
+                        && !key.publicKey.isValidSignature(signature, for: message + [0], padding: padding)
+                }
+            }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(results.count == 32)
+        #expect(results.allSatisfy { $0 })
+    }
+
     @Test("generated keys: size, exponent and PEM round trips")
     func generatedKey() throws {
         let key = try Self.generated.get()

@@ -200,10 +200,3 @@ private final class CipherContext {
         }
     }
 }
-
-extension UnsafeRawBufferPointer {
-    /// The start address typed as bytes, nil for an empty buffer.
-    var bytePointerOrNil: UnsafePointer<UInt8>? {
-        baseAddress?.assumingMemoryBound(to: UInt8.self)
-    }
-}

@@ -31,4 +31,9 @@ extension UnsafeRawBufferPointer {
     var bytePointer: UnsafePointer<UInt8> {
         baseAddress!.assumingMemoryBound(to: UInt8.self)
     }
+
+    /// The start address typed as bytes, nil for an empty buffer.
+    var bytePointerOrNil: UnsafePointer<UInt8>? {
+        baseAddress?.assumingMemoryBound(to: UInt8.self)
+    }
 }

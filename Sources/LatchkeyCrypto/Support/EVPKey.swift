@@ -147,8 +147,9 @@ final class EVPKey: @unchecked Sendable {
 /// `EVP_PKEY_CTX`s for one key, each set up for one operation and reused across calls.
 ///
 /// OpenSSL 3 fetches the signature implementation and builds provider state in
-/// `EVP_PKEY_sign_init`/`EVP_PKEY_verify_init`, which costs more than an RSA-2048 verification's
-/// own arithmetic budget allows. A context, once set up, can sign or verify any number of times
+/// `EVP_PKEY_sign_init`/`EVP_PKEY_verify_init`: measured on the development machine, creating
+/// and setting up an RSA verification context costs 4–7 µs, against about 21 µs for the
+/// RSA-2048 verification itself. A context, once set up, can sign or verify any number of times
 /// but is not thread-safe, so the pool hands each one to a single caller at a time. Contexts are
 /// created on demand; at most ``capacity`` idle ones are kept.
 final class OperationContextPool: Sendable {

@@ -7,9 +7,14 @@ internal import CLatchkeyOpenSSL
 /// thread (STYLE §2).
 enum OpenSSLErrors {
     /// Forgets errors left by earlier calls on this thread.
+    ///
+    /// `ERR_clear_error` resets all sixteen slots of the queue every time, which showed up at
+    /// 2% of an RSA verification in profiles; peeking first makes the usual empty case cheap.
     @inline(__always)
     static func clear() {
-        ERR_clear_error()
+        if ERR_peek_error() != 0 {
+            ERR_clear_error()
+        }
     }
 
     /// Empties the queue and returns its reason strings, oldest first, joined with "; ".

@@ -40,20 +40,12 @@ extension P256.Signing {
         /// - Throws: ``CryptoError/Code-swift.struct/malformedSignature`` when the bytes are not
         ///   strict DER or an integer is negative or longer than 32 bytes.
         public init(derRepresentation: some ContiguousBytes) throws {
-            let der = derRepresentation.byteArray
-            guard let content = DER.single(der[...], tag: DER.Tag.sequence),
-                let children = DER.children(content), children.count == 2,
-                let r = DER.unsignedMagnitude(children[0]), let s = DER.unsignedMagnitude(children[1])
-            else {
-                throw CryptoError.malformedSignature("not a strict DER ECDSA signature")
+            guard let bytes = derRepresentation.withUnsafeBytes({ Self.parseDER($0) }) else {
+                throw CryptoError.malformedSignature("not a strict DER ECDSA-Sig-Value with 32-byte integers")
             }
-            guard r.count <= P256.coordinateByteCount, s.count <= P256.coordinateByteCount else {
-                throw CryptoError.malformedSignature("an ECDSA P-256 integer is longer than 32 bytes")
-            }
-            let padding = [UInt8](repeating: 0, count: P256.coordinateByteCount)
-            self.bytes = padding.dropLast(r.count) + r + padding.dropLast(s.count) + s
-            // The reader already refuses non-minimal forms; comparing the re-encoding makes the
-            // "exactly one accepted encoding" rule independent of the reader's details.
+            self.bytes = bytes
+            // The parser already refuses non-minimal forms; comparing the re-encoding makes the
+            // "exactly one accepted encoding" rule independent of the parser's details.
             guard derRepresentation.withUnsafeBytes({ $0.elementsEqual(self.derRepresentation) }) else {
                 throw CryptoError.malformedSignature("not a strict DER ECDSA signature")
             }
@@ -64,10 +56,76 @@ extension P256.Signing {
 
         /// The strict DER form.
         public var derRepresentation: [UInt8] {
-            DER.sequence(of: [
-                DER.unsignedInteger(bytes[..<P256.coordinateByteCount]),
-                DER.unsignedInteger(bytes[P256.coordinateByteCount...]),
-            ])
+            // Signing and verifying both pass through here, so it builds the encoding in one
+            // buffer rather than through the general DER writer.
+            let half = P256.coordinateByteCount
+            let rStart = bytes[..<half].firstIndex { $0 != 0 } ?? half
+            let sStart = bytes[half...].firstIndex { $0 != 0 } ?? 2 * half
+            // Content length of each INTEGER: the magnitude, plus a 0x00 when the high bit is
+            // set or the value is zero.
+            let rLength = half - rStart + (rStart == half || bytes[rStart] & 0x80 != 0 ? 1 : 0)
+            let sLength = 2 * half - sStart + (sStart == 2 * half || bytes[sStart] & 0x80 != 0 ? 1 : 0)
+            let contentLength = 2 + rLength + 2 + sLength
+            var der: [UInt8] = []
+            der.reserveCapacity(contentLength + 3)
+            der.append(DER.Tag.sequence)
+            // At most 2 × 35 = 70 content bytes, but the long form is needed from 128.
+            if contentLength >= 0x80 { der.append(0x81) }
+            der.append(UInt8(contentLength))
+            der.append(DER.Tag.integer)
+            der.append(UInt8(rLength))
+            if rLength > half - rStart { der.append(0) }
+            der.append(contentsOf: bytes[rStart..<half])
+            der.append(DER.Tag.integer)
+            der.append(UInt8(sLength))
+            if sLength > 2 * half - sStart { der.append(0) }
+            der.append(contentsOf: bytes[sStart...])
+            return der
+        }
+
+        /// Parses `SEQUENCE { INTEGER r, INTEGER s }` with minimal, non-negative integers of at
+        /// most 32 bytes of magnitude, and nothing after it.
+        ///
+        /// - Returns: r‖s, or nil.
+        static func parseDER(_ der: UnsafeRawBufferPointer) -> [UInt8]? {
+            guard der.count >= 8, der[0] == DER.Tag.sequence else { return nil }
+            var index = 2
+            var length = Int(der[1])
+            if length == 0x81 {
+                // Long form is only minimal from 128 up.
+                guard der[2] >= 0x80 else { return nil }
+                length = Int(der[2])
+                index = 3
+            } else if length >= 0x80 {
+                return nil
+            }
+            guard index + length == der.count else { return nil }
+            var output = [UInt8](repeating: 0, count: 2 * P256.coordinateByteCount)
+            for half in 0..<2 {
+                guard der.count - index >= 2, der[index] == DER.Tag.integer else { return nil }
+                let count = Int(der[index + 1])
+                index += 2
+                guard count >= 1, count <= P256.coordinateByteCount + 1, der.count - index >= count else { return nil }
+                let first = der[index]
+                // Negative values, and zero padding that is not needed, are not DER.
+                guard first & 0x80 == 0 else { return nil }
+                if count > 1 {
+                    guard first != 0 || der[index + 1] & 0x80 != 0 else { return nil }
+                }
+                var magnitudeStart = index
+                var magnitudeCount = count
+                if first == 0 {
+                    magnitudeStart += 1
+                    magnitudeCount -= 1
+                }
+                guard magnitudeCount <= P256.coordinateByteCount else { return nil }
+                let destination = (half + 1) * P256.coordinateByteCount - magnitudeCount
+                for offset in 0..<magnitudeCount {
+                    output[destination + offset] = der[magnitudeStart + offset]
+                }
+                index += count
+            }
+            return index == der.count ? output : nil
         }
     }
 }

@@ -1,0 +1,101 @@
+// latchkey-bench: operations per second of Latchkey's cryptographic hot paths.
+//
+//   latchkey-bench [--json] [--seconds S] [--repeats N] [--only NAME]
+//
+// Each benchmark runs for S seconds (default 2), N times (default 3); the median rate is
+// printed as `name ops_per_second` lines, or one JSON object with --json. scripts/bench reads
+// the line form.
+
+import Foundation
+import LatchkeyCrypto
+
+struct Options {
+    var json = false
+    var seconds = 2.0
+    var repeats = 3
+    var only: String?
+
+    init(arguments: [String]) {
+        var iterator = arguments.dropFirst().makeIterator()
+        while let argument = iterator.next() {
+            switch argument {
+            case "--json": json = true
+            case "--seconds":
+                guard let value = iterator.next().flatMap(Double.init) else { Self.usage() }
+                seconds = value
+            case "--repeats":
+                guard let value = iterator.next().flatMap(Int.init) else { Self.usage() }
+                repeats = value
+            case "--only":
+                guard let value = iterator.next() else { Self.usage() }
+                only = value
+            default: Self.usage()
+            }
+        }
+        if seconds <= 0 || repeats < 1 { Self.usage() }
+    }
+
+    static func usage() -> Never {
+        FileHandle.standardError.write(Data("usage: latchkey-bench [--json] [--seconds S] [--repeats N] [--only NAME]\n".utf8))
+        exit(2)
+    }
+}
+
+/// Runs `operation` until `seconds` have passed and returns operations per second.
+func rate(seconds: Double, _ operation: () throws -> Bool) rethrows -> Double {
+    let clock = ContinuousClock()
+    let limit = Duration.nanoseconds(Int64(seconds * 1e9))
+    let start = clock.now
+    var count = 0
+    var elapsed = Duration.zero
+    repeat {
+        // Every result is checked, so the work cannot be optimised away.
+        guard try operation() else { fatalError("benchmark operation gave a wrong result") }
+        count += 1
+        elapsed = clock.now - start
+    } while elapsed < limit
+    let (secondsPart, attoseconds) = elapsed.components
+    return Double(count) / (Double(secondsPart) + Double(attoseconds) / 1e18)
+}
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+}
+
+let options = Options(arguments: CommandLine.arguments)
+
+// A 32-byte message, the size of a JWS signing input's hash or a challenge.
+let message = SecureRandom.bytes(count: 32)
+let ecKey = P256.Signing.PrivateKey()
+let ecPublicKey = ecKey.publicKey
+let ecSignature = try ecKey.signature(for: message)
+let rsaKey = try RSA.Signing.PrivateKey(keySize: 2048)
+let rsaPublicKey = rsaKey.publicKey
+let rsaSignature = try rsaKey.signature(for: message, padding: .pkcs1v1_5)
+let password = Array("password".utf8)
+let salt = Array("somesalt16bytes!".utf8)
+
+let benchmarks: [(name: String, run: () throws -> Bool)] = [
+    ("es256_sign", { try ecKey.signature(for: message).rawRepresentation.count == 64 }),
+    ("es256_verify", { ecPublicKey.isValidSignature(ecSignature, for: message) }),
+    ("rs256_verify", { rsaPublicKey.isValidSignature(rsaSignature, for: message, padding: .pkcs1v1_5) }),
+    ("argon2id_owasp", { try Argon2id.hash(password: password, parameters: .owaspMinimum, salt: salt).count > 0 }),
+]
+
+var results: [(String, Double)] = []
+for benchmark in benchmarks where options.only == nil || options.only == benchmark.name {
+    // One untimed pass fills caches and the context pools.
+    _ = try benchmark.run()
+    let rates = try (0..<options.repeats).map { _ in try rate(seconds: options.seconds, benchmark.run) }
+    results.append((benchmark.name, median(rates)))
+    if !options.json {
+        // Written straight away, unbuffered, so a reader sees progress.
+        FileHandle.standardOutput.write(Data("\(benchmark.name) \(String(format: "%.1f", median(rates)))\n".utf8))
+    }
+}
+
+if options.json {
+    let fields = results.map { "\"\($0.0)\": \(String(format: "%.1f", $0.1))" }
+    print("{\(fields.joined(separator: ", "))}")
+}
