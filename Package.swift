@@ -47,9 +47,14 @@ let package = Package(
             dependencies: ["LatchkeyCrypto"],
             swiftSettings: swiftSettings),
 
+        // Shared by the test targets: fixtures, the Wycheproof runner, the input mutator.
+        .target(
+            name: "LatchkeyTestSupport",
+            path: "Tests/LatchkeyTestSupport",
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "LatchkeyCryptoTests",
-            dependencies: ["LatchkeyCrypto"],
+            dependencies: ["LatchkeyCrypto", "LatchkeyTestSupport"],
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings),
         .testTarget(
@@ -58,7 +63,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "LatchkeyJOSETests",
-            dependencies: ["LatchkeyJOSE", "LatchkeyCrypto"],
+            dependencies: ["LatchkeyJOSE", "LatchkeyCrypto", "LatchkeyTestSupport"],
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings),
     ]

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyTestSupport
 import Testing
 
 import LatchkeyCrypto
@@ -75,10 +76,10 @@ struct HostileInputTests {
     @Test("P-256 private keys: PKCS#8 DER and PEM, SEC1 PEM, raw")
     func p256PrivateKeys() throws {
         let keys = [
-            try P256.Signing.PrivateKey(pemRepresentation: Fixtures.text("p256-genpkey.p8")),
+            try P256.Signing.PrivateKey(pemRepresentation: fixtures.text("p256-genpkey.p8")),
             P256.Signing.PrivateKey(),
         ]
-        let sec1 = [UInt8](try #require(Data(base64Encoded: Fixtures.text("p256-genpkey-sec1.pem")
+        let sec1 = [UInt8](try #require(Data(base64Encoded: fixtures.text("p256-genpkey-sec1.pem")
             .split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined())))
         var mutator = Mutator(seed: 0x5032_3536_5052_49)
         let tally = Tally()
@@ -130,14 +131,14 @@ struct HostileInputTests {
 
     @Test("RSA public keys: SPKI DER, PKCS#1 DER, PEM, modulus and exponent")
     func rsaPublicKeys() throws {
-        let key = try RSA.Signing.PublicKey(pemRepresentation: Fixtures.text("rsa2048-public.pem"))
-        let pkcs1 = [UInt8](try #require(Data(base64Encoded: Fixtures.text("rsa2048-rsapublickey.pem")
+        let key = try RSA.Signing.PublicKey(pemRepresentation: fixtures.text("rsa2048-public.pem"))
+        let pkcs1 = [UInt8](try #require(Data(base64Encoded: fixtures.text("rsa2048-rsapublickey.pem")
             .split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined())))
         var mutator = Mutator(seed: 0x5253_4150_5542)
         let tally = Tally()
         let code = CryptoError.Code.malformedKey
         let share = Self.iterations / 4
-        let signature = try RSA.Signing.PrivateKey(pemRepresentation: Fixtures.text("rsa2048-pkcs8.pem"))
+        let signature = try RSA.Signing.PrivateKey(pemRepresentation: fixtures.text("rsa2048-pkcs8.pem"))
             .signature(for: [1] as [UInt8], padding: .pkcs1v1_5)
         mutator.run(share, seeds: [key.derRepresentation], label: "spki") { input in
             tally.record(code, "spki") { _ = try RSA.Signing.PublicKey(derRepresentation: input) }

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyTestSupport
 import Testing
 
 import LatchkeyCrypto
@@ -82,21 +83,21 @@ struct P256Tests {
 
     @Test("OpenSSL-made keys import: genpkey PKCS#8 .p8, SEC1, ecparam output, SPKI PEM")
     func opensslFixtures() throws {
-        let p8 = try PrivateKey(pemRepresentation: Fixtures.text("p256-genpkey.p8"))
+        let p8 = try PrivateKey(pemRepresentation: fixtures.text("p256-genpkey.p8"))
         #expect(p8.rawRepresentation.hex == "f24518606de9cb9c41c082f72ed5ef40625132898ac8c7aa750ab1fede63977e")
         #expect(p8.publicKey.x963Representation.hex
             == "04d835ff4e5dddb0683af0d8dbdd16e87cc7d51460aa5f7bf9daf55736d38168b0d4058f9bf3155a496a3708cf00e021971c274a0c4f9b4bf6b5831a3f3bc9b2b6")
         // OpenSSL writes PKCS#8 exactly the way this module does.
-        #expect(p8.pemRepresentation == (try Fixtures.text("p256-genpkey.p8")))
+        #expect(p8.pemRepresentation == (try fixtures.text("p256-genpkey.p8")))
 
-        let sec1 = try PrivateKey(pemRepresentation: Fixtures.text("p256-genpkey-sec1.pem"))
+        let sec1 = try PrivateKey(pemRepresentation: fixtures.text("p256-genpkey-sec1.pem"))
         #expect(sec1.rawRepresentation == p8.rawRepresentation)
 
-        let publicKey = try PublicKey(pemRepresentation: Fixtures.text("p256-genpkey-public.pem"))
+        let publicKey = try PublicKey(pemRepresentation: fixtures.text("p256-genpkey-public.pem"))
         #expect(publicKey == p8.publicKey)
-        #expect(publicKey.pemRepresentation == (try Fixtures.text("p256-genpkey-public.pem")))
+        #expect(publicKey.pemRepresentation == (try fixtures.text("p256-genpkey-public.pem")))
 
-        let ecparam = try PrivateKey(pemRepresentation: Fixtures.text("p256-ecparam.pem"))
+        let ecparam = try PrivateKey(pemRepresentation: fixtures.text("p256-ecparam.pem"))
         #expect(ecparam.rawRepresentation.hex == "2a99089dc93bce665f0a962a343234071c0d1840b0460de20dcd82ebc162a406")
         #expect(ecparam.publicKey.x963Representation.hex
             == "0428a0a8de9c189e4cbb577d87ee06087827424d936adc221603058bf5f5dcfa858371ffcaecc9a34b02a9c1ef7c35299f6b4a01e95c334bb56ead1070f100a6ce")
@@ -106,7 +107,7 @@ struct P256Tests {
     func appleStyleP8() throws {
         // The layout of the .p8 files App Store Connect hands out ("MIGTAgEAMBMGByqGSM49AgEG
         // CCqGSM49AwEHBHkwdwIBAQQg…"), rebuilt around the fixture key.
-        let key = try PrivateKey(pemRepresentation: Fixtures.text("p256-genpkey.p8"))
+        let key = try PrivateKey(pemRepresentation: fixtures.text("p256-genpkey.p8"))
         let point = key.publicKey.x963Representation
         let ecPrivateKey: [UInt8] = [0x30, 0x77, 0x02, 0x01, 0x01, 0x04, 0x20] + key.rawRepresentation
             + [0xa0, 0x0a, 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07]
@@ -245,7 +246,7 @@ struct ECDSAWycheproofTests {
     @Test("ecdsa_secp256r1_sha256_test.json (DER signatures)")
     func der() throws {
         var keys: [String: P256.Signing.PublicKey] = [:]
-        let counts = try runWycheproof("ecdsa_secp256r1_sha256_test.json", group: Group.self, cases: \.tests) { group, test in
+        let counts = try runWycheproof("ecdsa_secp256r1_sha256_test.json", in: fixtures, group: Group.self, cases: \.tests) { group, test in
             let key = try keys[group.publicKeyDer] ?? self.key(of: group)
             keys[group.publicKeyDer] = key
             guard let signature = try? P256.Signing.ECDSASignature(derRepresentation: [UInt8](hex: test.sig)) else {
@@ -259,7 +260,7 @@ struct ECDSAWycheproofTests {
     @Test("ecdsa_secp256r1_sha256_p1363_test.json (raw r‖s signatures)")
     func p1363() throws {
         var keys: [String: P256.Signing.PublicKey] = [:]
-        let counts = try runWycheproof("ecdsa_secp256r1_sha256_p1363_test.json", group: Group.self, cases: \.tests) { group, test in
+        let counts = try runWycheproof("ecdsa_secp256r1_sha256_p1363_test.json", in: fixtures, group: Group.self, cases: \.tests) { group, test in
             let key = try keys[group.publicKeyDer] ?? self.key(of: group)
             keys[group.publicKeyDer] = key
             guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: [UInt8](hex: test.sig)) else {

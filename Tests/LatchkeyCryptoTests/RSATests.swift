@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyTestSupport
 import Testing
 
 import LatchkeyCrypto
@@ -75,21 +76,21 @@ struct RSATests {
 
     @Test("OpenSSL-made keys: PKCS#8, PKCS#1, SPKI and RSAPublicKey PEM")
     func opensslFixtures() throws {
-        let pkcs8 = try PrivateKey(pemRepresentation: Fixtures.text("rsa2048-pkcs8.pem"))
-        let pkcs1 = try PrivateKey(pemRepresentation: Fixtures.text("rsa2048-pkcs1.pem"))
-        let spki = try PublicKey(pemRepresentation: Fixtures.text("rsa2048-public.pem"))
-        let rsaPublicKey = try PublicKey(pemRepresentation: Fixtures.text("rsa2048-rsapublickey.pem"))
+        let pkcs8 = try PrivateKey(pemRepresentation: fixtures.text("rsa2048-pkcs8.pem"))
+        let pkcs1 = try PrivateKey(pemRepresentation: fixtures.text("rsa2048-pkcs1.pem"))
+        let spki = try PublicKey(pemRepresentation: fixtures.text("rsa2048-public.pem"))
+        let rsaPublicKey = try PublicKey(pemRepresentation: fixtures.text("rsa2048-rsapublickey.pem"))
         #expect(pkcs8.publicKey == spki)
         #expect(pkcs1.publicKey == spki)
         #expect(rsaPublicKey == spki)
         #expect(Array(spki.modulus.prefix(8)).hex == "f302b41aee764ccf")
         // OpenSSL writes PKCS#8 and SPKI exactly the way this module does.
-        #expect(pkcs1.pemRepresentation == (try Fixtures.text("rsa2048-pkcs8.pem")))
-        #expect(spki.pemRepresentation == (try Fixtures.text("rsa2048-public.pem")))
+        #expect(pkcs1.pemRepresentation == (try fixtures.text("rsa2048-pkcs8.pem")))
+        #expect(spki.pemRepresentation == (try fixtures.text("rsa2048-public.pem")))
         let signature = try pkcs1.signature(for: [1, 2, 3] as [UInt8], padding: .pkcs1v1_5)
         #expect(spki.isValidSignature(signature, for: [1, 2, 3] as [UInt8], padding: .pkcs1v1_5))
         // A PEM label must match its contents.
-        let mislabelled = try Fixtures.text("rsa2048-rsapublickey.pem").replacingOccurrences(of: "RSA PUBLIC KEY", with: "PUBLIC KEY")
+        let mislabelled = try fixtures.text("rsa2048-rsapublickey.pem").replacingOccurrences(of: "RSA PUBLIC KEY", with: "PUBLIC KEY")
         #expect(throws: CryptoError.malformedKey()) { try PublicKey(pemRepresentation: mislabelled) }
     }
 
@@ -115,7 +116,7 @@ struct RSATests {
 
     @Test("a private key whose components do not belong together is refused")
     func inconsistentPrivateKey() throws {
-        let pem = try Fixtures.text("rsa2048-pkcs1.pem")
+        let pem = try fixtures.text("rsa2048-pkcs1.pem")
         let body = pem.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
         var der = try #require(Data(base64Encoded: body))
         // Change the public exponent from 65537 to 65539: still a legal exponent, but no longer
@@ -154,7 +155,7 @@ struct RSAWycheproofTests {
         // the NULL parameter) must be rejected; RFC 8017 §9.2 and RFC 3279 define the NULL, and
         // accepting two encodings of one signature gains nothing.
         let counts = try runWycheproof(
-            "rsa_signature_2048_sha256_test.json", group: Group.self, cases: \.tests,
+            "rsa_signature_2048_sha256_test.json", in: fixtures, group: Group.self, cases: \.tests,
             acceptable: { _ in .rejected }
         ) { group, test in
             #expect(group.sha == "SHA-256")

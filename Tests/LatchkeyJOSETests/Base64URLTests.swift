@@ -1,4 +1,5 @@
 import LatchkeyJOSE
+import LatchkeyTestSupport
 import Testing
 
 @Suite("Base64url")

@@ -1,5 +1,6 @@
 import LatchkeyCrypto
 import LatchkeyJOSE
+import LatchkeyTestSupport
 import Testing
 
 /// Each JOSE decoder meets 100,000 mutated inputs (seeded, so a failure reproduces) and must
@@ -10,10 +11,10 @@ struct HostileInputTests {
 
     @Test("base64url: mutated text never crashes; every accepted string is canonical")
     func base64url() {
-        var generator = SeededGenerator(seed: 11)
+        var mutator = Mutator(seed: 11)
         let seed = Array(Base64URL.encode((0..<48).map { UInt8($0 * 5) }).utf8)
         for _ in 0..<Self.iterations {
-            let text = String(decoding: Mutator.mutate(seed, using: &generator), as: UTF8.self)
+            let text = String(decoding: mutator.mutate(seed), as: UTF8.self)
             if let bytes = Base64URL.decode(text) {
                 #expect(Base64URL.encode(bytes) == text)
             }
@@ -23,12 +24,12 @@ struct HostileInputTests {
 
     @Test("JWK and JWK Set: mutated documents never crash and never yield an unusable key")
     func jwk() {
-        var generator = SeededGenerator(seed: 12)
+        var mutator = Mutator(seed: 12)
         let key = P256.Signing.PrivateKey()
         let seed = JWKSet(keys: [JWK(key.publicKey, keyID: "k1")]).json.serialized
         var usable = 0
         for _ in 0..<Self.iterations {
-            let input = Mutator.mutate(seed, using: &generator)
+            let input = mutator.mutate(seed)
             guard let set = try? JWKSet(parsing: input) else { continue }
             if (try? JWSKeySet(jwks: set)) != nil { usable += 1 }
         }
@@ -37,14 +38,14 @@ struct HostileInputTests {
 
     @Test("compact JWS: mutated tokens never crash and never verify")
     func jws() throws {
-        var generator = SeededGenerator(seed: 13)
+        var mutator = Mutator(seed: 13)
         let key = P256.Signing.PrivateKey()
         let signer = JWSSigner.es256(key, keyID: "k1")
         let keys = try JWSKeySet([try signer.verificationKey])
         let original = try signer.sign(JWTClaims(["sub": "user", "exp": 1_900_000_000]), type: "at+jwt")
         let seed = Array(original.utf8)
         for _ in 0..<Self.iterations {
-            let input = Mutator.mutate(seed, using: &generator)
+            let input = mutator.mutate(seed)
             let text = String(decoding: input, as: UTF8.self)
             guard let jws = try? JWS(compact: text) else { continue }
             let verified = (try? jws.verify(with: keys, algorithms: [.es256])) != nil

@@ -14,7 +14,7 @@ struct InteropTests {
     static let audience = "com.example.app"
 
     static func runPython(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let script = try #require(Bundle.module.url(forResource: "Fixtures/interop", withExtension: "py"))
+        let script = try fixtures.url("interop.py")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try #require(interopPython))
         process.arguments = [script.path] + arguments

@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyJOSE
+import LatchkeyTestSupport
 import Testing
 
 /// Runs every case of Wycheproof's JOSE files through the same parsing and verification path the
@@ -11,79 +12,49 @@ import Testing
 ///   cases in such algorithms are skipped.
 /// - Latchkey accepts no JWE (SECURITY.md S2). `invalid` JWE cases run and must be rejected;
 ///   `valid` ones, which expect a decryption, are skipped.
-/// - ``overrides`` lists the few cases whose expected result we do not take from the file, with
-///   the reason: `valid` cases Latchkey rejects on purpose, and upstream cases that contradict
-///   another case. Each is asserted with its overriding result, so the list cannot go stale.
+/// - ``overrides`` lists the few cases whose expected result is not the file's, with the reason:
+///   `valid` cases Latchkey rejects on purpose, and upstream cases that contradict another case.
 @Suite("Wycheproof JOSE vectors")
 struct WycheproofJOSETests {
-    struct Outcome {
-        var executed = 0
-        var skipped: [String: Int] = [:]
-        var unexpected: [String] = []
-        var total: Int
-        var skippedCount: Int { skipped.values.reduce(0, +) }
+    struct Group: Decodable {
+        var `public`: AnyJSON?
+        var `private`: AnyJSON?
+        var tests: [Case]
     }
 
-    /// Cases whose expected result is overridden: whether Latchkey accepts them, and why.
-    static let overrides: [String: [Int: (accept: Bool, reason: String)]] = [
+    struct Case: WycheproofCase {
+        var tcId: Int
+        var comment: String
+        var result: WycheproofResult
+        var jws: AnyJSON?
+        var jwe: AnyJSON?
+        private var flagList: [String]?
+        var flags: [String] { flagList ?? [] }
+
+        enum CodingKeys: String, CodingKey {
+            case tcId, comment, result, jws, jwe
+            case flagList = "flags"
+        }
+    }
+
+    /// Cases whose required outcome is not the file's verdict, and why.
+    static let overrides: [String: [Int: (outcome: WycheproofOutcome, reason: String)]] = [
         "json_web_signature_test.json": [
-            367: (true, "upstream error: byte-identical to the valid tcId 357 (its padding was lost from the file)"),
-            370: (true, "upstream error: byte-identical to the valid tcId 357 (its padding was lost from the file)"),
-            372: (false, "the header's base64url contains '?'; strict base64url (S2) refuses it rather than skipping it"),
-            373: (false, "the payload's base64url contains '?'; strict base64url (S2) refuses it rather than skipping it"),
+            367: (.accepted, "upstream error: byte-identical to the valid tcId 357 (its padding was lost from the file)"),
+            370: (.accepted, "upstream error: byte-identical to the valid tcId 357 (its padding was lost from the file)"),
+            372: (.rejected, "the header's base64url contains '?': strict base64url (S2) refuses it rather than skip it"),
+            373: (.rejected, "the payload's base64url contains '?': strict base64url (S2) refuses it rather than skip it"),
         ]
     ]
 
-    static func run(_ name: String) throws -> Outcome {
-        let url = try #require(Bundle.module.url(forResource: "Fixtures/\(name)", withExtension: nil))
-        let file = try JSONValue(parsing: Array(try Data(contentsOf: url)), maxDepth: 64)
-        let total = Int(try #require(file["numberOfTests"]?.numberValue))
-        var outcome = Outcome(total: total)
-        let fileOverrides = overrides[name] ?? [:]
-
-        for group in try #require(file["testGroups"]?.arrayValue) {
-            let keyJSON = group["public"].flatMap { $0 == .bool(false) ? nil : $0 } ?? group["private"]
-            let keys: JWSKeySet? = keyJSON.flatMap { json in
-                do {
-                    let set = json["keys"] != nil ? try JWKSet(json: json) : JWKSet(keys: [try JWK(json: json)])
-                    return try JWSKeySet(jwks: set, allowSymmetric: true)
-                } catch {
-                    return nil
-                }
-            }
-            for test in try #require(group["tests"]?.arrayValue) {
-                let id = Int(test["tcId"]?.numberValue ?? -1)
-                let label = "tcId \(id) (\(test["comment"]?.stringValue ?? ""))"
-                let valid = test["result"]?.stringValue == "valid"
-                let isJWE = test["jwe"] != nil
-                let token = (test["jws"] ?? test["jwe"]).map { $0.stringValue ?? $0.serializedString } ?? ""
-
-                if valid, isJWE {
-                    outcome.skipped["valid JWE (Latchkey accepts no JWE)", default: 0] += 1
-                    continue
-                }
-                if valid, let alg = headerAlgorithm(token), !JWSAlgorithm.supported.contains(alg) {
-                    outcome.skipped["valid \(alg) (not implemented)", default: 0] += 1
-                    continue
-                }
-                outcome.executed += 1
-                let accepted = verifies(token, keys: keys)
-                let expected = fileOverrides[id]?.accept ?? valid
-                if accepted != expected {
-                    outcome.unexpected.append("\(label): expected \(expected ? "accept" : "reject"), got \(accepted ? "accept" : "reject")")
-                }
-            }
-        }
-        return outcome
-    }
-
-    static func verifies(_ token: String, keys: JWSKeySet?) -> Bool {
-        guard let keys else { return false }
+    /// The group's keys as the server would load them; `nil` when the set is refused.
+    static func keySet(_ group: Group) -> JWSKeySet? {
+        guard let json = (group.public ?? group.private)?.value else { return nil }
         do {
-            try JWS(compact: token).verify(with: keys, algorithms: JWSAlgorithm.supported)
-            return true
+            let set = json["keys"] != nil ? try JWKSet(json: json) : JWKSet(keys: [try JWK(json: json)])
+            return try JWSKeySet(jwks: set, allowSymmetric: true)
         } catch {
-            return false
+            return nil
         }
     }
 
@@ -98,10 +69,24 @@ struct WycheproofJOSETests {
         "json_web_signature_test.json", "json_web_crypto_test.json", "json_web_key_test.json",
     ])
     func wycheproof(file: String) throws {
-        let outcome = try Self.run(file)
-        #expect(outcome.unexpected == [], "\(file): \(outcome.unexpected.count) unexpected results")
-        #expect(outcome.executed + outcome.skippedCount == outcome.total)
-        #expect(outcome.executed > outcome.skippedCount)
-        print("\(file): \(outcome.executed) executed, \(outcome.skippedCount) skipped of \(outcome.total): \(outcome.skipped)")
+        let overrides = Self.overrides[file] ?? [:]
+        let counts = try runWycheproof(
+            file, in: fixtures, group: Group.self, cases: \.tests, override: { overrides[$0.tcId]?.outcome }
+        ) { group, test in
+            // A JSON-serialized JWS arrives as an object; it is handed over as its JSON text.
+            let token = (test.jws ?? test.jwe).map { $0.value.stringValue ?? $0.value.serializedString } ?? ""
+            if test.result == .valid, test.jwe != nil { return .skipped("valid JWE (Latchkey accepts no JWE)") }
+            if test.result == .valid, let alg = Self.headerAlgorithm(token), !JWSAlgorithm.supported.contains(alg) {
+                return .skipped("valid \(alg) (not implemented)")
+            }
+            guard let keys = Self.keySet(group) else { return .rejected }
+            do {
+                try JWS(compact: token).verify(with: keys, algorithms: JWSAlgorithm.supported)
+                return .accepted
+            } catch {
+                return .rejected
+            }
+        }
+        #expect(counts.executed > counts.skipped)
     }
 }

@@ -1,0 +1,4 @@
+import LatchkeyTestSupport
+
+/// This target's `Fixtures/` folder.
+let fixtures = Fixtures(bundle: .module)

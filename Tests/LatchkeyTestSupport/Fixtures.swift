@@ -1,0 +1,45 @@
+import Foundation
+import Testing
+
+/// Files under a test target's `Fixtures/`, copied into its bundle as a resource folder.
+///
+/// Each test target declares `let fixtures = Fixtures(bundle: .module)` once.
+public struct Fixtures: Sendable {
+    let bundle: Bundle
+
+    public init(bundle: Bundle) {
+        self.bundle = bundle
+    }
+
+    /// The URL of fixture `name`.
+    public func url(_ name: String) throws -> URL {
+        try #require(
+            bundle.url(forResource: name, withExtension: nil, subdirectory: "Fixtures"), "missing fixture \(name)")
+    }
+
+    /// The bytes of fixture `name`.
+    public func data(_ name: String) throws -> Data {
+        try Data(contentsOf: url(name))
+    }
+
+    /// The text of fixture `name`.
+    public func text(_ name: String) throws -> String {
+        String(decoding: try data(name), as: UTF8.self)
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Bytes from hexadecimal text; traps on bad input, which only ever comes from test sources.
+    public init(hex: String) {
+        let digits = Array(hex.utf8)
+        precondition(digits.count % 2 == 0, "odd-length hex")
+        self = stride(from: 0, to: digits.count, by: 2).map { index in
+            UInt8(String(decoding: digits[index...index + 1], as: UTF8.self), radix: 16)!
+        }
+    }
+
+    /// Lower-case hexadecimal text.
+    public var hex: String {
+        map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+    }
+}
