@@ -1,8 +1,7 @@
 import Foundation
+import LatchkeyCrypto
 import LatchkeyTestSupport
 import Testing
-
-import LatchkeyCrypto
 
 @Suite("Argon2id")
 struct Argon2idTests {

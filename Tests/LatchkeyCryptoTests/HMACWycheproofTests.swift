@@ -1,7 +1,6 @@
+import LatchkeyCrypto
 import LatchkeyTestSupport
 import Testing
-
-import LatchkeyCrypto
 
 @Suite("Wycheproof HMAC-SHA-256")
 struct HMACWycheproofTests {

@@ -1,8 +1,7 @@
 import Foundation
+import LatchkeyCrypto
 import LatchkeyTestSupport
 import Testing
-
-import LatchkeyCrypto
 
 /// Every decoder gets at least 100,000 mutated inputs per family (seeded, so failures
 /// reproduce; set LATCHKEY_FUZZ_VERBOSE=1 to print each input before it is tried). An input

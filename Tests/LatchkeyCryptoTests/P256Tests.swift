@@ -1,8 +1,7 @@
 import Foundation
+import LatchkeyCrypto
 import LatchkeyTestSupport
 import Testing
-
-import LatchkeyCrypto
 
 private typealias PrivateKey = P256.Signing.PrivateKey
 private typealias PublicKey = P256.Signing.PublicKey

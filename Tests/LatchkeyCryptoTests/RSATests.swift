@@ -1,8 +1,7 @@
 import Foundation
+import LatchkeyCrypto
 import LatchkeyTestSupport
 import Testing
-
-import LatchkeyCrypto
 
 fileprivate typealias PrivateKey = RSA.Signing.PrivateKey
 fileprivate typealias PublicKey = RSA.Signing.PublicKey
