@@ -1,38 +1,66 @@
-/// Standard base64 (RFC 4648 §4), strict: for PEM bodies (padded) and PHC strings (unpadded).
+/// Base64 (RFC 4648 §4) and base64url (§5), strict: one codec for PEM bodies, PHC strings and,
+/// through `LatchkeyJOSE.Base64URL`, every JOSE part.
 ///
 /// Decoding accepts only the canonical encoding of a byte string: the alphabet, the expected
 /// padding, and zero bits after the last byte, so each byte string has one accepted spelling.
-enum Base64 {
-    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+package enum Base64 {
+    /// The two alphabets, which differ in the characters for 62 and 63.
+    package enum Alphabet: Sendable {
+        /// `+` and `/` (§4).
+        case standard
+        /// `-` and `_` (§5).
+        case urlSafe
 
-    /// Maps an ASCII byte to its 6-bit value, or 0xFF.
-    private static let values: [UInt8] = {
+        fileprivate var characters: [UInt8] {
+            switch self {
+            case .standard: Base64.standardCharacters
+            case .urlSafe: Base64.urlSafeCharacters
+            }
+        }
+
+        fileprivate var values: [UInt8] {
+            switch self {
+            case .standard: Base64.standardValues
+            case .urlSafe: Base64.urlSafeValues
+            }
+        }
+    }
+
+    private static let standardCharacters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+    private static let urlSafeCharacters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+    private static let standardValues = values(of: standardCharacters)
+    private static let urlSafeValues = values(of: urlSafeCharacters)
+
+    /// Maps each ASCII byte to its 6-bit value, or 0xFF.
+    private static func values(of characters: [UInt8]) -> [UInt8] {
         var table = [UInt8](repeating: 0xFF, count: 256)
-        for (index, character) in alphabet.enumerated() {
+        for (index, character) in characters.enumerated() {
             table[Int(character)] = UInt8(index)
         }
         return table
-    }()
+    }
 
     /// Encodes `bytes`, with `=` padding to a multiple of four characters when `padded`.
-    static func encode(_ bytes: [UInt8], padded: Bool) -> String {
+    package static func encode(_ bytes: some Collection<UInt8>, alphabet: Alphabet = .standard, padded: Bool) -> String {
+        let bytes = Array(bytes)
+        let characters = alphabet.characters
         var output: [UInt8] = []
         output.reserveCapacity((bytes.count + 2) / 3 * 4)
         var index = 0
         while index + 3 <= bytes.count {
             let chunk = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
-            output.append(alphabet[Int(chunk >> 18 & 63)])
-            output.append(alphabet[Int(chunk >> 12 & 63)])
-            output.append(alphabet[Int(chunk >> 6 & 63)])
-            output.append(alphabet[Int(chunk & 63)])
+            output.append(characters[Int(chunk >> 18 & 63)])
+            output.append(characters[Int(chunk >> 12 & 63)])
+            output.append(characters[Int(chunk >> 6 & 63)])
+            output.append(characters[Int(chunk & 63)])
             index += 3
         }
         let remaining = bytes.count - index
         if remaining > 0 {
             let chunk = UInt32(bytes[index]) << 16 | (remaining == 2 ? UInt32(bytes[index + 1]) << 8 : 0)
-            output.append(alphabet[Int(chunk >> 18 & 63)])
-            output.append(alphabet[Int(chunk >> 12 & 63)])
-            if remaining == 2 { output.append(alphabet[Int(chunk >> 6 & 63)]) }
+            output.append(characters[Int(chunk >> 18 & 63)])
+            output.append(characters[Int(chunk >> 12 & 63)])
+            if remaining == 2 { output.append(characters[Int(chunk >> 6 & 63)]) }
             if padded { output += Array(repeating: UInt8(ascii: "="), count: 3 - remaining) }
         }
         return String(decoding: output, as: UTF8.self)
@@ -42,11 +70,12 @@ enum Base64 {
     ///
     /// - Parameters:
     ///   - text: The characters, with no whitespace.
-    ///   - padded: Whether `=` padding is required (true) or forbidden (false).
+    ///   - alphabet: The alphabet the text must use.
+    ///   - padded: Whether `=` padding is required (true), forbidden (false) or optional (nil).
     /// - Returns: The bytes, or nil when `text` is not the canonical encoding of any bytes.
-    static func decode(_ text: some Collection<UInt8>, padded: Bool) -> [UInt8]? {
+    package static func decode(_ text: some Collection<UInt8>, alphabet: Alphabet = .standard, padded: Bool?) -> [UInt8]? {
         var characters = Array(text)
-        if padded {
+        if padded != false, characters.last == UInt8(ascii: "=") || padded == true {
             guard characters.count % 4 == 0 else { return nil }
             var padding = 0
             while padding < 2, characters.last == UInt8(ascii: "=") {
@@ -57,6 +86,7 @@ enum Base64 {
             if padding > 0 && characters.count % 4 != 4 - padding { return nil }
         }
         guard characters.count % 4 != 1 else { return nil }
+        let values = alphabet.values
         var output: [UInt8] = []
         output.reserveCapacity(characters.count * 3 / 4)
         var accumulator: UInt32 = 0

@@ -41,9 +41,9 @@ public struct JWS: Sendable {
         guard dots.count == 2 else {
             throw .malformed(dots.count == 4 ? "a JWE is not accepted here" : "not a compact JWS (three parts)")
         }
-        guard let headerBytes = Base64URL.decode(Array(bytes[..<dots[0]]), lenient: false),
-            let payload = Base64URL.decode(Array(bytes[(dots[0] + 1)..<dots[1]]), lenient: false),
-            let signature = Base64URL.decode(Array(bytes[(dots[1] + 1)...]), lenient: false)
+        guard let headerBytes = Base64URL.decode(bytes: bytes[..<dots[0]]),
+            let payload = Base64URL.decode(bytes: bytes[(dots[0] + 1)..<dots[1]]),
+            let signature = Base64URL.decode(bytes: bytes[(dots[1] + 1)...])
         else { throw .malformed("a part is not base64url") }
 
         let header = try JOSEJSON.parseObject(headerBytes, what: "the JWS header")
