@@ -15,6 +15,7 @@ let package = Package(
         .executable(name: "latchkey", targets: ["latchkey"]),
         .library(name: "LatchkeyCrypto", targets: ["LatchkeyCrypto"]),
         .library(name: "LatchkeyJOSE", targets: ["LatchkeyJOSE"]),
+        .library(name: "LatchkeyServer", targets: ["LatchkeyServer"]),
     ],
     targets: [
         // C libraries from Debian, bridged as system modules.
@@ -37,9 +38,21 @@ let package = Package(
             name: "LatchkeyJOSE",
             dependencies: ["LatchkeyCrypto"],
             swiftSettings: swiftSettings),
+        .target(
+            name: "LatchkeyHTTP",
+            dependencies: ["CLatchkeyEvent", "LatchkeyJOSE"],
+            swiftSettings: swiftSettings),
+        .target(
+            name: "LatchkeyStore",
+            dependencies: ["CLatchkeySQLite", "LatchkeyCrypto"],
+            swiftSettings: swiftSettings),
+        .target(
+            name: "LatchkeyServer",
+            dependencies: ["LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyStore"],
+            swiftSettings: swiftSettings),
         .executableTarget(
             name: "latchkey",
-            dependencies: ["LatchkeyCrypto", "LatchkeyJOSE"],
+            dependencies: ["LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyStore", "LatchkeyServer"],
             swiftSettings: swiftSettings),
         // `make bench`: operations per second of the crypto hot paths, read by scripts/bench.
         .executableTarget(
@@ -60,6 +73,18 @@ let package = Package(
         .testTarget(
             name: "LatchkeyCLITests",
             dependencies: ["latchkey", "LatchkeyJOSE", "LatchkeyCrypto"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "LatchkeyHTTPTests",
+            dependencies: ["LatchkeyHTTP", "LatchkeyTestSupport"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "LatchkeyStoreTests",
+            dependencies: ["LatchkeyStore", "LatchkeyTestSupport"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "LatchkeyServerTests",
+            dependencies: ["LatchkeyServer", "LatchkeyHTTP", "LatchkeyStore", "LatchkeyJOSE", "LatchkeyCrypto", "LatchkeyTestSupport", "latchkey"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "LatchkeyJOSETests",

@@ -1,0 +1,1 @@
+// LatchkeyServer: its first types arrive with issue 3.
