@@ -1,0 +1,112 @@
+public import LatchkeyCrypto
+
+/// Everything an operator can set, as API.md's "Configuration" section describes.
+///
+/// Read from a JSON file (every key optional) and `LATCHKEY_<UPPER_SNAKE_PATH>` environment
+/// variables, which win over the file; see ``ConfigurationLoader``. Defaults are the values
+/// below. Durations are integer seconds.
+public struct Configuration: Sendable, Equatable {
+    /// `listen`: the address the HTTP server binds, `host:port`.
+    public var listen = "127.0.0.1:8080"
+    /// `public_url`: the URL clients reach this server at; the `iss` of our tokens. When unset,
+    /// `http://` plus the bound address.
+    public var publicURL: String?
+    /// `audience`: the `aud` of our access tokens; the public URL when unset.
+    public var audience: String?
+    /// `database`: `sqlite:PATH`.
+    public var database = "sqlite:./latchkey-data/latchkey.sqlite"
+    /// `master_key_file`: 32 random bytes (raw or base64) that seal secrets at rest.
+    public var masterKeyFile = "./latchkey-data/master.key"
+    /// `access_token_ttl`.
+    public var accessTokenTTL = 900
+    /// `refresh_token_idle_ttl`.
+    public var refreshTokenIdleTTL = 2_592_000
+    /// `refresh_token_absolute_ttl`.
+    public var refreshTokenAbsoluteTTL = 7_776_000
+    /// `apple`: Sign in with Apple.
+    public var apple = Apple()
+    /// `password`: password accounts.
+    public var password = Password()
+    /// `rate_limits`: brute-force limits (SECURITY.md S14).
+    public var rateLimits = RateLimits()
+    /// `associated_domains`: what `/.well-known/apple-app-site-association` lists.
+    public var associatedDomains = AssociatedDomains()
+    /// `dev`: development mode (sandbox Apple, generated master key, banner).
+    public var dev = false
+
+    /// Sign in with Apple settings (APPLE.md).
+    public struct Apple: Sendable, Equatable {
+        /// `team_id`: the Apple developer team that owns the app.
+        public var teamID = ""
+        /// `key_id`: the id of the Sign in with Apple key (`.p8`).
+        public var keyID = ""
+        /// `private_key_file`: the `.p8` key that signs client secrets.
+        public var privateKeyFile = ""
+        /// `client_ids`: the bundle ids and service ids tokens may be issued to (`aud`).
+        public var clientIDs: [String] = []
+        /// `issuer`: the identity tokens' `iss`.
+        public var issuer = "https://appleid.apple.com"
+        /// `keys_url`: Apple's JWK Set.
+        public var keysURL = "https://appleid.apple.com/auth/keys"
+        /// `token_url`: code exchange and refresh-token validation.
+        public var tokenURL = "https://appleid.apple.com/auth/token"
+        /// `revoke_url`: token revocation.
+        public var revokeURL = "https://appleid.apple.com/auth/revoke"
+        /// `nonce`: `required` or `optional`.
+        public var nonce = "required"
+    }
+
+    /// Password account settings (SECURITY.md S11–S15).
+    public struct Password: Sendable, Equatable {
+        /// `enabled`.
+        public var enabled = true
+        /// `min_length`, in characters after NFKC normalisation.
+        public var minLength = 8
+        /// `argon2`: `memory_kib`, `iterations`, `parallelism`.
+        public var argon2 = Argon2id.Parameters.owaspMinimum
+    }
+
+    /// Brute-force limits (SECURITY.md S14).
+    public struct RateLimits: Sendable, Equatable {
+        /// `login_per_account_15m`.
+        public var loginPerAccount15m = 10
+        /// `login_per_ip_15m`.
+        public var loginPerIP15m = 100
+    }
+
+    /// App ids (`TEAMID.bundle.id`) for the apple-app-site-association file.
+    public struct AssociatedDomains: Sendable, Equatable {
+        /// `webcredentials`: apps that may offer this domain's passwords (Password AutoFill).
+        public var webcredentials: [String] = []
+        /// `applinks`: apps that open this domain's https links (universal links, callbacks).
+        public var applinks: [String] = []
+    }
+
+    /// The defaults.
+    public init() {}
+}
+
+extension Configuration {
+    /// The bind address as host and port (validated at load).
+    public var listenAddress: (host: String, port: Int) {
+        Self.parseListen(listen) ?? ("127.0.0.1", 8080)
+    }
+
+    /// The SQLite file, for a `sqlite:` database (validated at load).
+    public var sqlitePath: String {
+        database.hasPrefix("sqlite:") ? String(database.dropFirst("sqlite:".count)) : database
+    }
+
+    static func parseListen(_ text: String) -> (host: String, port: Int)? {
+        guard let colon = text.lastIndex(of: ":") else { return nil }
+        var host = String(text[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty, let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else { return nil }
+        return (host, port)
+    }
+
+    /// Whether a host name or address is on the loopback interface.
+    static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
+}

@@ -1,0 +1,264 @@
+import Foundation
+import LatchkeyJOSE
+
+/// A configuration that cannot be used: one line per bad setting, each naming it.
+public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
+    /// One sentence per problem, each starting with the setting's name.
+    public var problems: [String]
+    public var description: String { problems.joined(separator: "\n") }
+}
+
+/// Reads ``Configuration`` from a JSON file and the environment, and validates it.
+///
+/// One table, ``settings``, lists every setting once: its path in the file, and so its
+/// environment variable (`apple.team_id` → `LATCHKEY_APPLE_TEAM_ID`), its type and where it goes.
+/// Unknown keys, wrong types and values that make no sense are all collected, so an operator
+/// sees every problem at once.
+public enum ConfigurationLoader {
+    enum Field: Sendable {
+        case string(any WritableKeyPath<Configuration, String> & Sendable)
+        case optionalString(any WritableKeyPath<Configuration, String?> & Sendable)
+        case int(any WritableKeyPath<Configuration, Int> & Sendable, ClosedRange<Int>)
+        case uint32(any WritableKeyPath<Configuration, UInt32> & Sendable, ClosedRange<UInt32>)
+        case bool(any WritableKeyPath<Configuration, Bool> & Sendable)
+        case strings(any WritableKeyPath<Configuration, [String]> & Sendable)
+    }
+
+    static let day = 86_400
+    static let settings: [(path: String, field: Field)] = [
+        ("listen", .string(\.listen)),
+        ("public_url", .optionalString(\.publicURL)),
+        ("audience", .optionalString(\.audience)),
+        ("database", .string(\.database)),
+        ("master_key_file", .string(\.masterKeyFile)),
+        ("access_token_ttl", .int(\.accessTokenTTL, 60...86_400)),
+        ("refresh_token_idle_ttl", .int(\.refreshTokenIdleTTL, 300...(400 * day))),
+        ("refresh_token_absolute_ttl", .int(\.refreshTokenAbsoluteTTL, 300...(400 * day))),
+        ("apple.team_id", .string(\.apple.teamID)),
+        ("apple.key_id", .string(\.apple.keyID)),
+        ("apple.private_key_file", .string(\.apple.privateKeyFile)),
+        ("apple.client_ids", .strings(\.apple.clientIDs)),
+        ("apple.issuer", .string(\.apple.issuer)),
+        ("apple.keys_url", .string(\.apple.keysURL)),
+        ("apple.token_url", .string(\.apple.tokenURL)),
+        ("apple.revoke_url", .string(\.apple.revokeURL)),
+        ("apple.nonce", .string(\.apple.nonce)),
+        ("password.enabled", .bool(\.password.enabled)),
+        ("password.min_length", .int(\.password.minLength, 8...64)),
+        ("password.argon2.memory_kib", .uint32(\.password.argon2.memoryKiB, 19_456...4_194_304)),
+        ("password.argon2.iterations", .uint32(\.password.argon2.iterations, 2...100)),
+        ("password.argon2.parallelism", .uint32(\.password.argon2.parallelism, 1...64)),
+        ("rate_limits.login_per_account_15m", .int(\.rateLimits.loginPerAccount15m, 1...1_000)),
+        ("rate_limits.login_per_ip_15m", .int(\.rateLimits.loginPerIP15m, 1...100_000)),
+        ("associated_domains.webcredentials", .strings(\.associatedDomains.webcredentials)),
+        ("associated_domains.applinks", .strings(\.associatedDomains.applinks)),
+        ("dev", .bool(\.dev)),
+    ]
+
+    /// The environment variable of a setting path.
+    static func environmentName(_ path: String) -> String {
+        "LATCHKEY_" + path.uppercased().replacingOccurrences(of: ".", with: "_")
+    }
+
+    /// Loads and validates the configuration.
+    ///
+    /// - Parameters:
+    ///   - file: The JSON file, or `nil` for defaults and environment only.
+    ///   - environment: The process environment (injected for tests).
+    ///   - dev: `--dev`: forces development mode on.
+    ///   - listen: `--listen`: overrides `listen`.
+    /// - Throws: ``ConfigurationError`` with every problem found.
+    public static func load(
+        file: String?, environment: [String: String] = ProcessInfo.processInfo.environment, dev: Bool = false,
+        listen: String? = nil
+    ) throws(ConfigurationError) -> Configuration {
+        var problems = [String]()
+        var values = [String: JSONValue]()
+        if let file {
+            do {
+                let json = try JSONValue(parsing: Array(try Data(contentsOf: URL(fileURLWithPath: file))))
+                guard case .object = json else { throw ConfigurationError(problems: ["\(file): the configuration must be a JSON object"]) }
+                flatten(json, prefix: "", into: &values, problems: &problems)
+            } catch let error as ConfigurationError {
+                throw error
+            } catch let error as JSONError {
+                throw ConfigurationError(problems: ["\(file): not valid JSON (\(error))"])
+            } catch {
+                throw ConfigurationError(problems: ["\(file): cannot be read"])
+            }
+        }
+
+        var configuration = Configuration()
+        for (path, field) in settings {
+            if let text = environment[environmentName(path)] {
+                apply(text: text, to: field, path: environmentName(path), in: &configuration, problems: &problems)
+            } else if let value = values[path] {
+                apply(json: value, to: field, path: path, in: &configuration, problems: &problems)
+            }
+        }
+        if dev { configuration.dev = true }
+        if let listen { configuration.listen = listen }
+        if configuration.dev, configuration.apple.clientIDs.isEmpty {
+            configuration.apple.clientIDs = ["com.example.app"]
+        }
+        problems += validate(configuration)
+        guard problems.isEmpty else { throw ConfigurationError(problems: problems) }
+        return configuration
+    }
+
+    /// Walks the file's objects into dotted paths; anything that is not a known setting or one
+    /// of its parent objects is reported.
+    private static func flatten(_ json: JSONValue, prefix: String, into values: inout [String: JSONValue], problems: inout [String]) {
+        guard case .object(let members) = json else { return }
+        for (name, value) in members.sorted(by: { $0.key < $1.key }) {
+            let path = prefix.isEmpty ? name : prefix + "." + name
+            if settings.contains(where: { $0.path == path }) {
+                values[path] = value
+            } else if case .object = value, settings.contains(where: { $0.path.hasPrefix(path + ".") }) {
+                flatten(value, prefix: path, into: &values, problems: &problems)
+            } else {
+                problems.append("\(path): unknown setting")
+            }
+        }
+    }
+
+    private static func apply(json: JSONValue, to field: Field, path: String, in configuration: inout Configuration, problems: inout [String]) {
+        switch (field, json) {
+        case (.string(let keyPath), .string(let value)): configuration[keyPath: keyPath] = value
+        case (.optionalString(let keyPath), .string(let value)): configuration[keyPath: keyPath] = value
+        case (.optionalString(let keyPath), .null): configuration[keyPath: keyPath] = nil
+        case (.bool(let keyPath), .bool(let value)): configuration[keyPath: keyPath] = value
+        case (.int, .number(let value)), (.uint32, .number(let value)):
+            guard let integer = Int(exactly: value) else {
+                problems.append("\(path): must be a whole number")
+                return
+            }
+            apply(integer: integer, to: field, path: path, in: &configuration, problems: &problems)
+        case (.strings(let keyPath), .array(let elements)):
+            let strings = elements.compactMap(\.stringValue)
+            guard strings.count == elements.count else {
+                problems.append("\(path): must be an array of strings")
+                return
+            }
+            configuration[keyPath: keyPath] = strings
+        default:
+            problems.append("\(path): must be \(field.expected)")
+        }
+    }
+
+    private static func apply(text: String, to field: Field, path: String, in configuration: inout Configuration, problems: inout [String]) {
+        switch field {
+        case .string(let keyPath): configuration[keyPath: keyPath] = text
+        case .optionalString(let keyPath): configuration[keyPath: keyPath] = text.isEmpty || text == "null" ? nil : text
+        case .bool(let keyPath):
+            switch text.lowercased() {
+            case "true", "1", "yes": configuration[keyPath: keyPath] = true
+            case "false", "0", "no": configuration[keyPath: keyPath] = false
+            default: problems.append("\(path): must be true or false")
+            }
+        case .int, .uint32:
+            guard let integer = Int(text) else {
+                problems.append("\(path): must be a whole number")
+                return
+            }
+            apply(integer: integer, to: field, path: path, in: &configuration, problems: &problems)
+        case .strings(let keyPath):
+            configuration[keyPath: keyPath] = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+    }
+
+    private static func apply(integer: Int, to field: Field, path: String, in configuration: inout Configuration, problems: inout [String]) {
+        switch field {
+        case .int(let keyPath, let range):
+            guard range.contains(integer) else {
+                problems.append("\(path): must be between \(range.lowerBound) and \(range.upperBound)")
+                return
+            }
+            configuration[keyPath: keyPath] = integer
+        case .uint32(let keyPath, let range):
+            guard let value = UInt32(exactly: integer), range.contains(value) else {
+                problems.append("\(path): must be between \(range.lowerBound) and \(range.upperBound)")
+                return
+            }
+            configuration[keyPath: keyPath] = value
+        default:
+            problems.append("\(path): must be \(field.expected)")
+        }
+    }
+
+    /// Rules that span settings or need more than a type check.
+    static func validate(_ configuration: Configuration) -> [String] {
+        var problems = [String]()
+        guard let listen = Configuration.parseListen(configuration.listen) else {
+            return ["listen: must be host:port, e.g. 127.0.0.1:8080"]
+        }
+        if configuration.dev, !Configuration.isLoopback(listen.host) {
+            problems.append("listen: development mode mounts the Apple sandbox, so it may only listen on a loopback address")
+        }
+        if let publicURL = configuration.publicURL {
+            if let problem = urlProblem(publicURL, allowHTTP: configuration.dev) { problems.append("public_url: \(problem)") }
+        }
+        if !configuration.database.hasPrefix("sqlite:") || configuration.sqlitePath.isEmpty {
+            problems.append("database: must be sqlite:PATH (PostgreSQL is not available yet)")
+        }
+        if configuration.masterKeyFile.isEmpty {
+            problems.append("master_key_file: must name a file")
+        }
+        if configuration.refreshTokenAbsoluteTTL < configuration.refreshTokenIdleTTL {
+            problems.append("refresh_token_absolute_ttl: must be at least refresh_token_idle_ttl")
+        }
+        for (path, url) in [
+            ("apple.keys_url", configuration.apple.keysURL), ("apple.token_url", configuration.apple.tokenURL),
+            ("apple.revoke_url", configuration.apple.revokeURL),
+        ] {
+            if let problem = urlProblem(url, allowHTTP: false) { problems.append("\(path): \(problem)") }
+        }
+        if !["required", "optional"].contains(configuration.apple.nonce) {
+            problems.append("apple.nonce: must be required or optional")
+        }
+        let privateKeyFile = configuration.apple.privateKeyFile
+        if !privateKeyFile.isEmpty, !FileManager.default.isReadableFile(atPath: privateKeyFile) {
+            problems.append("apple.private_key_file: \(privateKeyFile) cannot be read")
+        }
+        for (path, ids) in [
+            ("associated_domains.webcredentials", configuration.associatedDomains.webcredentials),
+            ("associated_domains.applinks", configuration.associatedDomains.applinks),
+        ] {
+            for id in ids where !isAppID(id) {
+                problems.append("\(path): \(id) is not an app id (TEAMID.bundle.id)")
+            }
+        }
+        return problems
+    }
+
+    /// Outbound URLs must be https, except on loopback, where http lets local stand-ins work.
+    static func urlProblem(_ text: String, allowHTTP: Bool) -> String? {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else {
+            return "\(text) is not an absolute URL"
+        }
+        switch scheme {
+        case "https": return nil
+        case "http" where allowHTTP || Configuration.isLoopback(host): return nil
+        default: return "must be https (http only on a loopback address)"
+        }
+    }
+
+    /// `TEAMID.bundle.id`: a ten-character team id, a dot, and a bundle id.
+    static func isAppID(_ id: String) -> Bool {
+        let parts = id.split(separator: ".", maxSplits: 1)
+        return parts.count == 2 && parts[0].count == 10 && parts[0].allSatisfy { $0.isASCII && ($0.isUppercase || $0.isNumber) }
+            && !parts[1].isEmpty && parts[1].allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-.".contains($0)) }
+    }
+}
+
+extension ConfigurationLoader.Field {
+    var expected: String {
+        switch self {
+        case .string: "a string"
+        case .optionalString: "a string or null"
+        case .int, .uint32: "a whole number"
+        case .bool: "true or false"
+        case .strings: "an array of strings"
+        }
+    }
+}

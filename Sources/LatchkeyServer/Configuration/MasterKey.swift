@@ -1,0 +1,91 @@
+import Foundation
+import LatchkeyCrypto
+
+/// The key that seals secrets at rest (signing keys, Apple refresh tokens, TOTP secrets).
+///
+/// It lives in a file, never in the database (SECURITY.md S10). The file holds 32 random bytes,
+/// raw or base64 (`openssl rand -base64 32 > master.key`), and must not be readable by other
+/// users. Secrets are sealed with AES-256-GCM under a key derived from it with HKDF, and each
+/// sealed value is bound to its context (the table and row it belongs to) as associated data,
+/// so a sealed value copied into another row does not open.
+public struct MasterKey: Sendable {
+    private let sealingKey: [UInt8]
+
+    /// Creates a master key from its 32 bytes.
+    public init(bytes: [UInt8]) throws {
+        guard bytes.count == 32 else { throw CryptoError.invalidParameter("a master key is 32 bytes") }
+        sealingKey = try HKDF.deriveKey(
+            inputKeyMaterial: bytes, salt: [UInt8](), info: Array("latchkey sealing key v1".utf8), outputByteCount: 32)
+    }
+
+    /// Reads the key file, or in development mode creates it (mode 0600) when it is missing.
+    ///
+    /// - Returns: The key and whether the file was created now.
+    /// - Throws: ``ConfigurationError`` naming `master_key_file`.
+    public static func load(path: String, createIfMissing: Bool) throws(ConfigurationError) -> (key: MasterKey, created: Bool) {
+        func problem(_ text: String) -> ConfigurationError { ConfigurationError(problems: ["master_key_file: \(text)"]) }
+        let manager = FileManager.default
+        var created = false
+        if !manager.fileExists(atPath: path) {
+            guard createIfMissing else { throw problem("\(path) does not exist; create one with: openssl rand -base64 32 > \(path) && chmod 600 \(path)") }
+            do {
+                try create(path: path)
+                created = true
+            } catch {
+                throw problem("\(path) cannot be created (\(error.localizedDescription))")
+            }
+        }
+        guard let attributes = try? manager.attributesOfItem(atPath: path),
+            let permissions = attributes[.posixPermissions] as? Int
+        else { throw problem("\(path) cannot be read") }
+        guard permissions & 0o077 == 0 else { throw problem("\(path) is readable by other users; run chmod 600 \(path)") }
+        guard let contents = manager.contents(atPath: path) else { throw problem("\(path) cannot be read") }
+        let bytes: [UInt8]
+        if contents.count == 32 {
+            bytes = Array(contents)
+        } else if let decoded = Data(base64Encoded: String(decoding: contents, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)),
+            decoded.count == 32
+        {
+            bytes = Array(decoded)
+        } else {
+            throw problem("\(path) must hold 32 random bytes, raw or base64")
+        }
+        do {
+            return (try MasterKey(bytes: bytes), created)
+        } catch {
+            throw problem("\(path) does not hold a usable key")
+        }
+    }
+
+    /// Writes 32 fresh random bytes as base64, creating the file with mode 0600 so that no other
+    /// user can read it even for a moment.
+    private static func create(path: String) throws {
+        let directory = (path as NSString).deletingLastPathComponent
+        if !directory.isEmpty {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        try handle.write(contentsOf: Data((Data(SecureRandom.bytes(count: 32)).base64EncodedString() + "\n").utf8))
+        try handle.synchronize()
+    }
+
+    /// Seals a secret for storage.
+    ///
+    /// - Parameters:
+    ///   - plaintext: The secret.
+    ///   - context: Where it will be stored, e.g. `signing_keys/<kid>`; needed again to open it.
+    /// - Returns: nonce ‖ ciphertext ‖ tag.
+    public func seal(_ plaintext: [UInt8], context: String) throws -> [UInt8] {
+        try AESGCM.seal(plaintext, key: sealingKey, authenticating: Array(context.utf8)).combined
+    }
+
+    /// Opens a sealed secret.
+    ///
+    /// - Throws: ``LatchkeyCrypto/CryptoError`` when the value was not sealed by this key for
+    ///   this context.
+    public func unseal(_ sealed: [UInt8], context: String) throws -> [UInt8] {
+        try AESGCM.open(try AESGCM.SealedBox(combined: sealed), key: sealingKey, authenticating: Array(context.utf8))
+    }
+}

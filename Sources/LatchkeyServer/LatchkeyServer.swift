@@ -1,1 +1,0 @@
-// LatchkeyServer: its first types arrive with issue 3.

@@ -1,0 +1,132 @@
+import Synchronization
+
+/// Counters, gauges and histograms, rendered as Prometheus text (`GET /metrics`).
+///
+/// Label values are route patterns, methods, statuses and outcomes: never user input that could
+/// carry a secret or grow without bound (SECURITY.md S26).
+public final class Metrics: Sendable {
+    /// A metric family: its name, kind and help line.
+    public struct Family: Sendable, Hashable {
+        public enum Kind: String, Sendable { case counter, gauge, histogram }
+        public var name: String
+        public var kind: Kind
+        public var help: String
+
+        public static let httpRequests = Family(name: "latchkey_http_requests_total", kind: .counter, help: "HTTP requests by method, route and status.")
+        public static let httpDuration = Family(name: "latchkey_http_request_duration_seconds", kind: .histogram, help: "HTTP request latency by route.")
+        public static let httpConnections = Family(name: "latchkey_http_connections", kind: .gauge, help: "Open HTTP connections.")
+        public static let signIns = Family(name: "latchkey_sign_ins_total", kind: .counter, help: "Sign-ins by method and outcome.")
+        public static let refreshReuse = Family(name: "latchkey_refresh_token_reuse_total", kind: .counter, help: "Retired refresh tokens presented again (sessions revoked).")
+        public static let rateLimitHits = Family(name: "latchkey_rate_limit_hits_total", kind: .counter, help: "Requests refused by a rate limit, by scope.")
+        public static let queueDepth = Family(name: "latchkey_queue_depth", kind: .gauge, help: "Jobs waiting in a bounded work queue.")
+
+        static let all: [Family] = [httpRequests, httpDuration, httpConnections, signIns, refreshReuse, rateLimitHits, queueDepth]
+    }
+
+    /// Histogram bucket bounds in seconds, from 100 µs to 10 s.
+    static let buckets: [Double] = [0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10]
+
+    private struct Series: Hashable {
+        var family: String
+        var labels: String  // rendered `{a="b",c="d"}` or ""
+    }
+
+    private struct Histogram {
+        var counts = [UInt64](repeating: 0, count: Metrics.buckets.count)
+        var sum = 0.0
+        var count: UInt64 = 0
+    }
+
+    private struct State {
+        var values: [Series: Double] = [:]
+        var histograms: [Series: Histogram] = [:]
+    }
+
+    private let state = Mutex(State())
+    private let gauges = Mutex<[Series: @Sendable () -> Double]>([:])
+
+    public init() {}
+
+    /// Adds to a counter.
+    public func increment(_ family: Family, _ labels: KeyValuePairs<String, String> = [:], by amount: Double = 1) {
+        let series = Series(family: family.name, labels: Self.render(labels))
+        state.withLock { $0.values[series, default: 0] += amount }
+    }
+
+    /// Records one observation in a histogram.
+    public func observe(_ family: Family, _ labels: KeyValuePairs<String, String> = [:], _ value: Double) {
+        let series = Series(family: family.name, labels: Self.render(labels))
+        let bucket = Self.buckets.firstIndex { value <= $0 }
+        state.withLock { state in
+            var histogram = state.histograms[series] ?? Histogram()
+            if let bucket { histogram.counts[bucket] += 1 }
+            histogram.sum += value
+            histogram.count += 1
+            state.histograms[series] = histogram
+        }
+    }
+
+    /// Registers a gauge read when metrics are rendered (queue depths, open connections).
+    public func gauge(_ family: Family, _ labels: KeyValuePairs<String, String> = [:], _ read: @escaping @Sendable () -> Double) {
+        let series = Series(family: family.name, labels: Self.render(labels))
+        gauges.withLock { $0[series] = read }
+    }
+
+    /// The current value of a counter or gauge series, for tests and the CLI.
+    public func value(_ family: Family, _ labels: KeyValuePairs<String, String> = [:]) -> Double {
+        let series = Series(family: family.name, labels: Self.render(labels))
+        if let read = gauges.withLock({ $0[series] }) { return read() }
+        return state.withLock { $0.values[series] ?? 0 }
+    }
+
+    /// Everything in the Prometheus text exposition format (version 0.0.4).
+    public func render() -> String {
+        let snapshot = state.withLock { $0 }
+        let readers = gauges.withLock { $0 }
+        var output = ""
+        for family in Family.all {
+            output += "# HELP \(family.name) \(family.help)\n# TYPE \(family.name) \(family.kind.rawValue)\n"
+            switch family.kind {
+            case .counter:
+                for (series, value) in snapshot.values.filter({ $0.key.family == family.name }).sorted(by: { $0.key.labels < $1.key.labels }) {
+                    output += "\(family.name)\(series.labels) \(Self.format(value))\n"
+                }
+            case .gauge:
+                for (series, read) in readers.filter({ $0.key.family == family.name }).sorted(by: { $0.key.labels < $1.key.labels }) {
+                    output += "\(family.name)\(series.labels) \(Self.format(read()))\n"
+                }
+            case .histogram:
+                for (series, histogram) in snapshot.histograms.filter({ $0.key.family == family.name }).sorted(by: { $0.key.labels < $1.key.labels }) {
+                    var cumulative: UInt64 = 0
+                    for (bound, count) in zip(Self.buckets, histogram.counts) {
+                        cumulative += count
+                        output += "\(family.name)_bucket\(Self.adding("le", Self.format(bound), to: series.labels)) \(cumulative)\n"
+                    }
+                    output += "\(family.name)_bucket\(Self.adding("le", "+Inf", to: series.labels)) \(histogram.count)\n"
+                    output += "\(family.name)_sum\(series.labels) \(Self.format(histogram.sum))\n"
+                    output += "\(family.name)_count\(series.labels) \(histogram.count)\n"
+                }
+            }
+        }
+        return output
+    }
+
+    private static func render(_ labels: KeyValuePairs<String, String>) -> String {
+        guard !labels.isEmpty else { return "" }
+        return "{" + labels.map { "\($0.key)=\"\(escape($0.value))\"" }.joined(separator: ",") + "}"
+    }
+
+    private static func adding(_ name: String, _ value: String, to labels: String) -> String {
+        labels.isEmpty ? "{\(name)=\"\(value)\"}" : String(labels.dropLast()) + ",\(name)=\"\(value)\"}"
+    }
+
+    private static func escape(_ value: String) -> String {
+        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
+    }
+
+    private static func format(_ value: Double) -> String {
+        if let integer = Int64(exactly: value) { return String(integer) }
+        return String(value)
+    }
+}
