@@ -1,0 +1,39 @@
+/// Turns whatever a responder throws into a response (SECURITY.md S24, S26).
+///
+/// An ``HTTPResponseError`` becomes its JSON body, status and headers; any other error becomes
+/// 500 `{"error":"server_error","error_description":"internal error","request_id":...}` with
+/// nothing of the error itself. ``HTTPServer`` always applies it outermost, so adding it to a
+/// ``Router`` is only needed when a responder is used outside a server.
+public struct ErrorMiddleware: HTTPSynchronousMiddleware {
+    /// Called with each error that is not an ``HTTPResponseError``, for an error log. The error
+    /// may describe internals; it never reaches the client.
+    public let onUnexpectedError: (@Sendable (any Error, HTTPRequest) -> Void)?
+
+    /// Creates the middleware.
+    public init(onUnexpectedError: (@Sendable (any Error, HTTPRequest) -> Void)? = nil) {
+        self.onUnexpectedError = onUnexpectedError
+    }
+
+    public func respond(to request: HTTPRequest, next: any HTTPResponder) async -> HTTPResponse {
+        do {
+            return try await next.respond(to: request)
+        } catch {
+            return response(for: error, request: request)
+        }
+    }
+
+    public func respond(to request: HTTPRequest, next: (HTTPRequest) throws -> HTTPResponse) -> HTTPResponse {
+        do {
+            return try next(request)
+        } catch {
+            return response(for: error, request: request)
+        }
+    }
+
+    /// The response for `error`.
+    public func response(for error: any Error, request: HTTPRequest) -> HTTPResponse {
+        if let error = error as? any HTTPResponseError { return error.response }
+        onUnexpectedError?(error, request)
+        return HTTPError.serverError(requestID: request.requestID).response
+    }
+}

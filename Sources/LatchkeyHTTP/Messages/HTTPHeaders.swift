@@ -1,0 +1,207 @@
+/// HTTP header fields: ordered `(name, value)` pairs with case-insensitive name lookup.
+///
+/// Order and repeated names are kept, as RFC 9110 §5.3 requires of anything that forwards
+/// fields. The fields live in one byte buffer with an index of offsets, not a dictionary of
+/// strings, so parsing a request costs two allocations however many fields it carries, and the
+/// response writer copies bytes without building strings.
+public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, CustomStringConvertible {
+    struct Field: Sendable {
+        var nameStart: UInt32
+        var nameEnd: UInt32
+        var valueStart: UInt32
+        var valueEnd: UInt32
+    }
+
+    /// Names and values back to back; `fields` points into it. Removed fields leave their bytes.
+    private(set) var bytes: [UInt8]
+    private(set) var fields: [Field]
+
+    /// Creates an empty set of fields.
+    public init() {
+        bytes = []
+        fields = []
+    }
+
+    /// Creates fields from pairs, keeping their order.
+    public init(_ pairs: [(String, String)]) {
+        self.init()
+        for (name, value) in pairs { add(name, value) }
+    }
+
+    public init(dictionaryLiteral elements: (String, String)...) {
+        self.init(elements)
+    }
+
+    /// Fields parsed from a request head; `bytes` already holds them.
+    init(bytes: [UInt8], fields: [Field]) {
+        self.bytes = bytes
+        self.fields = fields
+    }
+
+    /// The number of fields, repeats included.
+    public var count: Int { fields.count }
+
+    /// Whether there are no fields.
+    public var isEmpty: Bool { fields.isEmpty }
+
+    /// The first value of the field `name` (case-insensitive), or `nil` when absent.
+    public subscript(name: String) -> String? {
+        guard let index = firstIndex(of: name) else { return nil }
+        return value(at: index)
+    }
+
+    /// Every value of the field `name` (case-insensitive), in order.
+    public func values(_ name: String) -> [String] {
+        var result = [String]()
+        for index in fields.indices where nameEquals(index, name) { result.append(value(at: index)) }
+        return result
+    }
+
+    /// Whether a field called `name` (case-insensitive) is present.
+    public func contains(_ name: String) -> Bool { firstIndex(of: name) != nil }
+
+    /// Appends a field, keeping any existing ones of the same name.
+    ///
+    /// Names and values are not checked here; the response writer drops a field whose name is
+    /// not an RFC 9110 token or whose value holds CR, LF or NUL, so a value taken from a request
+    /// cannot split a response.
+    public mutating func add(_ name: String, _ value: String) {
+        let nameStart = UInt32(bytes.count)
+        bytes.append(contentsOf: name.utf8)
+        let nameEnd = UInt32(bytes.count)
+        bytes.append(contentsOf: value.utf8)
+        fields.append(Field(nameStart: nameStart, nameEnd: nameEnd, valueStart: nameEnd, valueEnd: UInt32(bytes.count)))
+    }
+
+    /// Replaces every field called `name` (case-insensitive) with one field holding `value`.
+    public mutating func set(_ name: String, _ value: String) {
+        remove(name)
+        add(name, value)
+    }
+
+    /// Removes every field called `name` (case-insensitive).
+    public mutating func remove(_ name: String) {
+        guard firstIndex(of: name) != nil else { return }
+        fields.removeAll { field in Self.bytesEqualIgnoringCase(bytes, field.nameStart, field.nameEnd, name) }
+    }
+
+    /// Appends every field of `other`, after these.
+    public mutating func add(contentsOf other: HTTPHeaders) {
+        for (name, value) in other { add(name, value) }
+    }
+
+    /// Iterates the fields in order.
+    public struct Iterator: IteratorProtocol {
+        let headers: HTTPHeaders
+        var index = 0
+
+        public mutating func next() -> (name: String, value: String)? {
+            guard index < headers.fields.count else { return nil }
+            defer { index += 1 }
+            return (headers.name(at: index), headers.value(at: index))
+        }
+    }
+
+    public func makeIterator() -> Iterator { Iterator(headers: self) }
+
+    public var description: String {
+        "[" + map { "\($0.name): \($0.value)" }.joined(separator: ", ") + "]"
+    }
+
+    // MARK: Byte-level access for the parser and the writer
+
+    func name(at index: Int) -> String {
+        let field = fields[index]
+        return String(decoding: bytes[Int(field.nameStart)..<Int(field.nameEnd)], as: UTF8.self)
+    }
+
+    func value(at index: Int) -> String {
+        let field = fields[index]
+        return String(decoding: bytes[Int(field.valueStart)..<Int(field.valueEnd)], as: UTF8.self)
+    }
+
+    func firstIndex(of name: String) -> Int? {
+        fields.indices.first { nameEquals($0, name) }
+    }
+
+    func nameEquals(_ index: Int, _ name: String) -> Bool {
+        Self.bytesEqualIgnoringCase(bytes, fields[index].nameStart, fields[index].nameEnd, name)
+    }
+
+    /// Calls `body` with the raw name and value bytes of each field.
+    func forEachRaw(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Void) {
+        bytes.withUnsafeBufferPointer { buffer in
+            for field in fields {
+                body(
+                    UnsafeBufferPointer(rebasing: buffer[Int(field.nameStart)..<Int(field.nameEnd)]),
+                    UnsafeBufferPointer(rebasing: buffer[Int(field.valueStart)..<Int(field.valueEnd)]))
+            }
+        }
+    }
+
+    /// The raw value bytes of the first field called `name`, without building a string.
+    func withFirstValue<R>(_ name: String, _ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
+        guard let index = firstIndex(of: name) else { return body(nil) }
+        let field = fields[index]
+        return bytes.withUnsafeBufferPointer { buffer in
+            body(UnsafeBufferPointer(rebasing: buffer[Int(field.valueStart)..<Int(field.valueEnd)]))
+        }
+    }
+
+    static func bytesEqualIgnoringCase(_ bytes: [UInt8], _ start: UInt32, _ end: UInt32, _ name: String) -> Bool {
+        var name = name
+        return name.withUTF8 { nameBytes in
+            guard Int(end - start) == nameBytes.count else { return false }
+            var offset = Int(start)
+            for byte in nameBytes {
+                if ASCII.lowercased(bytes[offset]) != ASCII.lowercased(byte) { return false }
+                offset += 1
+            }
+            return true
+        }
+    }
+}
+
+/// ASCII helpers shared by the parser, the headers and the writer.
+enum ASCII {
+    @inline(__always)
+    static func lowercased(_ byte: UInt8) -> UInt8 {
+        byte &- 0x41 < 26 ? byte | 0x20 : byte
+    }
+
+    /// `tchar` of RFC 9110 §5.6.2: the bytes a method or a field name may hold.
+    static let tokenTable: [Bool] = {
+        var table = [Bool](repeating: false, count: 256)
+        for byte in UInt8(ascii: "0")...UInt8(ascii: "9") { table[Int(byte)] = true }
+        for byte in UInt8(ascii: "a")...UInt8(ascii: "z") { table[Int(byte)] = true }
+        for byte in UInt8(ascii: "A")...UInt8(ascii: "Z") { table[Int(byte)] = true }
+        for byte in "!#$%&'*+-.^_`|~".utf8 { table[Int(byte)] = true }
+        return table
+    }()
+
+    @inline(__always)
+    static func isToken(_ byte: UInt8) -> Bool { tokenTable[Int(byte)] }
+
+    static func equalsIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
+        guard bytes.count == literal.utf8CodeUnitCount else { return false }
+        let other = UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount)
+        for index in 0..<bytes.count where lowercased(bytes[index]) != lowercased(other[index]) { return false }
+        return true
+    }
+
+    /// Whether a comma-separated list (`Connection: keep-alive, Upgrade`) holds `token`.
+    static func listContains(_ bytes: UnsafeBufferPointer<UInt8>, _ token: StaticString) -> Bool {
+        var start = 0
+        while start <= bytes.count {
+            var end = start
+            while end < bytes.count && bytes[end] != UInt8(ascii: ",") { end += 1 }
+            var lower = start
+            var upper = end
+            while lower < upper && (bytes[lower] == 0x20 || bytes[lower] == 0x09) { lower += 1 }
+            while upper > lower && (bytes[upper - 1] == 0x20 || bytes[upper - 1] == 0x09) { upper -= 1 }
+            if equalsIgnoringCase(UnsafeBufferPointer(rebasing: bytes[lower..<upper]), token) { return true }
+            start = end + 1
+        }
+        return false
+    }
+}

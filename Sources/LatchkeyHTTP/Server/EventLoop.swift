@@ -1,0 +1,286 @@
+internal import CLatchkeyEvent
+import Glibc
+import Synchronization
+
+/// What every loop of one server reads; immutable after start apart from the atomics.
+final class ServerContext: Sendable {
+    let limits: HTTPServer.Limits
+    let responder: any HTTPResponder
+    /// The frozen routes when the responder is a ``Router``: lets a loop resolve a request and
+    /// run a synchronous route without a task.
+    let routes: RouteTable?
+    let accessLog: (any AccessLogSink)?
+    let errors: ErrorMiddleware
+    let activeConnections = Atomic<Int>(0)
+    /// Loops that still have an accept event on the listening socket.
+    let acceptingLoops = Atomic<Int>(0)
+    /// Milliseconds between two deadline sweeps of a loop.
+    let tickMilliseconds: Int
+
+    init(limits: HTTPServer.Limits, responder: any HTTPResponder, accessLog: (any AccessLogSink)?, errors: ErrorMiddleware) {
+        self.limits = limits
+        self.responder = responder
+        self.routes = (responder as? Router)?.table
+        self.accessLog = accessLog
+        self.errors = errors
+        let shortest = [limits.headerTimeout, limits.bodyTimeout, limits.idleTimeout].min()!
+        self.tickMilliseconds = min(500, max(10, Int(shortest.milliseconds / 8)))
+    }
+}
+
+extension Duration {
+    var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+}
+
+/// A message for a loop from another thread.
+enum LoopMessage: Sendable {
+    /// An asynchronous handler finished.
+    case response(connection: Int, sequence: Int, HTTPResponse)
+    /// Stop accepting, close idle connections, close the others after their current response.
+    case drain
+    /// Close every connection and leave the loop.
+    case stop
+}
+
+/// The one way into a loop from other threads: a locked queue and a libevent event that
+/// `event_active` wakes the loop with.
+final class LoopMailbox: @unchecked Sendable {
+    // @unchecked: `event` is set once in init and, from other threads, only passed to
+    // event_active, which libevent serialises with the base's lock once evthread_use_pthreads()
+    // has run; `closed` (under the same Mutex) keeps it from being called after the loop freed the
+    // event. Everything else is in the Mutex.
+    private struct State {
+        var messages: [LoopMessage] = []
+        var closed = false
+    }
+
+    private let state = Mutex(State())
+    let event: OpaquePointer
+
+    init(event: OpaquePointer) {
+        self.event = event
+    }
+
+    /// Queues `message` and wakes the loop; `false` when the loop has ended.
+    @discardableResult
+    func post(_ message: LoopMessage) -> Bool {
+        state.withLock { state in
+            guard !state.closed else { return false }
+            state.messages.append(message)
+            // One wake-up per batch: the loop takes every queued message when it runs.
+            if state.messages.count == 1 { event_active(event, Int32(EV_READ), 0) }
+            return true
+        }
+    }
+
+    func take() -> [LoopMessage] {
+        state.withLock { state in
+            let messages = state.messages
+            state.messages = []
+            return messages
+        }
+    }
+
+    /// After this, `post` drops messages; called on the loop thread before the event is freed.
+    func close() {
+        state.withLock { $0.closed = true }
+    }
+}
+
+/// Set by a loop thread once it has freed everything, so the server can join it without blocking.
+final class ExitFlag: Sendable {
+    let value = Atomic<Bool>(false)
+}
+
+/// What the server keeps of a loop: its mailbox and its thread.
+struct LoopHandle: Sendable {
+    let mailbox: LoopMailbox
+    let thread: pthread_t
+    let exited: ExitFlag
+}
+
+/// One event loop: an `event_base` on its own thread, with the connections it accepted.
+///
+/// Everything here except `mailbox` is confined to the loop's thread: connections, buffers and
+/// libevent objects are created, used and freed there, so they need no locks. Other threads
+/// reach the loop only through ``LoopMailbox``.
+final class EventLoop {
+    let context: ServerContext
+    let base: OpaquePointer
+    let mailbox: LoopMailbox
+    let listenFD: Int32
+    private var acceptEvent: OpaquePointer?
+    private var resumeAcceptEvent: OpaquePointer?
+    private var tickEvent: OpaquePointer?
+    private(set) var connections: [Int: Connection] = [:]
+    private var nextConnectionID = 0
+    /// Where `recv` writes; shared by the loop's connections, which copy what they keep.
+    let readBuffer: UnsafeMutableRawBufferPointer
+    /// Where responses are serialized before `send`; reused.
+    var output: [UInt8] = []
+    private(set) var date = DateField()
+    var requestIDs = RequestIDGenerator()
+    private(set) var draining = false
+    /// Set by the loop thread when it has freed everything.
+    let exited = ExitFlag()
+
+    init(context: ServerContext, listenFD: Int32) throws(HTTPServerError) {
+        guard let base = event_base_new() else { throw HTTPServerError(.eventLoopFailed, "event_base_new failed") }
+        self.context = context
+        self.base = base
+        self.listenFD = listenFD
+        self.readBuffer = .allocate(byteCount: 64 * 1024, alignment: 16)
+        guard let wake = event_new(base, -1, 0, { _, _, argument in EventLoop.from(argument).receiveMessages() }, nil)
+        else { throw HTTPServerError(.eventLoopFailed, "event_new failed") }
+        self.mailbox = LoopMailbox(event: wake)
+        output.reserveCapacity(16 * 1024)
+        date.refresh()
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        event_assign(wake, base, -1, 0, { _, _, argument in EventLoop.from(argument).receiveMessages() }, me)
+        acceptEvent = event_new(
+            base, listenFD, Int16(EV_READ | EV_PERSIST), { _, _, argument in EventLoop.from(argument).acceptConnections() },
+            me)
+        resumeAcceptEvent = event_new(base, -1, 0, { _, _, argument in EventLoop.from(argument).resumeAccepting() }, me)
+        tickEvent = event_new(base, -1, Int16(EV_PERSIST), { _, _, argument in EventLoop.from(argument).tick() }, me)
+        guard acceptEvent != nil, resumeAcceptEvent != nil, tickEvent != nil else {
+            throw HTTPServerError(.eventLoopFailed, "event_new failed")
+        }
+        event_add(acceptEvent, nil)
+        context.acceptingLoops.add(1, ordering: .relaxed)
+        var interval = timeval(
+            tv_sec: context.tickMilliseconds / 1000, tv_usec: Int((context.tickMilliseconds % 1000) * 1000))
+        event_add(tickEvent, &interval)
+    }
+
+    static func from(_ argument: UnsafeMutableRawPointer?) -> EventLoop {
+        Unmanaged<EventLoop>.fromOpaque(argument!).takeUnretainedValue()
+    }
+
+    /// Runs the loop on the current thread until ``LoopMessage/stop``, then frees everything.
+    func run() {
+        event_base_dispatch(base)
+        for connection in Array(connections.values) { connection.close() }
+        stopAccepting()
+        if let tickEvent { event_free(tickEvent) }
+        if let resumeAcceptEvent { event_free(resumeAcceptEvent) }
+        mailbox.close()
+        event_free(mailbox.event)
+        event_base_free(base)
+        readBuffer.deallocate()
+        exited.value.store(true, ordering: .releasing)
+    }
+
+    // MARK: Accepting
+
+    private func acceptConnections() {
+        // A bounded batch, so that one loop does not take a whole burst from its neighbours.
+        for _ in 0..<16 {
+            var address = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let fd = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    accept4(
+                        listenFD, __SOCKADDR_ARG(__sockaddr__: $0), &length,
+                        Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
+                }
+            }
+            if fd < 0 {
+                switch errno {
+                case EINTR, ECONNABORTED, EPROTO: continue
+                case EMFILE, ENFILE, ENOBUFS, ENOMEM:
+                    // Out of descriptors: stop accepting for a moment instead of spinning on a
+                    // listening socket that stays readable.
+                    pauseAccepting()
+                    return
+                case EINVAL, EBADF:
+                    // The server shut the listening socket down.
+                    stopAccepting()
+                    return
+                default: return
+                }
+            }
+            let count = context.activeConnections.add(1, ordering: .relaxed).newValue
+            if count > context.limits.maxConnections {
+                context.activeConnections.subtract(1, ordering: .relaxed)
+                refuse(fd)
+                continue
+            }
+            var one: Int32 = 1
+            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            nextConnectionID += 1
+            let connection = Connection(
+                id: nextConnectionID, fd: fd, loop: self, remoteAddress: ListeningSocket.addressText(&address))
+            guard connection.start() else {
+                connection.close()
+                continue
+            }
+            connections[connection.id] = connection
+        }
+    }
+
+    /// Answers a connection over the cap with 503 and closes it (SECURITY.md S25).
+    private func refuse(_ fd: Int32) {
+        var response = HTTPError(
+            status: 503, code: "overloaded", description: "too many connections; try again later",
+            headers: ["Retry-After": "1"]
+        ).response
+        response.headers.set("Content-Type", "application/json; charset=utf-8")
+        var bytes = [UInt8]()
+        ResponseWriter.write(
+            response, requestID: requestIDs.makeID(), date: date.bytes, connection: .close, omitBody: false, into: &bytes)
+        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
+        Glibc.close(fd)
+    }
+
+    private func pauseAccepting() {
+        guard let acceptEvent, let resumeAcceptEvent else { return }
+        event_del(acceptEvent)
+        var pause = timeval(tv_sec: 0, tv_usec: 100_000)
+        event_add(resumeAcceptEvent, &pause)
+    }
+
+    private func resumeAccepting() {
+        guard let acceptEvent, !draining else { return }
+        event_add(acceptEvent, nil)
+    }
+
+    private func stopAccepting() {
+        guard let acceptEvent else { return }
+        event_free(acceptEvent)
+        self.acceptEvent = nil
+        context.acceptingLoops.subtract(1, ordering: .releasing)
+    }
+
+    func connectionClosed(_ connection: Connection) {
+        connections[connection.id] = nil
+        context.activeConnections.subtract(1, ordering: .relaxed)
+    }
+
+    // MARK: Messages and time
+
+    private func receiveMessages() {
+        for message in mailbox.take() {
+            switch message {
+            case .response(let id, let sequence, let response):
+                // The connection may have closed while the handler ran; then the reply is dropped.
+                connections[id]?.deliver(response, sequence: sequence)
+            case .drain:
+                draining = true
+                stopAccepting()
+                for connection in Array(connections.values) where connection.isIdle { connection.close() }
+            case .stop:
+                for connection in Array(connections.values) { connection.close() }
+                event_base_loopbreak(base)
+            }
+        }
+    }
+
+    private func tick() {
+        date.refresh()
+        let now = Monotonic.milliseconds()
+        for connection in Array(connections.values) { connection.checkDeadlines(now: now) }
+    }
+}

@@ -1,0 +1,182 @@
+internal import CLatchkeyEvent
+import Glibc
+import Synchronization
+
+/// An HTTP/1.1 server on libevent: one event loop per core, each on its own thread.
+///
+/// A request is read and parsed on a loop thread. A synchronous route (see
+/// ``Router/on(_:_:synchronous:)``) is answered right there, with no task and no thread hop; any
+/// other route runs in a Swift task, and its response is handed back to the same loop through a
+/// mailbox (a locked queue plus a libevent event, woken with `event_active`), because libevent
+/// objects are only ever touched on their loop's thread. Nothing that can block runs on a loop.
+///
+/// Limits (SECURITY.md S25), all in ``Limits``: the request head is cut at `maxHeaderBytes`
+/// (431), a body announced larger than `maxBodyBytes` is refused with 413 before it is read, the
+/// head must arrive within `headerTimeout` of its first byte and the body within `bodyTimeout`,
+/// a keep-alive connection closes after `idleTimeout` without a request, connections over
+/// `maxConnections` get 503 and are closed, and the `maxRequestsPerConnection`th response
+/// carries `Connection: close`.
+///
+/// Call ``start()``, then ``shutdown()`` before the last reference goes.
+public final class HTTPServer: Sendable {
+    private enum State {
+        case idle
+        case running(listenFD: Int32, port: Int, loops: [LoopHandle])
+        case stopping(port: Int)
+        case stopped(port: Int)
+    }
+
+    /// The configuration the server was created with.
+    public let configuration: Configuration
+    private let context: ServerContext
+    private let state = Mutex(State.idle)
+
+    /// Creates a server; nothing is bound until ``start()``.
+    ///
+    /// - Parameters:
+    ///   - configuration: Address, loops, limits.
+    ///   - responder: Usually a ``Router``, which lets synchronous routes stay on the loop.
+    ///   - accessLog: Receives one entry per response.
+    ///   - onUnexpectedError: Sees each error that became a 500 (for an error log).
+    public init(
+        configuration: Configuration, responder: any HTTPResponder, accessLog: (any AccessLogSink)? = nil,
+        onUnexpectedError: (@Sendable (any Error, HTTPRequest) -> Void)? = nil
+    ) {
+        precondition(configuration.eventLoops >= 1, "HTTPServer: at least one event loop")
+        self.configuration = configuration
+        self.context = ServerContext(
+            limits: configuration.limits, responder: responder, accessLog: accessLog,
+            errors: ErrorMiddleware(onUnexpectedError: onUnexpectedError))
+    }
+
+    deinit {
+        let state = state.withLock { $0 }
+        switch state {
+        case .idle, .stopped: break
+        case .running, .stopping: assertionFailure("HTTPServer released without shutdown()")
+        }
+    }
+
+    /// Binds the address and starts the loops.
+    ///
+    /// - Throws: ``HTTPServerError`` with code `addressInUse` when something already listens
+    ///   there, `invalidAddress` for a host that is not this machine's, and so on.
+    public func start() throws {
+        try state.withLock { state throws(HTTPServerError) in
+            guard case .idle = state else { throw HTTPServerError(.alreadyStarted, "the server was already started") }
+            Libevent.setUpThreads()
+            let (fd, port) = try ListeningSocket.open(
+                host: configuration.host, port: configuration.port, backlog: Int32(clamping: configuration.backlog))
+            var handles: [LoopHandle] = []
+            do throws(HTTPServerError) {
+                for _ in 0..<configuration.eventLoops {
+                    let loop = try EventLoop(context: context, listenFD: fd)
+                    handles.append(try Self.spawn(loop))
+                }
+            } catch {
+                Glibc.shutdown(fd, Int32(SHUT_RDWR))
+                Self.stop(handles)
+                Glibc.close(fd)
+                throw error
+            }
+            state = .running(listenFD: fd, port: port, loops: handles)
+        }
+    }
+
+    private static func spawn(_ loop: EventLoop) throws(HTTPServerError) -> LoopHandle {
+        let handle = (mailbox: loop.mailbox, exited: loop.exited)
+        var thread = pthread_t()
+        let argument = Unmanaged.passRetained(loop).toOpaque()
+        let status = pthread_create(
+            &thread, nil,
+            { argument in
+                let loop = Unmanaged<EventLoop>.fromOpaque(argument!).takeRetainedValue()
+                loop.run()
+                return nil
+            }, argument)
+        guard status == 0 else {
+            Unmanaged<EventLoop>.fromOpaque(argument).release()
+            throw HTTPServerError(.eventLoopFailed, "cannot start a loop thread: \(String(cString: strerror(status)))")
+        }
+        return LoopHandle(mailbox: handle.mailbox, thread: thread, exited: handle.exited)
+    }
+
+    /// Stops loops and joins their threads; for a failed start.
+    private static func stop(_ handles: [LoopHandle]) {
+        for handle in handles { handle.mailbox.post(.stop) }
+        for handle in handles { pthread_join(handle.thread, nil) }
+    }
+
+    /// The port the server listens on: the configured one, or the one the system chose for 0.
+    /// 0 before ``start()``.
+    public var boundPort: Int {
+        state.withLock { state in
+            switch state {
+            case .idle: 0
+            case .running(_, let port, _), .stopping(let port), .stopped(let port): port
+            }
+        }
+    }
+
+    /// Open connections over all loops, for `/metrics`.
+    public var activeConnections: Int { context.activeConnections.load(ordering: .relaxed) }
+
+    /// Stops the server gracefully.
+    ///
+    /// New connections are refused at once; idle keep-alive connections are closed; requests in
+    /// progress (synchronous and asynchronous) finish and their responses are written, with
+    /// `Connection: close`, until ``Configuration-swift.struct/shutdownDeadline``. Then every
+    /// connection is closed, the loops stop and their threads are joined. A reply that an
+    /// asynchronous handler produces after that is dropped. Calling it again does nothing.
+    public func shutdown() async {
+        let running: (Int32, [LoopHandle])? = state.withLock { state in
+            switch state {
+            case .idle:
+                state = .stopped(port: 0)
+                return nil
+            case .running(let fd, let port, let loops):
+                state = .stopping(port: port)
+                return (fd, loops)
+            case .stopping, .stopped:
+                return nil
+            }
+        }
+        guard let (fd, loops) = running else {
+            while case .stopping = state.withLock({ $0 }) { try? await Task.sleep(for: .milliseconds(5)) }
+            return
+        }
+        let deadline = ContinuousClock.now + configuration.shutdownDeadline
+        // Refuse new connections now: on Linux, shutdown(2) on a listening socket resets its
+        // queue and makes connect() fail, and wakes every loop's accept event, which then drops it.
+        Glibc.shutdown(fd, Int32(SHUT_RDWR))
+        for loop in loops { loop.mailbox.post(.drain) }
+        // The socket may be closed only once no loop has an event on it any more; loops never
+        // block, so this takes microseconds.
+        while context.acceptingLoops.load(ordering: .acquiring) > 0 { try? await Task.sleep(for: .milliseconds(1)) }
+        Glibc.close(fd)
+        while context.activeConnections.load(ordering: .relaxed) > 0 && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        for loop in loops { loop.mailbox.post(.stop) }
+        while !loops.allSatisfy({ $0.exited.value.load(ordering: .acquiring) }) {
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        for loop in loops { pthread_join(loop.thread, nil) }
+        state.withLock { state in
+            if case .stopping(let port) = state { state = .stopped(port: port) }
+        }
+    }
+}
+
+/// libevent's process-wide setup.
+enum Libevent {
+    private static let threadsReady: Bool = {
+        // Locks in every event_base, and the notification fd that lets `event_active` from
+        // another thread wake a loop.
+        evthread_use_pthreads() == 0
+    }()
+
+    static func setUpThreads() {
+        precondition(threadsReady, "evthread_use_pthreads failed")
+    }
+}
