@@ -311,3 +311,33 @@ enum ProbeConnection: CustomStringConvertible {
         }
     }
 }
+
+@Suite("SQLiteDatabase health")
+struct HealthTests {
+    @Test("isHealthy answers false within its timeout when the store's threads are wedged")
+    func healthTimesOut() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try SQLiteDatabase(
+            configuration: .init(path: directory.file("health.sqlite"), healthCheckTimeout: .milliseconds(100)))
+        #expect(await database.isHealthy())
+        let (entered, enteredContinuation) = AsyncStream<Void>.makeStream()
+        let release = DispatchSemaphore(value: 0)
+        let wedged = Task {
+            try await database.write { _ -> Bool in
+                enteredContinuation.yield()
+                return release.wait(timeout: .now() + 10) == .success
+            }
+        }
+        for await _ in entered { break }
+        let started = ContinuousClock.now
+        let healthy = await database.isHealthy()
+        let waited = ContinuousClock.now - started
+        release.signal()
+        #expect(try await wedged.value)
+        #expect(healthy == false)
+        #expect(waited < .seconds(2), "waited \(waited)")
+        #expect(await database.isHealthy())
+        await database.close()
+    }
+}
