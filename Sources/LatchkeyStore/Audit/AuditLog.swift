@@ -1,0 +1,154 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
+/// The audit log (S27): who did what, when, from where, and how it ended.
+///
+/// Record an entry with ``record(_:on:)`` inside the write transaction of the change it
+/// describes, so both commit together or neither does (S28): a sign-in that rolls back leaves no
+/// "success" entry, and a committed change never lacks its entry. Use ``record(_:)`` for events
+/// that change nothing else (a failed login).
+///
+/// Entries keep the user id after the user is deleted; they never hold a secret (S26), so
+/// ``Entry/details`` carries ids, reasons and counts, never tokens, codes or passwords.
+///
+/// This is the pattern for every repository: portable SQL through the database's
+/// ``SQLDialect``, one method taking a connection for use inside a caller's transaction, and
+/// an `async` convenience that opens its own.
+public struct AuditLog: Sendable {
+    /// One event.
+    public struct Entry: Sendable, Hashable {
+        /// When it happened; stored in whole seconds.
+        public var time: Date
+        /// The user concerned, when known.
+        public var userID: String?
+        /// What happened, for example `sign_in.password`, `refresh.reuse`, `device.added`.
+        public var event: String
+        /// How it ended, for example `success`, `failure`, `rate_limited`.
+        public var outcome: String
+        /// The client's address.
+        public var ip: String?
+        /// The request it came from, to find the matching log lines.
+        public var requestID: String?
+        /// More facts, as strings; never a secret.
+        public var details: [String: String]
+
+        /// Creates an entry.
+        ///
+        /// - Parameters:
+        ///   - time: When it happened.
+        ///   - userID: The user concerned, when known.
+        ///   - event: What happened.
+        ///   - outcome: How it ended.
+        ///   - ip: The client's address.
+        ///   - requestID: The request it came from.
+        ///   - details: More facts; never a secret.
+        public init(
+            time: Date, userID: String? = nil, event: String, outcome: String, ip: String? = nil,
+            requestID: String? = nil, details: [String: String] = [:]
+        ) {
+            self.time = time
+            self.userID = userID
+            self.event = event
+            self.outcome = outcome
+            self.ip = ip
+            self.requestID = requestID
+            self.details = details
+        }
+    }
+
+    /// The database the log lives in.
+    public let database: any SQLDatabase
+
+    /// Creates the log's repository over a migrated database.
+    ///
+    /// - Parameter database: The database.
+    public init(database: any SQLDatabase) {
+        self.database = database
+    }
+
+    /// Records `entry` inside the caller's transaction.
+    ///
+    /// - Parameters:
+    ///   - entry: The event.
+    ///   - connection: The connection of the write transaction that makes the change.
+    /// - Throws: ``StoreError``.
+    public func record(_ entry: Entry, on connection: any SQLConnection) throws {
+        try connection.execute(
+            database.dialect.sql(
+                """
+                INSERT INTO audit_log (time, user_id, event, outcome, ip, request_id, details)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """),
+            [
+                .time(entry.time), SQLValue(entry.userID), .text(entry.event), .text(entry.outcome), SQLValue(entry.ip),
+                SQLValue(entry.requestID), .text(try Self.encode(entry.details)),
+            ])
+    }
+
+    /// Records `entry` in a transaction of its own.
+    ///
+    /// - Parameter entry: The event.
+    /// - Throws: ``StoreError``.
+    public func record(_ entry: Entry) async throws {
+        try await database.write { try self.record(entry, on: $0) }
+    }
+
+    /// The newest entries first, optionally for one user and/or one event.
+    ///
+    /// - Parameters:
+    ///   - userID: Only this user's entries.
+    ///   - event: Only this event's entries.
+    ///   - limit: At most this many, at least 0.
+    /// - Returns: The entries, newest first.
+    /// - Throws: ``StoreError``; ``StoreError/Code/misuse`` for a negative limit.
+    public func entries(userID: String? = nil, event: String? = nil, limit: Int = 100) async throws -> [Entry] {
+        guard limit >= 0 else { throw StoreError.misuse("audit log limit must be at least 0, got \(limit)") }
+        // Fixed fragments only; the values travel as bindings.
+        var conditions: [String] = []
+        var bindings: [SQLValue] = []
+        if let userID {
+            conditions.append("user_id = ?")
+            bindings.append(.text(userID))
+        }
+        if let event {
+            conditions.append("event = ?")
+            bindings.append(.text(event))
+        }
+        bindings.append(.integer(Int64(limit)))
+        let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        let sql = database.dialect.sql(
+            "SELECT time, user_id, event, outcome, ip, request_id, details FROM audit_log\(filter)"
+                + " ORDER BY time DESC, id DESC LIMIT ?")
+        return try await database.read { [bindings] connection in
+            try connection.query(sql, bindings).map { row in
+                Entry(
+                    time: try row.date("time"), userID: row.optionalString("user_id"), event: try row.string("event"),
+                    outcome: try row.string("outcome"), ip: row.optionalString("ip"),
+                    requestID: row.optionalString("request_id"), details: try Self.decode(row.string("details")))
+            }
+        }
+    }
+
+    private static func encode(_ details: [String: String]) throws -> String {
+        guard !details.isEmpty else { return "{}" }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        do {
+            return String(decoding: try encoder.encode(details), as: UTF8.self)
+        } catch {
+            throw StoreError.misuse("audit details did not encode as JSON")
+        }
+    }
+
+    private static func decode(_ json: String) throws -> [String: String] {
+        guard json != "{}" else { return [:] }
+        do {
+            return try JSONDecoder().decode([String: String].self, from: Data(json.utf8))
+        } catch {
+            throw StoreError.typeMismatch("audit_log.details is not a JSON object of strings")
+        }
+    }
+}

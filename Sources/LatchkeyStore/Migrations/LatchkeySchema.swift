@@ -1,0 +1,205 @@
+/// Latchkey's schema, as the sequence of migrations that builds it.
+///
+/// Conventions (portable across SQLite and PostgreSQL): timestamps are integer unix seconds
+/// (UTC) in ``SQLDialect/bigIntegerType`` columns named `…_at`; ids are `TEXT`; secrets and
+/// hashes are ``SQLDialect/blobType``; booleans are `INTEGER` 0 or 1, checked; JSON is `TEXT`.
+/// Every foreign key says what happens on delete, and every foreign-key column is the first
+/// column of some index, so a cascading delete never scans a table.
+public enum LatchkeySchema {
+    /// Every migration, in order. Append new ones; never edit one that has shipped.
+    public static let migrations: [Migration] = [
+        Migration(version: 1, name: "initial schema", statements: initialSchema)
+    ]
+
+    /// Migration 1: the whole v1 schema.
+    @Sendable
+    static func initialSchema(_ dialect: SQLDialect) -> [String] {
+        let blob = dialect.blobType
+        let time = dialect.bigIntegerType
+        func flag(_ column: String, default value: Int = 0) -> String {
+            "\(column) INTEGER NOT NULL DEFAULT \(value) CHECK (\(column) IN (0, 1))"
+        }
+        return [
+            """
+            CREATE TABLE users (
+                id TEXT PRIMARY KEY NOT NULL,
+                email TEXT,
+                \(flag("email_verified")),
+                \(flag("is_private_email")),
+                given_name TEXT,
+                family_name TEXT,
+                created_at \(time) NOT NULL,
+                updated_at \(time) NOT NULL
+            )
+            """,
+            // One row per external account (Sign in with Apple now, other providers later).
+            // apple_refresh_token is sealed with AES-GCM under the master key (S10, S26).
+            """
+            CREATE TABLE identities (
+                id TEXT PRIMARY KEY NOT NULL,
+                user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                provider TEXT NOT NULL,
+                issuer TEXT NOT NULL,
+                subject TEXT NOT NULL,
+                email TEXT,
+                \(flag("email_verified")),
+                \(flag("is_private_email")),
+                real_user_status INTEGER,
+                transfer_sub TEXT,
+                apple_refresh_token \(blob),
+                revoked_at \(time),
+                last_validated_at \(time),
+                created_at \(time) NOT NULL,
+                UNIQUE (provider, issuer, subject)
+            )
+            """,
+            "CREATE INDEX identities_user_id ON identities (user_id)",
+            "CREATE INDEX identities_transfer_sub ON identities (transfer_sub)",
+            // password_hash is a PHC string (S11); username is stored normalised by the caller.
+            """
+            CREATE TABLE password_credentials (
+                user_id TEXT PRIMARY KEY NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                username TEXT NOT NULL UNIQUE,
+                password_hash TEXT NOT NULL,
+                created_at \(time) NOT NULL,
+                updated_at \(time) NOT NULL
+            )
+            """,
+            // amr is a JSON array of strings; a session ends at the earlier of its two expiries
+            // (S9) or when revoked.
+            """
+            CREATE TABLE sessions (
+                id TEXT PRIMARY KEY NOT NULL,
+                user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                amr TEXT NOT NULL DEFAULT '[]',
+                created_at \(time) NOT NULL,
+                last_used_at \(time) NOT NULL,
+                idle_expires_at \(time) NOT NULL,
+                absolute_expires_at \(time) NOT NULL,
+                second_factor_at \(time),
+                revoked_at \(time),
+                revoked_reason TEXT,
+                user_agent TEXT,
+                ip TEXT
+            )
+            """,
+            "CREATE INDEX sessions_user_id ON sessions (user_id)",
+            // Refresh tokens are kept only as SHA-256 hashes (S7). Retired ones stay, so that
+            // presenting one again is recognised as reuse and revokes the session (S8).
+            """
+            CREATE TABLE refresh_tokens (
+                token_hash \(blob) PRIMARY KEY NOT NULL,
+                session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+                created_at \(time) NOT NULL,
+                retired_at \(time),
+                replaced_by \(blob)
+            )
+            """,
+            "CREATE INDEX refresh_tokens_session_id ON refresh_tokens (session_id)",
+            // Exactly one live refresh token per session (S8): of two concurrent rotations of
+            // the same token, the second insert fails here and its transaction rolls back.
+            """
+            CREATE UNIQUE INDEX refresh_tokens_one_live_per_session
+                ON refresh_tokens (session_id) WHERE retired_at IS NULL
+            """,
+            // private_key is sealed with AES-GCM under the master key (S10).
+            """
+            CREATE TABLE signing_keys (
+                id TEXT PRIMARY KEY NOT NULL,
+                algorithm TEXT NOT NULL,
+                public_jwk TEXT NOT NULL,
+                private_key \(blob) NOT NULL,
+                created_at \(time) NOT NULL,
+                activates_at \(time) NOT NULL,
+                retires_at \(time),
+                expires_at \(time)
+            )
+            """,
+            // public_key is the 65-byte uncompressed X9.63 P-256 point.
+            """
+            CREATE TABLE device_keys (
+                id TEXT PRIMARY KEY NOT NULL,
+                user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                public_key \(blob) NOT NULL,
+                label TEXT NOT NULL,
+                created_at \(time) NOT NULL,
+                last_used_at \(time),
+                UNIQUE (user_id, public_key)
+            )
+            """,
+            // Challenges are kept as hashes, bound to user, device key and purpose, and spent by
+            // setting used_at in the same transaction as what they authorise (S16, S28).
+            """
+            CREATE TABLE challenges (
+                id TEXT PRIMARY KEY NOT NULL,
+                user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                device_key_id TEXT REFERENCES device_keys (id) ON DELETE CASCADE,
+                purpose TEXT NOT NULL,
+                challenge_hash \(blob) NOT NULL,
+                created_at \(time) NOT NULL,
+                expires_at \(time) NOT NULL,
+                used_at \(time)
+            )
+            """,
+            "CREATE INDEX challenges_user_id ON challenges (user_id)",
+            "CREATE INDEX challenges_device_key_id ON challenges (device_key_id)",
+            "CREATE INDEX challenges_expires_at ON challenges (expires_at)",
+            // secret is sealed; last_used_step stops a code from being used twice (S19).
+            """
+            CREATE TABLE totp_factors (
+                id TEXT PRIMARY KEY NOT NULL,
+                user_id TEXT NOT NULL UNIQUE REFERENCES users (id) ON DELETE CASCADE,
+                secret \(blob) NOT NULL,
+                confirmed_at \(time),
+                last_used_step \(time),
+                created_at \(time) NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE recovery_codes (
+                code_hash \(blob) PRIMARY KEY NOT NULL,
+                user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                created_at \(time) NOT NULL,
+                used_at \(time)
+            )
+            """,
+            "CREATE INDEX recovery_codes_user_id ON recovery_codes (user_id)",
+            // Failure counters that outlive a restart (S14); key is for example
+            // "login:account:<user id>" or "login:ip:<address>".
+            """
+            CREATE TABLE rate_limits (
+                key TEXT PRIMARY KEY NOT NULL,
+                window_start \(time) NOT NULL,
+                failures \(time) NOT NULL DEFAULT 0,
+                blocked_until \(time)
+            )
+            """,
+            // Notification ids already handled, kept until the notification would expire, so a
+            // replayed notification is answered without being applied twice.
+            """
+            CREATE TABLE apple_notifications (
+                jti TEXT PRIMARY KEY NOT NULL,
+                received_at \(time) NOT NULL,
+                expires_at \(time) NOT NULL
+            )
+            """,
+            "CREATE INDEX apple_notifications_expires_at ON apple_notifications (expires_at)",
+            // The audit log (S27). user_id has no foreign key: entries outlive the account they
+            // describe. details is a JSON object of strings and never holds a secret (S26).
+            """
+            CREATE TABLE audit_log (
+                id \(dialect.autoIncrementPrimaryKey),
+                time \(time) NOT NULL,
+                user_id TEXT,
+                event TEXT NOT NULL,
+                outcome TEXT NOT NULL,
+                ip TEXT,
+                request_id TEXT,
+                details TEXT NOT NULL DEFAULT '{}'
+            )
+            """,
+            "CREATE INDEX audit_log_user_id_time ON audit_log (user_id, time)",
+            "CREATE INDEX audit_log_event_time ON audit_log (event, time)",
+        ]
+    }
+}

@@ -1,0 +1,74 @@
+/// A database connection, lent to the body of ``SQLDatabase/read(_:)`` or
+/// ``SQLDatabase/write(_:)`` for the length of one transaction.
+///
+/// It is not `Sendable`: use it only inside the closure it was passed to, on the thread that
+/// called the closure, and never keep it. SQL takes one statement per call, written in portable
+/// SQL with `?` placeholders and run through ``SQLDialect/sql(_:)``; values always travel as
+/// bindings, never spliced into the text.
+public protocol SQLConnection {
+    /// Runs one statement and returns how many rows it inserted, updated or deleted.
+    ///
+    /// Rows the statement returns (a `PRAGMA`, an `INSERT … RETURNING`) are read and dropped;
+    /// use ``query(_:_:)`` to see them.
+    ///
+    /// - Parameters:
+    ///   - sql: One statement in the connection's dialect.
+    ///   - bindings: One value per `?`, in order.
+    /// - Returns: The number of rows changed; 0 for statements that change none.
+    /// - Throws: ``StoreError``, for example ``StoreError/Code/constraint`` when a UNIQUE or
+    ///   FOREIGN KEY constraint refuses the change.
+    @discardableResult
+    func execute(_ sql: String, _ bindings: [SQLValue]) throws -> Int
+
+    /// Runs one statement and returns every row it produces.
+    ///
+    /// - Parameters:
+    ///   - sql: One statement in the connection's dialect.
+    ///   - bindings: One value per `?`, in order.
+    /// - Returns: The rows, in the order the database produced them.
+    /// - Throws: ``StoreError``.
+    func query(_ sql: String, _ bindings: [SQLValue]) throws -> [SQLRow]
+
+    /// Runs one statement and returns its first row, if any; the rest are not read.
+    ///
+    /// - Parameters:
+    ///   - sql: One statement in the connection's dialect.
+    ///   - bindings: One value per `?`, in order.
+    /// - Returns: The first row, or `nil` when there is none.
+    /// - Throws: ``StoreError``.
+    func queryOne(_ sql: String, _ bindings: [SQLValue]) throws -> SQLRow?
+
+    /// The row id of the last successful `INSERT` on this connection (SQLite's rowid; for an
+    /// `INTEGER PRIMARY KEY` table, the key). Portable code uses `RETURNING` instead.
+    var lastInsertRowID: Int64 { get }
+}
+
+extension SQLConnection {
+    /// Runs one statement without bindings and returns how many rows it changed.
+    ///
+    /// - Parameter sql: One statement.
+    /// - Returns: The number of rows changed.
+    /// - Throws: ``StoreError``.
+    @discardableResult
+    public func execute(_ sql: String) throws -> Int {
+        try execute(sql, [])
+    }
+
+    /// Runs one statement without bindings and returns its rows.
+    ///
+    /// - Parameter sql: One statement.
+    /// - Returns: The rows.
+    /// - Throws: ``StoreError``.
+    public func query(_ sql: String) throws -> [SQLRow] {
+        try query(sql, [])
+    }
+
+    /// Runs one statement without bindings and returns its first row, if any.
+    ///
+    /// - Parameter sql: One statement.
+    /// - Returns: The first row, or `nil`.
+    /// - Throws: ``StoreError``.
+    public func queryOne(_ sql: String) throws -> SQLRow? {
+        try queryOne(sql, [])
+    }
+}

@@ -1,0 +1,42 @@
+/// A database that runs short synchronous transactions off the caller's thread.
+///
+/// The closures passed to ``read(_:)`` and ``write(_:)`` run on the database's own threads, so
+/// an event-loop thread that awaits them never blocks on disk or on a lock. Keep them short and
+/// free of other I/O: a write closure holds the database's only write lock while it runs.
+public protocol SQLDatabase: Sendable {
+    /// How this database spells placeholders and column types.
+    var dialect: SQLDialect { get }
+
+    /// Runs `body` in a read-only transaction: every query in it sees one consistent snapshot,
+    /// and may run beside a write.
+    ///
+    /// - Parameter body: The queries; it must not write.
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws, ``StoreError/Code/closed`` after ``close()``, or another
+    ///   ``StoreError``.
+    @discardableResult
+    func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T
+
+    /// Runs `body` as one write transaction: all of it commits, or, when anything in it throws,
+    /// none of it does (S28).
+    ///
+    /// Writes are serialised. When another process holds the write lock, the transaction waits
+    /// up to the busy timeout before failing with ``StoreError/Code/busy``; nothing has been
+    /// written then, so the caller may retry or answer 503.
+    ///
+    /// - Parameter body: The statements.
+    /// - Returns: What `body` returns, after the commit succeeded.
+    /// - Throws: What `body` throws (after the rollback), ``StoreError/Code/busy``,
+    ///   ``StoreError/Code/closed`` after ``close()``, or another ``StoreError``.
+    @discardableResult
+    func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T
+
+    /// Whether a trivial query succeeds within a short time; for `/readyz`.
+    ///
+    /// - Returns: `false` when the database is closed, unreadable or too slow to answer.
+    func isHealthy() async -> Bool
+
+    /// Finishes the work already asked for, then closes every connection. Later calls throw
+    /// ``StoreError/Code/closed``; closing twice does nothing.
+    func close() async
+}

@@ -1,0 +1,281 @@
+internal import CLatchkeySQLite
+import Synchronization
+
+/// An SQLite database file in WAL mode, used through one writer connection and a few reader
+/// connections that each run on a thread of their own.
+///
+/// ## Threading
+///
+/// SQLite calls block: on the disk, on `fsync`, and on another process's lock for up to the
+/// busy timeout. The HTTP server's event-loop threads must never block, so ``read(_:)`` and
+/// ``write(_:)`` never run SQLite on the calling thread. They send the closure to a serial
+/// dispatch queue that owns one connection, and suspend the calling task on a continuation that
+/// the queue resumes when the closure is done; the caller's thread goes back to its event loop
+/// at once, and the hop costs microseconds (no polling, no sleeping).
+///
+/// - **One writer.** SQLite allows one writer at a time per file. All writes of this process
+///   go through one connection on one serial queue, so our own writes queue up in memory in
+///   arrival order instead of fighting over the file lock with `SQLITE_BUSY`.
+/// - **N readers** (``Configuration/readers``, default 2). WAL lets readers read the last
+///   committed snapshot while the writer writes, so each reader connection has its own serial
+///   queue, and a read goes to the reader with the fewest jobs in flight. Readers run with
+///   `PRAGMA query_only`.
+/// - **Other processes** (`latchkey migrate`, a second server, the `sqlite3` shell) share the
+///   file through SQLite's locks. Each write transaction starts with `BEGIN IMMEDIATE`, taking
+///   the write lock up front, and a busy handler waits for it in short sleeps up to
+///   ``Configuration/busyTimeout``; only then does the write fail with
+///   ``StoreError/Code/busy``, having written nothing.
+///
+/// Each connection caches up to ``Configuration/statementCacheSize`` prepared statements by SQL
+/// text, dropping the least recently used, prepared with `SQLITE_PREPARE_PERSISTENT`, and reset
+/// with their bindings cleared after every use.
+///
+/// ## Durability
+///
+/// `journal_mode=WAL`, `synchronous=NORMAL`, `foreign_keys=ON`. A commit survives a crash of
+/// the process; a power loss may lose the last commits but never leaves half of one (S28).
+///
+/// The file's directory must exist; the file is created when missing. Call ``close()`` before
+/// letting go of the database.
+public final class SQLiteDatabase: SQLDatabase {
+    /// Where the database lives and how it is used.
+    public struct Configuration: Sendable {
+        /// The database file's path; its directory must exist. `:memory:` is not supported,
+        /// because each connection would get a database of its own.
+        public var path: String
+        /// How many reader connections, at least 1.
+        public var readers: Int = 2
+        /// How long a transaction waits for another process's lock before failing with
+        /// ``StoreError/Code/busy``.
+        public var busyTimeout: Duration = .seconds(5)
+        /// How many prepared statements each connection keeps; 0 prepares every time.
+        public var statementCacheSize: Int = 64
+        /// How long ``SQLiteDatabase/isHealthy()`` waits for its probe.
+        public var healthCheckTimeout: Duration = .seconds(1)
+
+        /// Creates a configuration.
+        ///
+        /// - Parameters:
+        ///   - path: The database file's path.
+        ///   - readers: How many reader connections, at least 1.
+        ///   - busyTimeout: How long to wait for another process's lock.
+        ///   - statementCacheSize: Prepared statements kept per connection.
+        ///   - healthCheckTimeout: How long the health probe may take.
+        public init(
+            path: String, readers: Int = 2, busyTimeout: Duration = .seconds(5), statementCacheSize: Int = 64,
+            healthCheckTimeout: Duration = .seconds(1)
+        ) {
+            self.path = path
+            self.readers = readers
+            self.busyTimeout = busyTimeout
+            self.statementCacheSize = statementCacheSize
+            self.healthCheckTimeout = healthCheckTimeout
+        }
+    }
+
+    /// Figures summed over every connection, for metrics and tests.
+    public struct Statistics: Sendable, Hashable {
+        /// Prepared statements held in the caches now.
+        public var cachedStatements: Int = 0
+        /// Statements taken from a cache.
+        public var cacheHits: Int = 0
+        /// Statements that had to be prepared.
+        public var cacheMisses: Int = 0
+        /// Times a connection found the file locked by another connection (in practice another
+        /// process or another `SQLiteDatabase`) and waited.
+        public var busyWaits: Int = 0
+
+        static func + (lhs: Statistics, rhs: Statistics) -> Statistics {
+            Statistics(
+                cachedStatements: lhs.cachedStatements + rhs.cachedStatements, cacheHits: lhs.cacheHits + rhs.cacheHits,
+                cacheMisses: lhs.cacheMisses + rhs.cacheMisses, busyWaits: lhs.busyWaits + rhs.busyWaits)
+        }
+    }
+
+    /// The configuration the database was opened with.
+    public let configuration: Configuration
+    /// ``SQLDialect/sqlite``.
+    public let dialect = SQLDialect.sqlite
+
+    private let writer: SQLiteWorker
+    private let readers: [SQLiteWorker]
+    /// Jobs in flight per reader, to pick the least busy one.
+    private let readerLoad: Mutex<[Int]>
+    private let closed = Atomic<Bool>(false)
+
+    /// Opens (or creates) the database file and its connections.
+    ///
+    /// - Parameter configuration: The path and settings.
+    /// - Throws: ``StoreError``: ``StoreError/Code/io`` when the file cannot be opened, written
+    ///   or put in WAL mode; ``StoreError/Code/corrupt`` when it is not a database;
+    ///   ``StoreError/Code/misuse`` for a configuration out of range.
+    public init(configuration: Configuration) throws {
+        guard configuration.readers >= 1 else {
+            throw StoreError.misuse("SQLiteDatabase needs at least 1 reader, got \(configuration.readers)")
+        }
+        guard configuration.statementCacheSize >= 0, configuration.busyTimeout >= .zero else {
+            throw StoreError.misuse("SQLiteDatabase needs a statement cache size and busy timeout of at least 0")
+        }
+        guard sqlite3_threadsafe() != 0 else {
+            throw StoreError.misuse("the SQLite library was built without thread support")
+        }
+        self.configuration = configuration
+        let writer = SQLiteWorker(
+            label: "latchkey.store.writer",
+            connection: try SQLiteConnection.open(
+                path: configuration.path, role: .writer, busyTimeout: configuration.busyTimeout,
+                statementCacheSize: configuration.statementCacheSize))
+        var readers: [SQLiteWorker] = []
+        do {
+            for index in 0..<configuration.readers {
+                readers.append(
+                    SQLiteWorker(
+                        label: "latchkey.store.reader\(index)",
+                        connection: try SQLiteConnection.open(
+                            path: configuration.path, role: .reader, busyTimeout: configuration.busyTimeout,
+                            statementCacheSize: configuration.statementCacheSize)))
+            }
+        } catch {
+            readers.forEach { $0.closeBeforeUse() }
+            writer.closeBeforeUse()
+            throw error
+        }
+        self.writer = writer
+        self.readers = readers
+        self.readerLoad = Mutex([Int](repeating: 0, count: readers.count))
+    }
+
+    /// Runs `body` in a read transaction on the least busy reader connection.
+    ///
+    /// - Parameter body: The queries; a write in it fails with ``StoreError/Code/misuse``.
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws, ``StoreError/Code/closed`` after ``close()``, or another
+    ///   ``StoreError``.
+    @discardableResult
+    public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+        try checkOpen()
+        let index = readerLoad.withLock { load in
+            let index = load.indices.min { load[$0] < load[$1] }!
+            load[index] += 1
+            return index
+        }
+        defer { readerLoad.withLock { $0[index] -= 1 } }
+        return try await readers[index].run { connection in
+            try connection.beginDeferred()
+            return try Self.finish(connection, body)
+        }
+    }
+
+    /// Runs `body` as one write transaction on the writer connection: `BEGIN IMMEDIATE`, the
+    /// body, `COMMIT`; `ROLLBACK` when anything throws (S28).
+    ///
+    /// - Parameter body: The statements.
+    /// - Returns: What `body` returns, after the commit.
+    /// - Throws: What `body` throws (after the rollback), ``StoreError/Code/busy`` when another
+    ///   process held the lock for the whole busy timeout, ``StoreError/Code/closed`` after
+    ///   ``close()``, or another ``StoreError``.
+    @discardableResult
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+        try checkOpen()
+        return try await writer.run { connection in
+            try connection.beginImmediate()
+            return try Self.finish(connection, body)
+        }
+    }
+
+    /// Runs the body of an open transaction and commits, or rolls back when anything throws.
+    private static func finish<T>(
+        _ connection: SQLiteConnection, _ body: (any SQLConnection) throws -> T
+    ) throws -> T {
+        do {
+            let result = try body(connection)
+            try connection.commit()
+            return result
+        } catch {
+            connection.rollbackIfOpen()
+            throw error
+        }
+    }
+
+    /// Whether a reader and the writer both answer a trivial query within
+    /// ``Configuration/healthCheckTimeout``.
+    ///
+    /// The probe reads the schema table, so it touches the file; it takes no write lock.
+    ///
+    /// - Returns: `false` when the database is closed, a query fails, or the answer is late
+    ///   (a wedged queue or a file system that hangs).
+    public func isHealthy() async -> Bool {
+        guard !closed.load(ordering: .acquiring) else { return false }
+        let gate = OneShot()
+        return await withCheckedContinuation { continuation in
+            gate.arm(continuation)
+            let timer = Task {
+                try? await Task.sleep(for: configuration.healthCheckTimeout)
+                gate.resume(false)
+            }
+            Task {
+                async let read = try? self.read { try $0.queryOne("SELECT count(*) AS n FROM sqlite_master") }
+                async let write = try? self.writer.run { try $0.queryOne("SELECT 1 AS one") }
+                let (readRow, writerRow) = await (read, write)
+                let healthy = readRow != nil && writerRow != nil
+                timer.cancel()
+                gate.resume(healthy)
+            }
+        }
+    }
+
+    /// Runs `PRAGMA integrity_check` on a reader.
+    ///
+    /// It reads the whole file, so it takes time in proportion to the database's size.
+    ///
+    /// - Returns: Whether SQLite found the database intact (`ok`).
+    /// - Throws: ``StoreError``, for example ``StoreError/Code/corrupt`` when the damage stops
+    ///   the check itself.
+    public func integrityCheck() async throws -> Bool {
+        let rows = try await read { try $0.query("PRAGMA integrity_check") }
+        return rows.count == 1 && rows[0].values.first == .text("ok")
+    }
+
+    /// Statement-cache and lock-wait figures over every connection; zero after ``close()``.
+    ///
+    /// - Returns: The figures.
+    public func statistics() async -> Statistics {
+        var total = Statistics()
+        for worker in [writer] + readers {
+            if let figures = try? await worker.run({ $0.statistics }) {
+                total = total + figures
+            }
+        }
+        return total
+    }
+
+    /// Lets the jobs already queued finish, then closes every connection (the writer last,
+    /// after `PRAGMA optimize`). Later calls throw ``StoreError/Code/closed``; a second
+    /// `close()` returns at once.
+    public func close() async {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        for reader in readers {
+            await reader.close()
+        }
+        await writer.close { connection in
+            _ = try? connection.execute("PRAGMA optimize", [])
+        }
+    }
+
+    private func checkOpen() throws {
+        guard !closed.load(ordering: .acquiring) else { throw StoreError.closed("the database is closed") }
+    }
+}
+
+/// A continuation resumed by whichever of several racers comes first.
+private final class OneShot: Sendable {
+    private let continuation = Mutex<CheckedContinuation<Bool, Never>?>(nil)
+
+    func arm(_ continuation: CheckedContinuation<Bool, Never>) {
+        self.continuation.withLock { $0 = continuation }
+    }
+
+    func resume(_ value: Bool) {
+        continuation.withLock { $0.take() }?.resume(returning: value)
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import LatchkeyStore
+import Testing
+
+@Suite("Migrations")
+struct MigrationTests {
+    @Test("migrate applies every migration once, records it, and a second run applies nothing")
+    func idempotent() async throws {
+        try await withDatabase { database, _ in
+            #expect(try await Migrator.appliedVersions(database) == [])
+            let now = Date(timeIntervalSince1970: 1_800_000_000)
+            let applied = try await Migrator.migrate(database, now: now)
+            #expect(applied.map(\.version) == LatchkeySchema.migrations.map(\.version))
+            #expect(try await Migrator.appliedVersions(database) == LatchkeySchema.migrations.map(\.version))
+            let record = try await database.read {
+                try $0.queryOne("SELECT name, applied_at FROM schema_migrations WHERE version = 1", [])
+            }
+            #expect(try record?.string("name") == "initial schema")
+            #expect(try record?.int("applied_at") == 1_800_000_000)
+            #expect(try await Migrator.migrate(database).isEmpty)
+            #expect(try await Migrator.appliedVersions(database) == [1])
+        }
+    }
+
+    @Test("later migrations apply on top, in order, each recorded")
+    func incremental() async throws {
+        try await withDatabase { database, _ in
+            try await Migrator.migrate(database)
+            let extra =
+                LatchkeySchema.migrations + [
+                    Migration(version: 2, name: "widgets") { dialect in
+                        ["CREATE TABLE widgets (id TEXT PRIMARY KEY, body \(dialect.blobType))"]
+                    },
+                    Migration(version: 3, name: "widget index") { _ in
+                        ["CREATE INDEX widgets_body ON widgets (body)"]
+                    },
+                ]
+            let applied = try await Migrator.migrate(database, migrations: extra)
+            #expect(applied.map(\.version) == [2, 3])
+            #expect(try await Migrator.appliedVersions(database) == [1, 2, 3])
+        }
+    }
+
+    @Test("a database newer than the code is refused with a clear schema error")
+    func newerDatabaseRefused() async throws {
+        try await withDatabase { database, _ in
+            let future = LatchkeySchema.migrations + [Migration(version: 99, name: "from the future") { _ in [] }]
+            try await Migrator.migrate(database, migrations: future)
+            let error = await #expect(throws: StoreError.schema()) {
+                try await Migrator.migrate(database)
+            }
+            #expect(error?.reason.contains("99") == true)
+            #expect(error?.reason.contains("newer") == true)
+        }
+    }
+
+    @Test("a failing migration rolls back entirely and is not recorded; the earlier ones stay")
+    func failingMigration() async throws {
+        try await withDatabase { database, _ in
+            let broken =
+                LatchkeySchema.migrations + [
+                    Migration(version: 2, name: "half") { _ in
+                        ["CREATE TABLE half_done (id INTEGER)", "CREATE TABLE users (id TEXT)"]
+                    }
+                ]
+            await #expect(throws: StoreError.schema()) { try await Migrator.migrate(database, migrations: broken) }
+            let versions = try await Migrator.appliedVersions(database)
+            #expect(versions == [1])
+            await #expect(throws: StoreError.schema()) {
+                try await database.read { try $0.query("SELECT * FROM half_done", []) }
+            }
+        }
+    }
+
+    @Test("migration lists out of order are misuse")
+    func outOfOrder() async throws {
+        try await withDatabase { database, _ in
+            let swapped = [
+                Migration(version: 2, name: "b") { _ in [] }, Migration(version: 1, name: "a") { _ in [] },
+            ]
+            await #expect(throws: StoreError.misuse()) { try await Migrator.migrate(database, migrations: swapped) }
+            let duplicate = [
+                Migration(version: 1, name: "a") { _ in [] }, Migration(version: 1, name: "b") { _ in [] },
+            ]
+            await #expect(throws: StoreError.misuse()) { try await Migrator.migrate(database, migrations: duplicate) }
+        }
+    }
+
+    @Test("two databases on one file migrating at once apply each migration exactly once")
+    func concurrentMigrators() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("race.sqlite")
+        let first = try SQLiteDatabase(configuration: .init(path: path))
+        let second = try SQLiteDatabase(configuration: .init(path: path))
+        async let a = Migrator.migrate(first)
+        async let b = Migrator.migrate(second)
+        let (appliedByFirst, appliedBySecond) = try await (a, b)
+        #expect(appliedByFirst.count + appliedBySecond.count == LatchkeySchema.migrations.count)
+        #expect(try await Migrator.appliedVersions(first) == [1])
+        await first.close()
+        await second.close()
+    }
+}

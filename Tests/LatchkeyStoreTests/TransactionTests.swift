@@ -1,0 +1,187 @@
+import Foundation
+import LatchkeyStore
+import Testing
+
+@Suite("Transactions")
+struct TransactionTests {
+    struct Boom: Error {}
+
+    /// A query that keeps SQLite busy for a millisecond or so.
+    static let busyWork = """
+        WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 5000) SELECT count(*) AS n FROM c
+        """
+
+    @Test("S28: a write that inserts and then throws leaves nothing behind")
+    func s28RollbackOnThrow() async throws {
+        try await withDatabase { database, _ in
+            try await createScratchTable(database)
+            await #expect(throws: Boom.self) {
+                try await database.write { connection in
+                    try connection.execute("INSERT INTO scratch (id, name) VALUES (1, 'a')", [])
+                    try connection.execute("INSERT INTO scratch (id, name) VALUES (2, 'b')", [])
+                    throw Boom()
+                }
+            }
+            #expect(try await count("scratch", in: database) == 0)
+            // The connection is usable afterwards and not stuck in the old transaction.
+            try await database.write { try $0.execute("INSERT INTO scratch (id, name) VALUES (3, 'c')", []) }
+            #expect(try await count("scratch", in: database) == 1)
+        }
+    }
+
+    @Test("S28: a constraint failure mid-transaction rolls back the statements before it")
+    func s28ConstraintRollsBack() async throws {
+        try await withDatabase { database, _ in
+            try await createScratchTable(database)
+            try await database.write { try $0.execute("INSERT INTO scratch (id, name) VALUES (1, 'taken')", []) }
+            let error = await #expect(throws: StoreError.constraint()) {
+                try await database.write { connection in
+                    try connection.execute("INSERT INTO scratch (id, name) VALUES (2, 'fresh')", [])
+                    try connection.execute("UPDATE scratch SET note = 'changed' WHERE id = 1", [])
+                    try connection.execute("INSERT INTO scratch (id, name) VALUES (3, ?)", ["taken"])
+                }
+            }
+            #expect(error?.reason.contains("UNIQUE") == true)
+            #expect(error?.reason.contains("taken") == false)
+            let rows = try await database.read { try $0.query("SELECT id, note FROM scratch", []) }
+            #expect(rows.count == 1)
+            #expect(rows.first?["note"] == .null)
+        }
+    }
+
+    @Test("a read sees one snapshot and can run while a long write holds the lock (WAL)")
+    func readsDuringLongWrite() async throws {
+        try await withDatabase(readers: 2) { database, _ in
+            try await createScratchTable(database)
+            try await database.write { try $0.execute("INSERT INTO scratch (id) VALUES (1)", []) }
+            let (entered, enteredContinuation) = AsyncStream<Void>.makeStream()
+            let release = DispatchSemaphore(value: 0)
+            let writing = Task {
+                try await database.write { connection -> Bool in
+                    try connection.execute("INSERT INTO scratch (id) VALUES (2)", [])
+                    enteredContinuation.yield()
+                    // Stay inside the transaction until the reads are done; a reader blocked behind
+                    // this write would make the wait time out and the test fail instead of hang.
+                    return release.wait(timeout: .now() + 10) == .success
+                }
+            }
+            for await _ in entered { break }
+            let started = ContinuousClock.now
+            async let first = count("scratch", in: database)
+            async let second = count("scratch", in: database)
+            let counts = try await [first, second]
+            let waited = ContinuousClock.now - started
+            release.signal()
+            #expect(try await writing.value, "the write was released by the reads, not by the timeout")
+            #expect(counts == [1, 1], "readers see the last commit, not the open transaction")
+            #expect(waited < .seconds(5))
+            #expect(try await count("scratch", in: database) == 2)
+        }
+    }
+
+    @Test("writes are serialised: concurrent increments lose no update")
+    func serialisedWrites() async throws {
+        try await withDatabase { database, _ in
+            try await database.write { connection in
+                try connection.execute("CREATE TABLE counter (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)", [])
+                try connection.execute("INSERT INTO counter VALUES (1, 0)", [])
+            }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<200 {
+                    group.addTask {
+                        try await database.write { connection in
+                            let n = try connection.queryOne("SELECT n FROM counter WHERE id = 1", [])!.int("n")
+                            try connection.execute("UPDATE counter SET n = ? WHERE id = 1", [.integer(n + 1)])
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let n = try await database.read { try $0.queryOne("SELECT n FROM counter", [])!.int("n") }
+            #expect(n == 200)
+        }
+    }
+
+    @Test("two databases on one file (as two processes) both write under contention; every write lands")
+    func twoInstancesContend() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("shared.sqlite")
+        let first = try SQLiteDatabase(configuration: .init(path: path))
+        let second = try SQLiteDatabase(configuration: .init(path: path))
+        do {
+            try await first.write { connection in
+                try connection.execute("CREATE TABLE counter (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)", [])
+                try connection.execute("INSERT INTO counter VALUES (1, 0)", [])
+                try connection.execute("CREATE TABLE log (id INTEGER PRIMARY KEY, writer TEXT NOT NULL)", [])
+            }
+            let perInstance = 150
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (name, database) in [("first", first), ("second", second)] {
+                    for _ in 0..<perInstance {
+                        group.addTask {
+                            // Read-modify-write: lost updates would show if the lock did not hold.
+                            try await database.write { connection in
+                                let n = try connection.queryOne("SELECT n FROM counter WHERE id = 1", [])!.int("n")
+                                try connection.execute("UPDATE counter SET n = ? WHERE id = 1", [.integer(n + 1)])
+                                try connection.execute("INSERT INTO log (writer) VALUES (?)", [.text(name)])
+                                // Hold the lock for a millisecond or so, so the two
+                                // instances really meet it taken.
+                                _ = try connection.queryOne(Self.busyWork, [])
+                            }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let n = try await second.read { try $0.queryOne("SELECT n FROM counter", [])!.int("n") }
+            #expect(n == Int64(2 * perInstance))
+            let perWriter = try await first.read {
+                try $0.query("SELECT writer, count(*) AS n FROM log GROUP BY writer ORDER BY writer", [])
+            }
+            #expect(try perWriter.map { try $0.int("n") } == [Int64(perInstance), Int64(perInstance)])
+            // They did contend: each waited for the other's lock at some point.
+            let (firstWaits, secondWaits) = await (first.statistics().busyWaits, second.statistics().busyWaits)
+            #expect(firstWaits + secondWaits > 0, "first \(firstWaits), second \(secondWaits)")
+        } catch {
+            await first.close()
+            await second.close()
+            throw error
+        }
+        await first.close()
+        await second.close()
+    }
+
+    @Test("a write gives up with busy after the timeout when another process holds the lock")
+    func busyAfterTimeout() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("busy.sqlite")
+        let holder = try SQLiteDatabase(configuration: .init(path: path))
+        let waiter = try SQLiteDatabase(configuration: .init(path: path, busyTimeout: .milliseconds(200)))
+        try await createScratchTable(holder)
+        let (entered, enteredContinuation) = AsyncStream<Void>.makeStream()
+        let release = DispatchSemaphore(value: 0)
+        let holding = Task {
+            try await holder.write { connection -> Bool in
+                try connection.execute("INSERT INTO scratch (id) VALUES (1)", [])
+                enteredContinuation.yield()
+                return release.wait(timeout: .now() + 10) == .success
+            }
+        }
+        for await _ in entered { break }
+        let started = ContinuousClock.now
+        await #expect(throws: StoreError.busy()) {
+            try await waiter.write { try $0.execute("INSERT INTO scratch (id) VALUES (2)", []) }
+        }
+        let waited = ContinuousClock.now - started
+        release.signal()
+        #expect(try await holding.value)
+        #expect(waited >= .milliseconds(180) && waited < .seconds(3), "waited \(waited)")
+        // Once the lock is free, the same database writes normally.
+        try await waiter.write { try $0.execute("INSERT INTO scratch (id) VALUES (3)", []) }
+        #expect(try await count("scratch", in: waiter) == 2)
+        await holder.close()
+        await waiter.close()
+    }
+}
