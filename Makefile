@@ -12,9 +12,9 @@ bootstrap:
 build: bootstrap
 	$(SWIFT) build -c release $(SWIFTFLAGS)
 
+# Development mode: SQLite and a generated master key under ./latchkey-data, loopback only.
 run: build
-	.build/release/latchkey version
-	@echo "The server (latchkey serve) is coming next; for now try: .build/release/latchkey help"
+	.build/release/latchkey serve --dev
 
 # Python tooling (PyJWT, cryptography) cross-checks our tokens in the interop tests.
 $(PYTHON): scripts/requirements-test.txt

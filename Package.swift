@@ -72,7 +72,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "LatchkeyCLITests",
-            dependencies: ["latchkey", "LatchkeyJOSE", "LatchkeyCrypto"],
+            dependencies: ["latchkey", "LatchkeyJOSE", "LatchkeyCrypto", "LatchkeyTestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "LatchkeyHTTPTests",

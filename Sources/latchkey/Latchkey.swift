@@ -14,6 +14,8 @@ enum Latchkey {
             print(overview)
             return 0
         },
+        ServeCommands.serve,
+        ServeCommands.migrate,
         JWTCommands.decode,
         JWTCommands.verify,
     ]

@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyCrypto
 import LatchkeyJOSE
+import LatchkeyTestSupport
 import Testing
 
 /// Runs the built `latchkey` executable the way an operator would and checks its exit status,
@@ -13,20 +14,9 @@ struct CLITests {
         var error: String
     }
 
-    static let executable: URL = {
-        // The test bundle sits beside the products in .build/<configuration>/.
-        var directory = Bundle.main.bundleURL
-        while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("latchkey").path),
-            directory.path != "/"
-        {
-            directory.deleteLastPathComponent()
-        }
-        return directory.appendingPathComponent("latchkey")
-    }()
-
     static func run(_ arguments: [String], input: String? = nil) throws -> Result {
         let process = Process()
-        process.executableURL = executable
+        process.executableURL = Executables.latchkey
         process.arguments = arguments
         let output = Pipe()
         let error = Pipe()

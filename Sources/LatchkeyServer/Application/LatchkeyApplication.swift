@@ -1,0 +1,123 @@
+import Foundation
+import LatchkeyHTTP
+public import LatchkeyStore
+
+/// One Latchkey server: the master key, the database, the routes and the HTTP server, wired
+/// from a ``Configuration``.
+///
+/// ``open(configuration:accessLog:)`` prepares everything that can fail (key file, database,
+/// migrations) before ``start()`` binds the port, so a bad setting stops start-up before any
+/// request is accepted. ``shutdown()`` stops accepting, lets in-flight requests finish, then
+/// closes the database.
+public final class LatchkeyApplication: Sendable {
+    /// The configuration it runs with.
+    public let configuration: Configuration
+    /// The database.
+    public let database: SQLiteDatabase
+    /// The key that seals secrets at rest.
+    public let masterKey: MasterKey
+    /// Whether the master key file was created by this start (development mode).
+    public let masterKeyCreated: Bool
+    /// The migrations this start applied.
+    public let appliedMigrations: [Migration]
+    /// Counters and histograms for `/metrics`.
+    public let metrics: Metrics
+    private let server: HTTPServer
+
+    private init(
+        configuration: Configuration, database: SQLiteDatabase, masterKey: MasterKey, masterKeyCreated: Bool,
+        appliedMigrations: [Migration], metrics: Metrics, server: HTTPServer
+    ) {
+        self.configuration = configuration
+        self.database = database
+        self.masterKey = masterKey
+        self.masterKeyCreated = masterKeyCreated
+        self.appliedMigrations = appliedMigrations
+        self.metrics = metrics
+        self.server = server
+    }
+
+    /// Loads the master key, opens and migrates the database, and builds the routes.
+    ///
+    /// - Parameters:
+    ///   - configuration: A validated configuration.
+    ///   - accessLog: Whether to write JSON access-log lines to standard error.
+    /// - Throws: ``ConfigurationError`` for a bad key file or database path; ``LatchkeyStore/StoreError``.
+    public static func open(configuration: Configuration, accessLog: Bool = true) async throws -> LatchkeyApplication {
+        let (masterKey, created) = try MasterKey.load(path: configuration.masterKeyFile, createIfMissing: configuration.dev)
+        let database = try openDatabase(configuration)
+        let applied: [Migration]
+        do {
+            applied = try await Migrator.migrate(database)
+        } catch {
+            await database.close()
+            throw error
+        }
+        let metrics = Metrics()
+        let router = Router()
+        OperationsRoutes(configuration: configuration, database: database, metrics: metrics).register(on: router)
+
+        let (host, port) = configuration.listenAddress
+        var serverConfiguration = HTTPServer.Configuration()
+        serverConfiguration.host = host
+        serverConfiguration.port = port
+        let sink = MetricsAccessLog(metrics: metrics, next: accessLog ? StandardErrorAccessLog() : nil)
+        let server = HTTPServer(configuration: serverConfiguration, responder: router, accessLog: sink)
+        metrics.gauge(.httpConnections) { Double(server.activeConnections) }
+        return LatchkeyApplication(
+            configuration: configuration, database: database, masterKey: masterKey, masterKeyCreated: created,
+            appliedMigrations: applied, metrics: metrics, server: server)
+    }
+
+    /// Opens the configured SQLite file, creating its directory.
+    public static func openDatabase(_ configuration: Configuration) throws -> SQLiteDatabase {
+        let path = configuration.sqlitePath
+        let directory = (path as NSString).deletingLastPathComponent
+        do {
+            if !directory.isEmpty {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            }
+            return try SQLiteDatabase(configuration: SQLiteDatabase.Configuration(path: path))
+        } catch {
+            throw ConfigurationError(problems: ["database: \(configuration.database) cannot be opened (\(error))"])
+        }
+    }
+
+    /// Binds the listening address and starts serving.
+    ///
+    /// - Throws: when the address cannot be bound (in use, not permitted).
+    public func start() throws {
+        try server.start()
+    }
+
+    /// The port the server listens on (the real one when `listen` asked for port 0).
+    public var boundPort: Int { server.boundPort }
+
+    /// The URL clients reach this server at: `public_url`, or the bound address.
+    public var publicURL: String {
+        if let publicURL = configuration.publicURL { return publicURL }
+        let host = configuration.listenAddress.host
+        let shown = host == "0.0.0.0" || host == "::" ? "127.0.0.1" : (host.contains(":") ? "[\(host)]" : host)
+        return "http://\(shown):\(boundPort)"
+    }
+
+    /// Stops accepting, finishes in-flight requests within the deadline, closes the database.
+    public func shutdown() async {
+        await server.shutdown()
+        await database.close()
+    }
+}
+
+/// Counts every request in ``Metrics`` and passes the entry on to the access log.
+struct MetricsAccessLog: AccessLogSink {
+    let metrics: Metrics
+    let next: (any AccessLogSink)?
+
+    func record(_ entry: AccessLogEntry) {
+        // Unmatched paths share one label value, so a scan cannot grow the metric without bound.
+        let route = entry.route ?? "unmatched"
+        metrics.increment(.httpRequests, ["method": entry.method.rawValue, "route": route, "status": String(entry.status)])
+        metrics.observe(.httpDuration, ["route": route], entry.durationSeconds)
+        next?.record(entry)
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LatchkeyHTTP
+import LatchkeyJOSE
+import LatchkeyServer
+import LatchkeyStore
+
+/// A real Latchkey in this process: port 0, a fresh temporary directory with its own SQLite file
+/// and master key, development mode. Tests talk HTTP to it and look into its database.
+///
+/// Use ``with(_:_:)`` so the server is always stopped and its directory removed.
+final class TestServer: Sendable {
+    let directory: URL
+    let application: LatchkeyApplication
+
+    var baseURL: String { application.publicURL }
+    var database: SQLiteDatabase { application.database }
+
+    private init(directory: URL, application: LatchkeyApplication) {
+        self.directory = directory
+        self.application = application
+    }
+
+    /// A configuration for a test server in `directory`.
+    static func configuration(in directory: URL) -> Configuration {
+        var configuration = Configuration()
+        configuration.listen = "127.0.0.1:0"
+        configuration.database = "sqlite:" + directory.appendingPathComponent("latchkey.sqlite").path
+        configuration.masterKeyFile = directory.appendingPathComponent("master.key").path
+        configuration.dev = true
+        configuration.apple.clientIDs = ["com.example.app"]
+        return configuration
+    }
+
+    /// Starts a server, runs `body`, and stops the server whatever happens.
+    static func with<T>(_ configure: (inout Configuration) -> Void = { _ in }, _ body: (TestServer) async throws -> T) async throws -> T {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-test-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var configuration = configuration(in: directory)
+        configure(&configuration)
+        let application = try await LatchkeyApplication.open(configuration: configuration, accessLog: false)
+        let server = TestServer(directory: directory, application: application)
+        do {
+            try application.start()
+            let result = try await body(server)
+            await server.stop()
+            return result
+        } catch {
+            await server.stop()
+            throw error
+        }
+    }
+
+    private func stop() async {
+        await application.shutdown()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Sends a request and returns the response.
+    func request(
+        _ method: HTTPMethod, _ path: String, json: JSONValue? = nil, body: [UInt8]? = nil, headers: [String: String] = [:]
+    ) async throws -> TestResponse {
+        var request = URLRequest(url: URL(string: baseURL + path)!)
+        request.httpMethod = method.rawValue
+        for (name, value) in headers { request.addValue(value, forHTTPHeaderField: name) }
+        if let json {
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = Data(json.serialized)
+        } else if let body {
+            request.httpBody = Data(body)
+        }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let http = response as! HTTPURLResponse
+        var responseHeaders = HTTPHeaders()
+        for case (let name as String, let value as String) in http.allHeaderFields { responseHeaders.add(name, value) }
+        return TestResponse(status: http.statusCode, headers: responseHeaders, body: Array(data))
+    }
+}
+
+/// What a test server answered.
+struct TestResponse: Sendable {
+    var status: Int
+    var headers: HTTPHeaders
+    var body: [UInt8]
+
+    /// The body as JSON.
+    var json: JSONValue {
+        get throws { try JSONValue(parsing: body) }
+    }
+
+    var text: String { String(decoding: body, as: UTF8.self) }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import LatchkeyHTTP
+import LatchkeyJOSE
+import LatchkeyServer
+import LatchkeyStore
+import LatchkeyTestSupport
+import Testing
+
+@Suite("Operations endpoints")
+struct OperationsTests {
+    @Test("/healthz answers ok as JSON with a request id")
+    func healthz() async throws {
+        try await TestServer.with { server in
+            let response = try await server.request(.get, "/healthz")
+            #expect(response.status == 200)
+            #expect(try response.json == ["status": "ok"])
+            #expect(response.headers["Content-Type"]?.hasPrefix("application/json") == true)
+            #expect((response.headers["X-Request-Id"] ?? "").count >= 16)
+        }
+    }
+
+    @Test("/readyz is 200 while the database answers and 503 not_ready once it does not")
+    func readyz() async throws {
+        try await TestServer.with { server in
+            let ready = try await server.request(.get, "/readyz")
+            #expect(ready.status == 200)
+            #expect(try ready.json == ["status": "ready"])
+            await server.database.close()
+            let broken = try await server.request(.get, "/readyz")
+            #expect(broken.status == 503)
+            #expect(try broken.json["error"] == "not_ready")
+            // Liveness does not depend on the database.
+            #expect(try await server.request(.get, "/healthz").status == 200)
+        }
+    }
+
+    @Test("/metrics counts requests by method, route and status in Prometheus text")
+    func metrics() async throws {
+        try await TestServer.with { server in
+            for _ in 0..<3 { _ = try await server.request(.get, "/healthz") }
+            _ = try await server.request(.get, "/no/such/path")
+            let response = try await server.request(.get, "/metrics")
+            #expect(response.status == 200)
+            #expect(response.headers["Content-Type"]?.hasPrefix("text/plain; version=0.0.4") == true)
+            let text = response.text
+            #expect(text.contains(#"latchkey_http_requests_total{method="GET",route="/healthz",status="200"} 3"#))
+            #expect(text.contains(#"status="404""#))
+            #expect(!text.contains("/no/such/path"), "unmatched paths never become label values")
+            #expect(text.contains("# TYPE latchkey_http_request_duration_seconds histogram"))
+            #expect(text.contains("latchkey_http_connections "))
+        }
+    }
+
+    @Test("apple-app-site-association lists the configured apps as JSON, without a redirect")
+    func appSiteAssociation() async throws {
+        try await TestServer.with({ configuration in
+            configuration.associatedDomains.webcredentials = ["ABCDE12345.com.example.app"]
+            configuration.associatedDomains.applinks = ["ABCDE12345.com.example.app"]
+        }) { server in
+            let response = try await server.request(.get, "/.well-known/apple-app-site-association")
+            #expect(response.status == 200)
+            #expect(response.headers["Content-Type"]?.hasPrefix("application/json") == true)
+            let json = try response.json
+            #expect(json["webcredentials"]?["apps"] == ["ABCDE12345.com.example.app"])
+            #expect(json["applinks"]?["details"]?.arrayValue?.first?["appIDs"] == ["ABCDE12345.com.example.app"])
+        }
+    }
+
+    @Test("S24: an unknown path is a JSON 404 and a wrong method a JSON 405")
+    func notFound() async throws {
+        try await TestServer.with { server in
+            let missing = try await server.request(.get, "/v1/nothing")
+            #expect(missing.status == 404)
+            #expect(try missing.json["error"] == "not_found")
+            let wrongMethod = try await server.request(.post, "/healthz", json: [:])
+            #expect(wrongMethod.status == 405)
+            #expect(try wrongMethod.json["error"] != nil)
+        }
+    }
+
+    @Test("start-up applies every migration and records it in the database")
+    func migrations() async throws {
+        try await TestServer.with { server in
+            let versions = try await Migrator.appliedVersions(server.database)
+            #expect(versions == LatchkeySchema.migrations.map(\.version))
+            #expect(server.application.appliedMigrations.count == LatchkeySchema.migrations.count)
+        }
+    }
+}
