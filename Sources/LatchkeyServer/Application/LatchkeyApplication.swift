@@ -22,11 +22,15 @@ public final class LatchkeyApplication: Sendable {
     public let appliedMigrations: [Migration]
     /// Counters and histograms for `/metrics`.
     public let metrics: Metrics
+    /// The signing keys.
+    public let signingKeys: SigningKeyRing
+    /// Sessions and their tokens.
+    public let sessions: SessionService
     private let server: HTTPServer
 
     private init(
         configuration: Configuration, database: SQLiteDatabase, masterKey: MasterKey, masterKeyCreated: Bool,
-        appliedMigrations: [Migration], metrics: Metrics, server: HTTPServer
+        appliedMigrations: [Migration], metrics: Metrics, signingKeys: SigningKeyRing, sessions: SessionService, server: HTTPServer
     ) {
         self.configuration = configuration
         self.database = database
@@ -34,6 +38,8 @@ public final class LatchkeyApplication: Sendable {
         self.masterKeyCreated = masterKeyCreated
         self.appliedMigrations = appliedMigrations
         self.metrics = metrics
+        self.signingKeys = signingKeys
+        self.sessions = sessions
         self.server = server
     }
 
@@ -42,20 +48,28 @@ public final class LatchkeyApplication: Sendable {
     /// - Parameters:
     ///   - configuration: A validated configuration.
     ///   - accessLog: Whether to write JSON access-log lines to standard error.
+    ///   - clock: The time; injected so tests can move it.
     /// - Throws: ``ConfigurationError`` for a bad key file or database path; ``LatchkeyStore/StoreError``.
-    public static func open(configuration: Configuration, accessLog: Bool = true) async throws -> LatchkeyApplication {
+    public static func open(
+        configuration: Configuration, accessLog: Bool = true, clock: @escaping @Sendable () -> Date = { Date() }
+    ) async throws -> LatchkeyApplication {
         let (masterKey, created) = try MasterKey.load(path: configuration.masterKeyFile, createIfMissing: configuration.dev)
         let database = try openDatabase(configuration)
         let applied: [Migration]
+        let signingKeys: SigningKeyRing
         do {
             applied = try await Migrator.migrate(database)
+            signingKeys = try await SigningKeyRing.open(
+                database: database, masterKey: masterKey, accessTokenTTL: configuration.accessTokenTTL, now: clock())
         } catch {
             await database.close()
             throw error
         }
         let metrics = Metrics()
+        let sessions = SessionService(database: database, keys: signingKeys, metrics: metrics, configuration: configuration, clock: clock)
         let router = Router()
         OperationsRoutes(configuration: configuration, database: database, metrics: metrics).register(on: router)
+        SessionRoutes(sessions: sessions, bearer: BearerAuthenticator(sessions: sessions)).register(on: router)
 
         let (host, port) = configuration.listenAddress
         var serverConfiguration = HTTPServer.Configuration()
@@ -66,7 +80,7 @@ public final class LatchkeyApplication: Sendable {
         metrics.gauge(.httpConnections) { Double(server.activeConnections) }
         return LatchkeyApplication(
             configuration: configuration, database: database, masterKey: masterKey, masterKeyCreated: created,
-            appliedMigrations: applied, metrics: metrics, server: server)
+            appliedMigrations: applied, metrics: metrics, signingKeys: signingKeys, sessions: sessions, server: server)
     }
 
     /// Opens the configured SQLite file, creating its directory.
@@ -88,6 +102,7 @@ public final class LatchkeyApplication: Sendable {
     /// - Throws: when the address cannot be bound (in use, not permitted).
     public func start() throws {
         try server.start()
+        sessions.setPublicURL(publicURL, audience: configuration.audience)
     }
 
     /// The port the server listens on (the real one when `listen` asked for port 0).

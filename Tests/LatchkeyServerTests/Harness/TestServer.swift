@@ -6,6 +6,7 @@ import LatchkeyHTTP
 import LatchkeyJOSE
 import LatchkeyServer
 import LatchkeyStore
+import Synchronization
 
 /// A real Latchkey in this process: port 0, a fresh temporary directory with its own SQLite file
 /// and master key, development mode. Tests talk HTTP to it and look into its database.
@@ -14,13 +15,15 @@ import LatchkeyStore
 final class TestServer: Sendable {
     let directory: URL
     let application: LatchkeyApplication
+    let clock: TestClock
 
     var baseURL: String { application.publicURL }
     var database: SQLiteDatabase { application.database }
 
-    private init(directory: URL, application: LatchkeyApplication) {
+    private init(directory: URL, application: LatchkeyApplication, clock: TestClock) {
         self.directory = directory
         self.application = application
+        self.clock = clock
     }
 
     /// A configuration for a test server in `directory`.
@@ -40,8 +43,9 @@ final class TestServer: Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var configuration = configuration(in: directory)
         configure(&configuration)
-        let application = try await LatchkeyApplication.open(configuration: configuration, accessLog: false)
-        let server = TestServer(directory: directory, application: application)
+        let clock = TestClock()
+        let application = try await LatchkeyApplication.open(configuration: configuration, accessLog: false, clock: { clock.now })
+        let server = TestServer(directory: directory, application: application, clock: clock)
         do {
             try application.start()
             let result = try await body(server)
@@ -56,6 +60,18 @@ final class TestServer: Sendable {
     private func stop() async {
         await application.shutdown()
         try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// A user made directly in the database: no sign-in endpoint is involved.
+    func createUser(email: String = "ada@example.com", givenName: String? = "Ada") async throws -> User {
+        let users = UserStore(database: database)
+        let now = clock.now
+        return try await database.write { try users.create(email: email, emailVerified: true, givenName: givenName, now: now, on: $0) }
+    }
+
+    /// A session for `user`, made through the session service as a sign-in would.
+    func startSession(for user: User, amr: [String] = ["pwd"]) async throws -> TokenResponse {
+        try await application.sessions.startSession(userID: user.id, amr: amr, context: RequestContext(ip: "127.0.0.1"))
     }
 
     /// Sends a request and returns the response.
@@ -77,6 +93,13 @@ final class TestServer: Sendable {
         for case (let name as String, let value as String) in http.allHeaderFields { responseHeaders.add(name, value) }
         return TestResponse(status: http.statusCode, headers: responseHeaders, body: Array(data))
     }
+}
+
+/// A clock tests can move; the server reads it for every time check.
+final class TestClock: Sendable {
+    private let time = Mutex(Date())
+    var now: Date { time.withLock { $0 } }
+    func advance(by seconds: TimeInterval) { time.withLock { $0 = $0.addingTimeInterval(seconds) } }
 }
 
 /// What a test server answered.

@@ -1,0 +1,45 @@
+import Foundation
+import LatchkeyHTTP
+import LatchkeyJOSE
+
+/// The user and session behind a valid bearer token.
+public struct Principal: Sendable {
+    public var userID: String
+    public var sessionID: String
+    public var amr: [String]
+}
+
+/// Checks `Authorization: Bearer` on Latchkey's own endpoints: signature, `typ: at+jwt`, `iss`,
+/// `aud`, `exp`, and that the session is still live, so a logout takes effect here at once (and
+/// in other processes on the same database within ``SessionService/livenessTTL``).
+///
+/// Services that verify the JWT offline against the JWKS cannot see a logout: they accept a
+/// token until it expires, at most `access_token_ttl` seconds (docs/api.md).
+struct BearerAuthenticator: Sendable {
+    let sessions: SessionService
+
+    func authenticate(_ request: HTTPRequest) async throws -> Principal {
+        guard let header = request.headers["Authorization"], header.count > 7, header.prefix(7).lowercased() == "bearer " else {
+            throw APIError.invalidToken("a bearer token is required")
+        }
+        let token = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
+        let now = sessions.clock()
+        let snapshot = try await sessions.keys.current(now: now)
+        let policy = JWTValidationPolicy(
+            issuer: sessions.issuer, audiences: [sessions.audience], algorithms: [.es256],
+            requiredClaims: ["exp", "iat", "sub", "sid"], type: .exactly("at+jwt"))
+        let claims: JWTClaims
+        do {
+            claims = try JWTVerifier(keys: snapshot.verificationKeys, policy: policy).verify(token, now: now).claims
+        } catch {
+            throw APIError.invalidToken("the access token is not valid (\(error.code))")
+        }
+        guard let userID = claims.subject, let sessionID = claims["sid"]?.stringValue else {
+            throw APIError.invalidToken("the access token names no user or session")
+        }
+        guard try await sessions.isLive(sessionID, now: now) else {
+            throw APIError.invalidToken("the session has ended")
+        }
+        return Principal(userID: userID, sessionID: sessionID, amr: claims["amr"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+    }
+}

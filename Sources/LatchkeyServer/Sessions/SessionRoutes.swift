@@ -1,0 +1,133 @@
+import Foundation
+import LatchkeyHTTP
+import LatchkeyJOSE
+import LatchkeyStore
+
+/// `/v1/token`, `/v1/logout`, `/v1/sessions`, `/v1/revoke`, `/v1/me` and the JWKS.
+struct SessionRoutes {
+    let sessions: SessionService
+    let bearer: BearerAuthenticator
+
+    func register(on router: Router) {
+        let sessions = sessions
+        let bearer = bearer
+
+        router.get("/.well-known/jwks.json", synchronous: { _ in
+            var response = HTTPResponse(status: 200, body: sessions.keys.cached.jwks)
+            response.headers.set("Content-Type", "application/json; charset=utf-8")
+            response.headers.set("Cache-Control", "public, max-age=\(SigningKeyRing.jwksMaxAge)")
+            return response
+        })
+
+        router.post("/v1/token") { request in
+            let fields = try Self.fields(of: request)
+            guard let grantType = fields["grant_type"] else { throw APIError.invalidRequest("grant_type is required") }
+            guard grantType == "refresh_token" else {
+                throw APIError(status: 400, errorCode: "unsupported_grant_type", errorDescription: "only refresh_token is supported here")
+            }
+            guard let refreshToken = fields["refresh_token"], !refreshToken.isEmpty, refreshToken.count <= 512 else {
+                throw APIError.invalidRequest("refresh_token is required")
+            }
+            return try await sessions.refresh(refreshToken, context: RequestContext(request)).response()
+        }
+
+        router.post("/v1/revoke") { request in
+            let fields = try Self.fields(of: request)
+            if let token = fields["token"], !token.isEmpty, token.count <= 512 {
+                try await sessions.revoke(refreshToken: token, context: RequestContext(request))
+            }
+            return .empty(status: 200)
+        }
+
+        router.post("/v1/logout") { request in
+            let principal = try await bearer.authenticate(request)
+            var all = false
+            if !request.body.isEmpty {
+                let body = try request.jsonBody()
+                switch body["all"] {
+                case nil: break
+                case .bool(let value)?: all = value
+                default: throw APIError.invalidRequest("all must be true or false")
+                }
+            }
+            try await sessions.revokeSessions(
+                userID: principal.userID, sessionIDs: all ? nil : [principal.sessionID], reason: "logout", context: RequestContext(request))
+            return .empty()
+        }
+
+        router.get("/v1/sessions") { request in
+            let principal = try await bearer.authenticate(request)
+            let list = try await sessions.sessions(userID: principal.userID)
+            return .json(["sessions": .array(list.map { Self.json($0, current: $0.id == principal.sessionID) })])
+        }
+
+        router.delete("/v1/sessions/{id}") { request in
+            let principal = try await bearer.authenticate(request)
+            let id = request.pathParameters["id"] ?? ""
+            let revoked = try await sessions.revokeSessions(userID: principal.userID, sessionIDs: [id], reason: "revoked", context: RequestContext(request))
+            guard !revoked.isEmpty else { throw APIError.notFound("no such session") }
+            return .empty()
+        }
+
+        router.get("/v1/me") { request in
+            let principal = try await bearer.authenticate(request)
+            guard let profile = try await AccountProfile.load(userID: principal.userID, database: sessions.database) else {
+                throw APIError.invalidToken("the account no longer exists")
+            }
+            return .json(profile.json)
+        }
+    }
+
+    /// OAuth clients send form bodies; apps may send JSON. Both carry flat string fields.
+    static func fields(of request: HTTPRequest) throws -> [String: String] {
+        if request.mediaType(is: "application/x-www-form-urlencoded") { return try request.formBody() }
+        guard case .object(let members) = try request.jsonBody() else { throw APIError.invalidRequest("the body must be a JSON object") }
+        var fields = [String: String]()
+        for (name, value) in members {
+            guard let string = value.stringValue else { throw APIError.invalidRequest("\(name) must be a string") }
+            fields[name] = string
+        }
+        return fields
+    }
+
+    static func json(_ session: Session, current: Bool) -> JSONValue {
+        [
+            "id": .string(session.id), "created_at": .string(RFC3339.string(session.createdAt)),
+            "last_used_at": .string(RFC3339.string(session.lastUsedAt)), "expires_at": .string(RFC3339.string(session.expiresAt)),
+            "amr": .array(session.amr.map(JSONValue.string)), "user_agent": session.userAgent.map(JSONValue.string) ?? .null,
+            "ip": session.ip.map(JSONValue.string) ?? .null, "current": .bool(current),
+        ]
+    }
+}
+
+/// What `GET /v1/me` shows: the user, their sign-in identities and second factors.
+struct AccountProfile: Sendable {
+    var user: User
+    var identities: [JSONValue]
+    var factors: [JSONValue]
+
+    static func load(userID: String, database: any SQLDatabase) async throws -> AccountProfile? {
+        let users = UserStore(database: database)
+        let dialect = database.dialect
+        return try await database.read { connection in
+            guard let user = try users.find(userID, on: connection) else { return nil }
+            let identities = try connection.query(
+                dialect.sql("SELECT provider, email, created_at FROM identities WHERE user_id = ? ORDER BY created_at"), [.text(userID)]
+            ).map { row -> JSONValue in
+                ["provider": .string(try row.string("provider")), "email": row.optionalString("email").map(JSONValue.string) ?? .null,
+                 "created_at": .string(RFC3339.string(try row.date("created_at")))]
+            }
+            var factors = try connection.query(
+                dialect.sql("SELECT id, label FROM device_keys WHERE user_id = ? ORDER BY created_at"), [.text(userID)]
+            ).map { row -> JSONValue in ["type": "device_key", "id": .string(try row.string("id")), "label": .string(try row.string("label"))] }
+            if try connection.queryOne(dialect.sql("SELECT 1 AS one FROM totp_factors WHERE user_id = ? AND confirmed_at IS NOT NULL"), [.text(userID)]) != nil {
+                factors += [["type": "totp"], ["type": "recovery_code"]]
+            }
+            return AccountProfile(user: user, identities: identities, factors: factors)
+        }
+    }
+
+    var json: JSONValue {
+        ["user": user.json, "identities": .array(identities), "factors": .array(factors)]
+    }
+}

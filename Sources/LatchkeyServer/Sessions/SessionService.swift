@@ -1,0 +1,340 @@
+import Foundation
+import LatchkeyHTTP
+import LatchkeyJOSE
+import LatchkeyStore
+import Synchronization
+
+/// Who asked, for audit entries and the sessions list.
+public struct RequestContext: Sendable {
+    public var ip: String?
+    public var userAgent: String?
+    public var requestID: String?
+
+    public init(ip: String? = nil, userAgent: String? = nil, requestID: String? = nil) {
+        self.ip = ip
+        self.userAgent = userAgent
+        self.requestID = requestID
+    }
+
+    init(_ request: HTTPRequest) {
+        self.init(ip: request.remoteAddress, userAgent: request.headers["User-Agent"].map { String($0.prefix(256)) }, requestID: request.requestID)
+    }
+}
+
+/// What every sign-in, refresh and step-up returns (API.md "Token response").
+public struct TokenResponse: Sendable {
+    public var accessToken: String
+    public var expiresIn: Int
+    public var refreshToken: String
+    public var session: Session
+    public var user: User
+    public var created: Bool
+
+    var json: JSONValue {
+        [
+            "access_token": .string(accessToken), "token_type": "Bearer", "expires_in": .number(Double(expiresIn)),
+            "refresh_token": .string(refreshToken), "session_id": .string(session.id), "created": .bool(created), "user": user.json,
+        ]
+    }
+
+    /// The HTTP response: tokens are never cached (RFC 6749 §5.1).
+    func response(status: Int = 200) -> HTTPResponse {
+        var response = HTTPResponse.json(json, status: status)
+        response.headers.set("Cache-Control", "no-store")
+        return response
+    }
+}
+
+/// Sessions and their tokens: creation, refresh-token rotation with reuse detection, expiry and
+/// revocation (SECURITY.md S7–S9), each written with its audit entry in one transaction (S27, S28).
+public final class SessionService: Sendable {
+    let database: any SQLDatabase
+    let users: UserStore
+    let audit: AuditLog
+    let keys: SigningKeyRing
+    let metrics: Metrics
+    let clock: @Sendable () -> Date
+    let accessTokenTTL: Int
+    let idleTTL: TimeInterval
+    let absoluteTTL: TimeInterval
+    /// The issuer and audience; known only once the server has bound its port.
+    let identity: Mutex<(issuer: String, audience: String)>
+    /// Recent answers to "is this session live?", so bearer checks rarely touch the database.
+    private let liveness = Mutex<[String: (live: Bool, checkedAt: Date)]>([:])
+
+    /// How long another process's revocation may take to reach this one's bearer checks.
+    static let livenessTTL: TimeInterval = 1
+
+    init(
+        database: any SQLDatabase, keys: SigningKeyRing, metrics: Metrics, configuration: Configuration,
+        clock: @escaping @Sendable () -> Date
+    ) {
+        self.database = database
+        self.users = UserStore(database: database)
+        self.audit = AuditLog(database: database)
+        self.keys = keys
+        self.metrics = metrics
+        self.clock = clock
+        self.accessTokenTTL = configuration.accessTokenTTL
+        self.idleTTL = TimeInterval(configuration.refreshTokenIdleTTL)
+        self.absoluteTTL = TimeInterval(configuration.refreshTokenAbsoluteTTL)
+        self.identity = Mutex((configuration.publicURL ?? "", configuration.audience ?? configuration.publicURL ?? ""))
+    }
+
+    /// Sets the issuer (and the default audience) once the public URL is known.
+    func setPublicURL(_ publicURL: String, audience: String?) {
+        identity.withLock { $0 = (publicURL, audience ?? publicURL) }
+    }
+
+    var issuer: String { identity.withLock { $0.issuer } }
+    var audience: String { identity.withLock { $0.audience } }
+
+    // MARK: Creating
+
+    /// Creates a session and its first refresh token inside the caller's transaction, so a
+    /// sign-in that fails later leaves no session behind (S28).
+    func createSession(userID: String, amr: [String], context: RequestContext, now: Date, on connection: any SQLConnection) throws -> (Session, String) {
+        let session = Session(
+            id: Identifiers.make("ses"), userID: userID, amr: amr, createdAt: now, lastUsedAt: now,
+            idleExpiresAt: now.addingTimeInterval(min(idleTTL, absoluteTTL)), absoluteExpiresAt: now.addingTimeInterval(absoluteTTL),
+            userAgent: context.userAgent, ip: context.ip)
+        let refreshToken = Identifiers.secret()
+        let dialect = database.dialect
+        try connection.execute(
+            dialect.sql(
+                """
+                INSERT INTO sessions (id, user_id, amr, created_at, last_used_at, idle_expires_at, absolute_expires_at, user_agent, ip)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """),
+            [
+                .text(session.id), .text(userID), .text(JSONValue.array(amr.map(JSONValue.string)).serializedString), .time(now),
+                .time(now), .time(session.idleExpiresAt), .time(session.absoluteExpiresAt), SQLValue(context.userAgent), SQLValue(context.ip),
+            ])
+        try connection.execute(
+            dialect.sql("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)"),
+            [.blob(refreshToken.sha256), .text(session.id), .time(now)])
+        try audit.record(
+            .init(time: now, userID: userID, event: "session.created", outcome: "success", ip: context.ip, requestID: context.requestID,
+                  details: ["session_id": session.id, "amr": amr.joined(separator: " ")]),
+            on: connection)
+        return (session, refreshToken)
+    }
+
+    /// Starts a session for a user in a transaction of its own and returns the token response.
+    public func startSession(userID: String, amr: [String], context: RequestContext, created: Bool = false) async throws -> TokenResponse {
+        let now = clock()
+        let (session, refreshToken, user) = try await database.write { connection in
+            guard let user = try self.users.find(userID, on: connection) else { throw APIError.notFound("no such user") }
+            let (session, refreshToken) = try self.createSession(userID: userID, amr: amr, context: context, now: now, on: connection)
+            return (session, refreshToken, user)
+        }
+        return try await tokenResponse(session: session, refreshToken: refreshToken, user: user, created: created, now: now)
+    }
+
+    /// Signs an access token for the session and assembles the token response.
+    func tokenResponse(session: Session, refreshToken: String, user: User, created: Bool, now: Date) async throws -> TokenResponse {
+        TokenResponse(
+            accessToken: try await accessToken(for: session, now: now), expiresIn: accessTokenTTL, refreshToken: refreshToken,
+            session: session, user: user, created: created)
+    }
+
+    /// An access token exactly as API.md describes: `typ: at+jwt` (RFC 9068), ES256, `kid`.
+    func accessToken(for session: Session, now: Date) async throws -> String {
+        guard let signer = try await keys.current(now: now).signer else {
+            throw APIError(status: 500, errorCode: "server_error", errorDescription: "no active signing key")
+        }
+        var claims = JWTClaims()
+        let (issuer, audience) = identity.withLock { $0 }
+        claims.issuer = issuer
+        claims.subject = session.userID
+        claims.audience = [audience]
+        claims.issuedAt = now
+        claims.expiresAt = now.addingTimeInterval(TimeInterval(accessTokenTTL))
+        claims.tokenID = Identifiers.secret()
+        claims["sid"] = .string(session.id)
+        claims["amr"] = .array(session.amr.map(JSONValue.string))
+        return try signer.sign(claims, type: "at+jwt")
+    }
+
+    // MARK: Refreshing
+
+    private enum RefreshOutcome: Sendable {
+        case rotated(Session, String, User)
+        case refused(APIError.GrantFailure, String)
+        /// A retired token came back; `revokedNow` when this presentation revoked the session.
+        case reused(revokedNow: Bool)
+    }
+
+    /// Rotates a refresh token (S8): the presented token retires and a new one is issued.
+    ///
+    /// A token that was already retired is reuse: the whole session is revoked and logged, and
+    /// the answer is `invalid_grant` with reason `reused`. Writes are serialised, so of two
+    /// concurrent presentations of one token exactly one rotates it; the other is reuse.
+    public func refresh(_ refreshToken: String, context: RequestContext) async throws -> TokenResponse {
+        let now = clock()
+        let hash = refreshToken.sha256
+        let dialect = database.dialect
+        let outcome: RefreshOutcome = try await database.write { connection in
+            guard let row = try connection.queryOne(
+                dialect.sql(
+                    """
+                    SELECT refresh_tokens.retired_at AS token_retired_at, sessions.*
+                    FROM refresh_tokens JOIN sessions ON sessions.id = refresh_tokens.session_id
+                    WHERE refresh_tokens.token_hash = ?
+                    """),
+                [.blob(hash)])
+            else { return .refused(.unknown, "the refresh token is not known") }
+            var session = try Session.session(row)
+            func record(_ event: String, _ outcome: String, _ details: [String: String] = [:]) throws {
+                try self.audit.record(
+                    .init(time: now, userID: session.userID, event: event, outcome: outcome, ip: context.ip, requestID: context.requestID,
+                          details: details.merging(["session_id": session.id]) { $1 }),
+                    on: connection)
+            }
+            if row.optionalInt("token_retired_at") != nil {
+                guard session.revokedAt == nil else { return .reused(revokedNow: false) }
+                try self.revoke(session.id, reason: "reused", now: now, on: connection)
+                try record("session.reuse_detected", "revoked")
+                return .reused(revokedNow: true)
+            }
+            if session.revokedAt != nil {
+                let stored = session.revokedReason ?? "revoked"
+                let reason = APIError.GrantFailure(rawValue: Self.wireReasons.contains(stored) ? stored : "revoked")
+                return .refused(reason, "the session has ended")
+            }
+            if now >= session.expiresAt {
+                try self.revoke(session.id, reason: "expired", now: now, on: connection)
+                try record("session.expired", "revoked")
+                return .refused(.expired, "the session has expired")
+            }
+            let newToken = Identifiers.secret()
+            try connection.execute(
+                dialect.sql("UPDATE refresh_tokens SET retired_at = ?, replaced_by = ? WHERE token_hash = ? AND retired_at IS NULL"),
+                [.time(now), .blob(newToken.sha256), .blob(hash)])
+            try connection.execute(
+                dialect.sql("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)"),
+                [.blob(newToken.sha256), .text(session.id), .time(now)])
+            session.lastUsedAt = now
+            session.idleExpiresAt = min(now.addingTimeInterval(self.idleTTL), session.absoluteExpiresAt)
+            try connection.execute(
+                dialect.sql("UPDATE sessions SET last_used_at = ?, idle_expires_at = ? WHERE id = ?"),
+                [.time(now), .time(session.idleExpiresAt), .text(session.id)])
+            try record("session.refreshed", "success")
+            guard let user = try self.users.find(session.userID, on: connection) else {
+                return .refused(.revoked, "the account no longer exists")
+            }
+            return .rotated(session, newToken, user)
+        }
+        switch outcome {
+        case .rotated(let session, let token, let user):
+            return try await tokenResponse(session: session, refreshToken: token, user: user, created: false, now: now)
+        case .reused(let revokedNow):
+            if revokedNow { metrics.increment(.refreshReuse) }
+            throw APIError.invalidGrant(.reused, "the refresh token was already used; the session is revoked")
+        case .refused(let reason, let description):
+            throw APIError.invalidGrant(reason, description)
+        }
+    }
+
+    /// Revocation reasons stored in `sessions.revoked_reason` that the wire reports as such.
+    static let wireReasons: Set<String> = ["consent_revoked", "account_deleted", "transferred", "expired", "reused"]
+
+    // MARK: Revoking
+
+    /// Marks a session revoked inside the caller's transaction; later refreshes fail and bearer
+    /// checks in this process see it at once.
+    func revoke(_ sessionID: String, reason: String, now: Date, on connection: any SQLConnection) throws {
+        try connection.execute(
+            database.dialect.sql("UPDATE sessions SET revoked_at = ?, revoked_reason = ? WHERE id = ? AND revoked_at IS NULL"),
+            [.time(now), .text(reason), .text(sessionID)])
+        liveness.withLock { $0[sessionID] = (false, now) }
+    }
+
+    /// Ends sessions of a user (`logout`, `DELETE /v1/sessions/{id}`, `sessions revoke`), with an
+    /// audit entry each.
+    ///
+    /// - Parameters:
+    ///   - userID: Whose sessions; `nil` for an operator revoking by session id alone.
+    ///   - sessionIDs: Which sessions; `nil` for all of the user's live sessions.
+    /// - Returns: The sessions that were live and are now revoked.
+    @discardableResult
+    public func revokeSessions(userID: String?, sessionIDs: [String]?, reason: String, context: RequestContext) async throws -> [String] {
+        let now = clock()
+        let dialect = database.dialect
+        return try await database.write { connection in
+            var rows = [SQLRow]()
+            if let sessionIDs {
+                for id in sessionIDs {
+                    if let row = try connection.queryOne(dialect.sql("SELECT id, user_id FROM sessions WHERE id = ? AND revoked_at IS NULL"), [.text(id)]),
+                        userID == nil || (try? row.string("user_id")) == userID
+                    {
+                        rows.append(row)
+                    }
+                }
+            } else if let userID {
+                rows = try connection.query(dialect.sql("SELECT id, user_id FROM sessions WHERE user_id = ? AND revoked_at IS NULL"), [.text(userID)])
+            }
+            var revoked = [String]()
+            for row in rows {
+                let id = try row.string("id")
+                try self.revoke(id, reason: reason, now: now, on: connection)
+                try self.audit.record(
+                    .init(time: now, userID: try row.string("user_id"), event: "session.revoked", outcome: "success", ip: context.ip,
+                          requestID: context.requestID, details: ["session_id": id, "reason": reason]),
+                    on: connection)
+                revoked.append(id)
+            }
+            return revoked
+        }
+    }
+
+    /// Revokes the session a refresh token belongs to (RFC 7009); unknown tokens are ignored.
+    public func revoke(refreshToken: String, context: RequestContext) async throws {
+        let hash = refreshToken.sha256
+        let dialect = database.dialect
+        let sessionID = try await database.read { connection in
+            try connection.queryOne(dialect.sql("SELECT session_id FROM refresh_tokens WHERE token_hash = ?"), [.blob(hash)])?.string("session_id")
+        }
+        if let sessionID {
+            try await revokeSessions(userID: nil, sessionIDs: [sessionID], reason: "revoked", context: context)
+        }
+    }
+
+    // MARK: Reading
+
+    /// Whether a session is live, answered from a cache at most ``livenessTTL`` old.
+    func isLive(_ sessionID: String, now: Date) async throws -> Bool {
+        if let cached = liveness.withLock({ $0[sessionID] }), now.timeIntervalSince(cached.checkedAt) < Self.livenessTTL {
+            return cached.live
+        }
+        let dialect = database.dialect
+        let session = try await database.read { connection in
+            try connection.queryOne(dialect.sql("SELECT * FROM sessions WHERE id = ?"), [.text(sessionID)]).map(Session.session)
+        }
+        let live = session?.isLive(at: now) ?? false
+        liveness.withLock { cache in
+            if cache.count > 100_000 { cache.removeAll(keepingCapacity: true) }
+            cache[sessionID] = (live, now)
+        }
+        return live
+    }
+
+    /// A user's sessions, newest first; revoked and expired ones are left out.
+    public func sessions(userID: String) async throws -> [Session] {
+        let now = clock()
+        let dialect = database.dialect
+        return try await database.read { connection in
+            try connection.query(
+                dialect.sql("SELECT * FROM sessions WHERE user_id = ? AND revoked_at IS NULL ORDER BY created_at DESC, id"), [.text(userID)]
+            ).map(Session.session).filter { $0.isLive(at: now) }
+        }
+    }
+
+    /// One session by id, whatever its state.
+    public func session(_ id: String) async throws -> Session? {
+        let dialect = database.dialect
+        return try await database.read { connection in
+            try connection.queryOne(dialect.sql("SELECT * FROM sessions WHERE id = ?"), [.text(id)]).map(Session.session)
+        }
+    }
+}
