@@ -85,6 +85,7 @@ let package = Package(
         .testTarget(
             name: "LatchkeyServerTests",
             dependencies: ["LatchkeyServer", "LatchkeyHTTP", "LatchkeyStore", "LatchkeyJOSE", "LatchkeyCrypto", "LatchkeyTestSupport", "latchkey"],
+            resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "LatchkeyJOSETests",

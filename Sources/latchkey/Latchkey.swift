@@ -16,6 +16,7 @@ enum Latchkey {
         },
         ServeCommands.serve,
         ServeCommands.migrate,
+    ] + OperatorCommands.all + [
         JWTCommands.decode,
         JWTCommands.verify,
     ]
@@ -23,7 +24,7 @@ enum Latchkey {
     static var overview: String {
         var text = "latchkey: self-hosted authentication for apps on Apple platforms\n\ncommands:\n"
         for command in commands {
-            text += "  " + command.path.joined(separator: " ").padding(toLength: 14, withPad: " ", startingAt: 0)
+            text += "  " + command.path.joined(separator: " ").padding(toLength: 17, withPad: " ", startingAt: 0)
             text += command.summary + "\n"
         }
         return text

@@ -109,38 +109,32 @@ struct ServeTests {
         let server = try ServerProcess(["serve", "--dev", "--listen", "127.0.0.1:0"], in: directory)
         let port = try #require(URLComponents(string: server.baseURL)?.port)
 
-        let stop = Date().addingTimeInterval(1.5)
-        let results = await withTaskGroup(of: (complete: Int, refused: Int, partial: Int).self) { group in
-            for worker in 0..<8 {
-                group.addTask {
-                    var tally = (complete: 0, refused: 0, partial: 0)
-                    let path = worker % 2 == 0 ? "/healthz" : "/readyz"
-                    while Date() < stop.addingTimeInterval(2) {
-                        switch RawHTTP.exchange(port: port, RawHTTP.get(path), timeout: 5) {
-                        case .refused:
-                            tally.refused += 1
-                            if Date() > stop { return tally }
-                        case .response(let bytes):
-                            if let response = RawHTTP.parse(bytes), response.status == 200 {
-                                tally.complete += 1
-                            } else {
-                                tally.partial += 1
-                                print("cut or failed answer: \(String(decoding: bytes, as: UTF8.self).debugDescription)")
-                            }
-                        }
-                    }
+        let tallies = await BlockingWorkers.run(8, { worker in
+            var tally = (complete: 0, refused: 0, partial: 0)
+            let path = worker % 2 == 0 ? "/healthz" : "/readyz"
+            // Until the server is gone: each connection is answered completely or refused.
+            while true {
+                switch RawHTTP.exchange(port: port, RawHTTP.get(path), timeout: 5) {
+                case .refused:
+                    tally.refused += 1
                     return tally
+                case .response(let bytes):
+                    if let response = RawHTTP.parse(bytes), response.status == 200 {
+                        tally.complete += 1
+                    } else {
+                        tally.partial += 1
+                        print("cut or failed answer: \(String(decoding: bytes, as: UTF8.self).debugDescription)")
+                    }
                 }
             }
+        }, meanwhile: {
             try? await Task.sleep(for: .milliseconds(700))
             server.send(SIGTERM)
-            var total = (complete: 0, refused: 0, partial: 0)
-            for await tally in group {
-                total.complete += tally.complete
-                total.refused += tally.refused
-                total.partial += tally.partial
-            }
-            return total
+        })
+        let results = tallies.reduce(into: (complete: 0, refused: 0, partial: 0)) { total, tally in
+            total.complete += tally.complete
+            total.refused += tally.refused
+            total.partial += tally.partial
         }
         #expect(server.waitForExit(timeout: 15) == 0)
         #expect(results.complete > 50, "the load ran (\(results.complete) complete answers)")

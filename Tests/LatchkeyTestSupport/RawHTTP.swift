@@ -52,6 +52,11 @@ public enum RawHTTP {
         Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
     }
 
+    /// A POST with a JSON body, closing the connection after the answer.
+    public static func post(_ path: String, json: String) -> [UInt8] {
+        Array("POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: \(json.utf8.count)\r\n\r\n\(json)".utf8)
+    }
+
     /// Whether `bytes` hold one complete HTTP response: a status line, headers, and exactly the
     /// body its Content-Length announces. Returns the status and body when complete.
     public static func parse(_ bytes: [UInt8]) -> (status: Int, body: [UInt8])? {

@@ -1,0 +1,120 @@
+import Foundation
+import LatchkeyServer
+
+/// `latchkey keys`, `latchkey users` and `latchkey sessions`: what an operator does to a
+/// database, through the same services the server uses.
+enum OperatorCommands {
+    static let config = ServeCommands.configOption
+
+    static let keysList = Command(path: ["keys", "list"], summary: "List signing keys with their state and dates.", options: [config]) { arguments in
+        try await withApplication(arguments) { application in
+            let now = Date()
+            let keys = try await application.signingKeys.allKeys()
+            print(row("KID", "STATE", "CREATED", "ACTIVATES", "RETIRES", "LEAVES JWKS"))
+            for key in keys {
+                print(row(key.id, key.state(at: now), date(key.createdAt), date(key.activatesAt), date(key.retiresAt), date(key.expiresAt)))
+            }
+            return 0
+        }
+    }
+
+    static let keysRotate = Command(
+        path: ["keys", "rotate"], summary: "Publish a new signing key now; it signs after the activation delay.",
+        options: [config, Option(name: "activate-in", valueName: "SECONDS", help: "delay before it signs (default 900, at least 330)")],
+        details: """
+            The new key appears in the JWKS at once and starts signing after the delay, so caches
+            (max-age 300 s) and other server processes (reload every 30 s) know it first. The old
+            key keeps being published until every token it signed has expired.
+            """
+    ) { arguments in
+        guard let delay = TimeInterval(arguments[option: "activate-in"] ?? "900"), delay >= 330 else {
+            throw UsageError(message: "--activate-in must be at least 330 seconds (JWKS max-age plus the reload interval)")
+        }
+        return try await withApplication(arguments) { application in
+            let key = try await application.signingKeys.rotate(activationDelay: delay, now: Date())
+            print("published \(key.id); it signs from \(date(key.activatesAt))")
+            return 0
+        }
+    }
+
+    static let usersList = Command(path: ["users", "list"], summary: "List users, newest first.", options: [config]) { arguments in
+        try await withApplication(arguments) { application in
+            print(row("ID", "EMAIL", "NAME", "CREATED"))
+            for user in try await UserStore(database: application.database).list(limit: 1000) {
+                print(row(user.id, user.email ?? "-", [user.givenName, user.familyName].compactMap { $0 }.joined(separator: " "), date(user.createdAt)))
+            }
+            return 0
+        }
+    }
+
+    static let usersShow = Command(path: ["users", "show"], summary: "Show one user and their live sessions.", arguments: ["ID"], options: [config]) { arguments in
+        try await withApplication(arguments) { application in
+            let id = arguments[argument: "ID"]
+            guard let user = try await UserStore(database: application.database).find(id) else {
+                printError("latchkey: no user \(id)")
+                return 1
+            }
+            print("id          \(user.id)")
+            print("email       \(user.email ?? "-") (verified: \(user.emailVerified), private relay: \(user.isPrivateEmail))")
+            print("name        \([user.givenName, user.familyName].compactMap { $0 }.joined(separator: " "))")
+            print("created     \(date(user.createdAt))")
+            let sessions = try await application.sessions.sessions(userID: user.id)
+            print("sessions    \(sessions.count) live")
+            for session in sessions {
+                print("  \(session.id)  \(session.amr.joined(separator: ","))  last used \(date(session.lastUsedAt))  \(session.ip ?? "")")
+            }
+            return 0
+        }
+    }
+
+    static let sessionsList = Command(
+        path: ["sessions", "list"], summary: "List a user's live sessions.",
+        options: [config, Option(name: "user", valueName: "ID", help: "the user", isRequired: true)]
+    ) { arguments in
+        try await withApplication(arguments) { application in
+            print(row("SESSION", "AMR", "CREATED", "LAST USED", "EXPIRES", "IP"))
+            for session in try await application.sessions.sessions(userID: arguments[option: "user"] ?? "") {
+                print(row(session.id, session.amr.joined(separator: ","), date(session.createdAt), date(session.lastUsedAt), date(session.expiresAt), session.ip ?? "-"))
+            }
+            return 0
+        }
+    }
+
+    static let sessionsRevoke = Command(path: ["sessions", "revoke"], summary: "End a session at once.", arguments: ["ID"], options: [config]) { arguments in
+        try await withApplication(arguments) { application in
+            let id = arguments[argument: "ID"]
+            let revoked = try await application.sessions.revokeSessions(
+                userID: nil, sessionIDs: [id], reason: "operator", context: RequestContext(requestID: "cli"))
+            guard !revoked.isEmpty else {
+                printError("latchkey: no live session \(id)")
+                return 1
+            }
+            print("revoked \(id)")
+            return 0
+        }
+    }
+
+    static let all = [keysList, keysRotate, usersList, usersShow, sessionsList, sessionsRevoke]
+
+    /// Opens the configured database (migrating it) without serving, runs `body`, closes.
+    static func withApplication(_ arguments: ParsedArguments, _ body: (LatchkeyApplication) async throws -> Int32) async throws -> Int32 {
+        let configuration = try ServeCommands.loadConfiguration(arguments, dev: false, listen: nil)
+        let application = try await LatchkeyApplication.open(configuration: configuration, accessLog: false)
+        do {
+            let status = try await body(application)
+            await application.shutdown()
+            return status
+        } catch {
+            await application.shutdown()
+            throw error
+        }
+    }
+
+    static func row(_ columns: String...) -> String {
+        columns.map { $0.padding(toLength: max(22, $0.count), withPad: " ", startingAt: 0) }.joined(separator: " ")
+    }
+
+    static func date(_ date: Date?) -> String {
+        date?.ISO8601Format() ?? "-"
+    }
+}

@@ -1,0 +1,33 @@
+import Dispatch
+
+/// Runs blocking client loops (plain sockets) on threads of their own.
+///
+/// Blocking calls inside Swift tasks would occupy the cooperative pool, which has one thread
+/// per core: with a few such tasks nothing else, not even the test's own timer, could run.
+public enum BlockingWorkers {
+    /// Starts `count` copies of `body` on dispatch threads and returns once all have finished,
+    /// without blocking the caller's thread. `meanwhile` runs concurrently on the caller's task.
+    public static func run<T: Sendable>(
+        _ count: Int, _ body: @escaping @Sendable (Int) -> T, meanwhile: () async -> Void = {}
+    ) async -> [T] {
+        let results = Results<T>(count: count)
+        let group = DispatchGroup()
+        for index in 0..<count {
+            DispatchQueue.global().async(group: group) { results.set(index, body(index)) }
+        }
+        await meanwhile()
+        await withCheckedContinuation { continuation in
+            group.notify(queue: .global()) { continuation.resume() }
+        }
+        return results.all
+    }
+}
+
+import Synchronization
+
+private final class Results<T: Sendable>: Sendable {
+    private let values: Mutex<[T?]>
+    init(count: Int) { values = Mutex(Array(repeating: nil, count: count)) }
+    func set(_ index: Int, _ value: T) { values.withLock { $0[index] = value } }
+    var all: [T] { values.withLock { $0.compactMap { $0 } } }
+}
