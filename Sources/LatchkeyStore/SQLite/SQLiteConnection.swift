@@ -74,6 +74,9 @@ final class SQLiteConnection: SQLConnection {
             guard mode?.lowercased() == "wal" else {
                 throw StoreError.io("open \(path): WAL journal mode unavailable (got \(mode ?? "nothing"))")
             }
+            // The WAL is reset after each checkpoint but keeps its largest size on disk; past 64 MiB
+            // it is truncated back, so one burst of writes does not hold the space for good.
+            try uncachedQuery("PRAGMA journal_size_limit = 67108864")
         }
         // NORMAL in WAL mode: a commit survives a crash of the process, and the database never
         // corrupts; only a power loss may drop the last commits, never half of one (S28).
