@@ -93,7 +93,7 @@ final class SQLiteConnection: SQLConnection {
     ///
     /// SQLite's own `sqlite3_busy_timeout` sleeps up to 100 ms between tries; a process that
     /// writes back to back then keeps the lock almost all the time and the waiter starves. Short
-    /// sleeps (50 µs doubling to 2 ms) find the gaps between its transactions.
+    /// sleeps (50 µs, doubling up to 1.6 ms) find the gaps between its transactions.
     private static let busyHandler: @convention(c) (UnsafeMutableRawPointer?, Int32) -> Int32 = { context, count in
         guard let context else { return 0 }
         let connection = Unmanaged<SQLiteConnection>.fromOpaque(context).takeUnretainedValue()
@@ -120,8 +120,6 @@ final class SQLiteConnection: SQLConnection {
         sqlite3_close_v2(handle)
         self.handle = nil
     }
-
-    var isOpen: Bool { handle != nil }
 
     /// Statement-cache figures and lock waits.
     var statistics: SQLiteDatabase.Statistics {

@@ -10,7 +10,7 @@ import Synchronization
 /// lock, so it is never contended.
 final class SQLiteWorker: Sendable {
     private let queue: DispatchQueue
-    fileprivate let connection: Mutex<SQLiteConnection?>
+    private let connection: Mutex<SQLiteConnection?>
 
     init(label: String, connection: sending SQLiteConnection) {
         self.queue = DispatchQueue(label: label)
@@ -35,6 +35,14 @@ final class SQLiteWorker: Sendable {
         }
     }
 
+    /// Closes the connection at once; only while no job can have been queued (a failed init).
+    func closeBeforeUse() {
+        connection.withLock { connection in
+            connection?.close()
+            connection = nil
+        }
+    }
+
     /// Closes the connection after every job already queued; `final` runs on it first.
     func close(final: (@Sendable (SQLiteConnection) -> Void)? = nil) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -48,16 +56,6 @@ final class SQLiteWorker: Sendable {
                 }
                 continuation.resume()
             }
-        }
-    }
-}
-
-extension SQLiteWorker {
-    /// Closes the connection at once; only while no job can have been queued (a failed init).
-    func closeBeforeUse() {
-        connection.withLock { connection in
-            connection?.close()
-            connection = nil
         }
     }
 }
