@@ -195,6 +195,37 @@ struct TransactionTests {
         }
     }
 
+    @Test("a full queue refuses more work at once with busy instead of queueing without bound")
+    func boundedQueue() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try SQLiteDatabase(configuration: .init(path: directory.file("queue.sqlite"), queueLimit: 1))
+        try await createScratchTable(database)
+        let (entered, enteredContinuation) = AsyncStream<Void>.makeStream()
+        let release = DispatchSemaphore(value: 0)
+        let wedged = Task {
+            try await database.write { _ -> Bool in
+                enteredContinuation.yield()
+                return release.wait(timeout: .now() + 10) == .success
+            }
+        }
+        for await _ in entered { break }
+        let started = ContinuousClock.now
+        let error = await #expect(throws: StoreError.busy()) {
+            try await database.write { try $0.execute("INSERT INTO scratch (id) VALUES (1)", []) }
+        }
+        #expect(ContinuousClock.now - started < .seconds(1))
+        #expect(error?.reason.contains("queue is full") == true)
+        // Readers have queues of their own.
+        #expect(try await count("scratch", in: database) == 0)
+        #expect(await database.statistics().queuedWrites == 1)
+        release.signal()
+        #expect(try await wedged.value)
+        try await database.write { try $0.execute("INSERT INTO scratch (id) VALUES (1)", []) }
+        #expect(try await count("scratch", in: database) == 1)
+        await database.close()
+    }
+
     @Test("a write gives up with busy after the timeout when another process holds the lock")
     func busyAfterTimeout() async throws {
         let directory = try TemporaryDirectory()

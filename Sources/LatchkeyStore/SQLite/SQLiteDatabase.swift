@@ -61,6 +61,9 @@ public final class SQLiteDatabase: SQLDatabase {
         public var statementCacheSize: Int = 64
         /// How long ``SQLiteDatabase/isHealthy()`` waits for its probe.
         public var healthCheckTimeout: Duration = .seconds(1)
+        /// How many jobs may wait for or run on one connection; beyond that, reads and writes
+        /// fail at once with ``StoreError/Code/busy``, which the server answers with 503.
+        public var queueLimit: Int = 1000
 
         /// Creates a configuration.
         ///
@@ -70,15 +73,17 @@ public final class SQLiteDatabase: SQLDatabase {
         ///   - busyTimeout: How long to wait for another process's lock.
         ///   - statementCacheSize: Prepared statements kept per connection.
         ///   - healthCheckTimeout: How long the health probe may take.
+        ///   - queueLimit: How many jobs may wait for one connection.
         public init(
             path: String, readers: Int = 2, busyTimeout: Duration = .seconds(5), statementCacheSize: Int = 64,
-            healthCheckTimeout: Duration = .seconds(1)
+            healthCheckTimeout: Duration = .seconds(1), queueLimit: Int = 1000
         ) {
             self.path = path
             self.readers = readers
             self.busyTimeout = busyTimeout
             self.statementCacheSize = statementCacheSize
             self.healthCheckTimeout = healthCheckTimeout
+            self.queueLimit = queueLimit
         }
     }
 
@@ -93,11 +98,16 @@ public final class SQLiteDatabase: SQLDatabase {
         /// Times a connection found the file locked by another connection (in practice another
         /// process or another `SQLiteDatabase`) and waited.
         public var busyWaits: Int = 0
+        /// Writes waiting for the writer or running on it, when the figures were taken.
+        public var queuedWrites: Int = 0
+        /// Reads waiting for a reader or running on one, when the figures were taken.
+        public var queuedReads: Int = 0
 
-        static func + (lhs: Statistics, rhs: Statistics) -> Statistics {
-            Statistics(
-                cachedStatements: lhs.cachedStatements + rhs.cachedStatements, cacheHits: lhs.cacheHits + rhs.cacheHits,
-                cacheMisses: lhs.cacheMisses + rhs.cacheMisses, busyWaits: lhs.busyWaits + rhs.busyWaits)
+        mutating func add(_ other: Statistics) {
+            cachedStatements += other.cachedStatements
+            cacheHits += other.cacheHits
+            cacheMisses += other.cacheMisses
+            busyWaits += other.busyWaits
         }
     }
 
@@ -108,8 +118,6 @@ public final class SQLiteDatabase: SQLDatabase {
 
     private let writer: SQLiteWorker
     private let readers: [SQLiteWorker]
-    /// Jobs in flight per reader, to pick the least busy one.
-    private let readerLoad: Mutex<[Int]>
     private let closed = Atomic<Bool>(false)
 
     /// Opens (or creates) the database file and its connections.
@@ -122,15 +130,17 @@ public final class SQLiteDatabase: SQLDatabase {
         guard configuration.readers >= 1 else {
             throw StoreError.misuse("SQLiteDatabase needs at least 1 reader, got \(configuration.readers)")
         }
-        guard configuration.statementCacheSize >= 0, configuration.busyTimeout >= .zero else {
-            throw StoreError.misuse("SQLiteDatabase needs a statement cache size and busy timeout of at least 0")
+        guard configuration.statementCacheSize >= 0, configuration.busyTimeout >= .zero, configuration.queueLimit >= 1
+        else {
+            throw StoreError.misuse(
+                "SQLiteDatabase needs a statement cache size and busy timeout of at least 0 and a queue limit of at least 1")
         }
         guard sqlite3_threadsafe() != 0 else {
             throw StoreError.misuse("the SQLite library was built without thread support")
         }
         self.configuration = configuration
         let writer = SQLiteWorker(
-            label: "latchkey.store.writer",
+            role: "writer", limit: configuration.queueLimit,
             connection: try SQLiteConnection.open(
                 path: configuration.path, role: .writer, busyTimeout: configuration.busyTimeout,
                 statementCacheSize: configuration.statementCacheSize))
@@ -139,7 +149,7 @@ public final class SQLiteDatabase: SQLDatabase {
             for index in 0..<configuration.readers {
                 readers.append(
                     SQLiteWorker(
-                        label: "latchkey.store.reader\(index)",
+                        role: "reader\(index)", limit: configuration.queueLimit,
                         connection: try SQLiteConnection.open(
                             path: configuration.path, role: .reader, busyTimeout: configuration.busyTimeout,
                             statementCacheSize: configuration.statementCacheSize)))
@@ -151,7 +161,6 @@ public final class SQLiteDatabase: SQLDatabase {
         }
         self.writer = writer
         self.readers = readers
-        self.readerLoad = Mutex([Int](repeating: 0, count: readers.count))
     }
 
     /// Runs `body` in a read transaction on the least busy reader connection.
@@ -163,13 +172,10 @@ public final class SQLiteDatabase: SQLDatabase {
     @discardableResult
     public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
         try checkOpen()
-        let index = readerLoad.withLock { load in
-            let index = load.indices.min { load[$0] < load[$1] }!
-            load[index] += 1
-            return index
-        }
-        defer { readerLoad.withLock { $0[index] -= 1 } }
-        return try await readers[index].run { connection in
+        // The least busy reader; two reads racing here may pick the same one, which only costs
+        // a little balance.
+        let reader = readers.min { $0.queueDepth < $1.queueDepth }!
+        return try await reader.run { connection in
             try connection.beginDeferred()
             return try Self.finish(connection, body)
         }
@@ -245,14 +251,16 @@ public final class SQLiteDatabase: SQLDatabase {
         return rows.count == 1 && rows[0].values.first == .text("ok")
     }
 
-    /// Statement-cache and lock-wait figures over every connection; zero after ``close()``.
+    /// Statement-cache, lock-wait and queue figures over every connection; the connections'
+    /// figures are zero after ``close()``.
     ///
     /// - Returns: The figures.
     public func statistics() async -> Statistics {
-        var total = Statistics()
+        var total = Statistics(
+            queuedWrites: writer.queueDepth, queuedReads: readers.reduce(0) { $0 + $1.queueDepth })
         for worker in [writer] + readers {
             if let figures = try? await worker.run({ $0.statistics }) {
-                total = total + figures
+                total.add(figures)
             }
         }
         return total
