@@ -109,6 +109,12 @@ struct StoreBenchmark {
             }
         }
         report.append("api empty read (hop + BEGIN/COMMIT): " + Self.rate(Self.selects, elapsed))
+        elapsed = try await clock.measure {
+            for _ in 0..<Self.inserts {
+                _ = try await database.write { _ in 0 }
+            }
+        }
+        report.append("api empty write (hop + BEGIN IMMEDIATE/COMMIT): " + Self.rate(Self.inserts, elapsed))
         await database.close()
 
         report.append(contentsOf: try Self.runC(directory: directory))
