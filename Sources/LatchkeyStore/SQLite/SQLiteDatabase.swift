@@ -167,8 +167,8 @@ public final class SQLiteDatabase: SQLDatabase {
     ///
     /// - Parameter body: The queries; a write in it fails with ``StoreError/Code/misuse``.
     /// - Returns: What `body` returns.
-    /// - Throws: What `body` throws, ``StoreError/Code/closed`` after ``close()``, or another
-    ///   ``StoreError``.
+    /// - Throws: What `body` throws, ``StoreError/Code/busy`` when the chosen reader's queue is
+    ///   full, ``StoreError/Code/closed`` after ``close()``, or another ``StoreError``.
     @discardableResult
     public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
         try checkOpen()
@@ -187,8 +187,9 @@ public final class SQLiteDatabase: SQLDatabase {
     /// - Parameter body: The statements.
     /// - Returns: What `body` returns, after the commit.
     /// - Throws: What `body` throws (after the rollback), ``StoreError/Code/busy`` when another
-    ///   process held the lock for the whole busy timeout, ``StoreError/Code/closed`` after
-    ///   ``close()``, or another ``StoreError``.
+    ///   process held the lock for the whole busy timeout or the writer's queue is full (nothing
+    ///   was written then), ``StoreError/Code/closed`` after ``close()``, or another
+    ///   ``StoreError``.
     @discardableResult
     public func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
         try checkOpen()
