@@ -6,7 +6,9 @@ import Testing
 ///
 /// Off by default; run it in release, where the figures mean something:
 ///
-///     LATCHKEY_STORE_BENCH=1 swift test -c release --filter StoreBenchmark
+///     LATCHKEY_STORE_BENCH=1 swift test -c release -Xswiftc -enable-testing --filter StoreBenchmark
+///
+/// (`-enable-testing` because other test targets use `@testable import`.)
 ///
 /// The C loop (below) is compiled with `cc -O2 … -lsqlite3` and run on its own file in the same
 /// directory, with the same pragmas, schema and statements; it runs each operation on the
