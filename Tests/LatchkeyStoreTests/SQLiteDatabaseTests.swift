@@ -287,6 +287,38 @@ struct SQLiteDatabaseTests {
         await reopened.close()
     }
 
+    @Test("integrity check finds a damaged page")
+    func integrityCheckFindsDamage() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("damaged.sqlite")
+        let database = try SQLiteDatabase(configuration: .init(path: path))
+        try await database.write { connection in
+            try connection.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)", [])
+            try connection.execute("CREATE INDEX t_v ON t (v)", [])
+            for index in 0..<2000 {
+                try connection.execute("INSERT INTO t (v) VALUES (?)", [.text("value \(index)")])
+            }
+        }
+        let intactBefore = try await database.integrityCheck()
+        #expect(intactBefore)
+        // Closing the last connection checkpoints the WAL into the file, so the pages are there.
+        await database.close()
+        let file = try #require(FileHandle(forUpdatingAtPath: path))
+        let pageSize = 4096
+        try file.seek(toOffset: UInt64(pageSize * 5 + 200))
+        try file.write(contentsOf: Data(repeating: 0xEE, count: 1500))
+        try file.close()
+        let damaged = try SQLiteDatabase(configuration: .init(path: path))
+        do {
+            let intact = try await damaged.integrityCheck()
+            #expect(intact == false)
+        } catch let error as StoreError {
+            #expect(error.code == .corrupt)
+        }
+        await damaged.close()
+    }
+
     @Test("integrity check says ok for a sound database")
     func integrityCheck() async throws {
         try await withDatabase(migrated: true) { database, _ in
@@ -318,8 +350,9 @@ struct HealthTests {
     func healthTimesOut() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
+        // Generous enough for a loaded test machine, short against the ten-second wedge.
         let database = try SQLiteDatabase(
-            configuration: .init(path: directory.file("health.sqlite"), healthCheckTimeout: .milliseconds(100)))
+            configuration: .init(path: directory.file("health.sqlite"), healthCheckTimeout: .milliseconds(750)))
         #expect(await database.isHealthy())
         let (entered, enteredContinuation) = AsyncStream<Void>.makeStream()
         let release = DispatchSemaphore(value: 0)
@@ -336,7 +369,7 @@ struct HealthTests {
         release.signal()
         #expect(try await wedged.value)
         #expect(healthy == false)
-        #expect(waited < .seconds(2), "waited \(waited)")
+        #expect(waited >= .milliseconds(700) && waited < .seconds(3), "waited \(waited)")
         #expect(await database.isHealthy())
         await database.close()
     }

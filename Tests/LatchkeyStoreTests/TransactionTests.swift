@@ -152,6 +152,80 @@ struct TransactionTests {
         await second.close()
     }
 
+    @Test(
+        "another process (the sqlite3 shell) and this one write the same file at once; every write lands",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3")))
+    func anotherProcessWrites() async throws {
+        try await withDatabase { database, directory in
+            try await database.write { try $0.execute("CREATE TABLE log (id INTEGER PRIMARY KEY, writer TEXT NOT NULL)", []) }
+            let rounds = 300
+            let script =
+                ".bail on\n.timeout 10000\n"
+                + String(repeating: "BEGIN IMMEDIATE; INSERT INTO log (writer) VALUES ('shell'); COMMIT;\n", count: rounds)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+            process.arguments = [directory.file("test.sqlite")]
+            let input = Pipe()
+            let output = Pipe()
+            process.standardInput = input
+            process.standardOutput = output
+            process.standardError = output
+            try process.run()
+            let feeding = Task.detached {
+                try input.fileHandleForWriting.write(contentsOf: Data(script.utf8))
+                try input.fileHandleForWriting.close()
+            }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<rounds {
+                    group.addTask {
+                        _ = try await database.write { try $0.execute("INSERT INTO log (writer) VALUES ('api')", []) }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            try await feeding.value
+            let message = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0, "sqlite3 said: \(message)")
+            let perWriter = try await database.read {
+                try $0.query("SELECT writer, count(*) AS n FROM log GROUP BY writer ORDER BY writer", [])
+                    .map { "\(try $0.string("writer"))=\(try $0.int("n"))" }
+            }
+            #expect(perWriter == ["api=\(rounds)", "shell=\(rounds)"])
+        }
+    }
+
+    @Test("a full queue refuses more work at once with busy instead of queueing without bound")
+    func boundedQueue() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try SQLiteDatabase(configuration: .init(path: directory.file("queue.sqlite"), queueLimit: 1))
+        try await createScratchTable(database)
+        let (entered, enteredContinuation) = AsyncStream<Void>.makeStream()
+        let release = DispatchSemaphore(value: 0)
+        let wedged = Task {
+            try await database.write { _ -> Bool in
+                enteredContinuation.yield()
+                return release.wait(timeout: .now() + 10) == .success
+            }
+        }
+        for await _ in entered { break }
+        let started = ContinuousClock.now
+        let error = await #expect(throws: StoreError.busy()) {
+            try await database.write { try $0.execute("INSERT INTO scratch (id) VALUES (1)", []) }
+        }
+        #expect(ContinuousClock.now - started < .seconds(1))
+        #expect(error?.reason.contains("queue is full") == true)
+        // Readers have queues of their own.
+        #expect(try await count("scratch", in: database) == 0)
+        #expect(await database.statistics().queuedWrites == 1)
+        release.signal()
+        #expect(try await wedged.value)
+        try await database.write { try $0.execute("INSERT INTO scratch (id) VALUES (1)", []) }
+        #expect(try await count("scratch", in: database) == 1)
+        await database.close()
+    }
+
     @Test("a write gives up with busy after the timeout when another process holds the lock")
     func busyAfterTimeout() async throws {
         let directory = try TemporaryDirectory()

@@ -21,8 +21,9 @@ public protocol SQLDatabase: Sendable {
     /// none of it does (S28).
     ///
     /// Writes are serialised. When another process holds the write lock, the transaction waits
-    /// up to the busy timeout before failing with ``StoreError/Code/busy``; nothing has been
-    /// written then, so the caller may retry or answer 503.
+    /// up to the busy timeout before failing with ``StoreError/Code/busy``; an overloaded
+    /// database may also refuse at once with ``StoreError/Code/busy``. Nothing has been written
+    /// then, so the caller may retry or answer 503.
     ///
     /// - Parameter body: The statements.
     /// - Returns: What `body` returns, after the commit succeeded.

@@ -16,13 +16,3 @@ enum Platform {
         usleep(microseconds)
     }
 }
-
-extension Duration {
-    /// The duration in whole milliseconds, clamped to `Int32`, for C APIs.
-    var clampedMilliseconds: Int32 {
-        let (seconds, attoseconds) = components
-        let milliseconds = seconds.multipliedReportingOverflow(by: 1000)
-        guard !milliseconds.overflow else { return seconds < 0 ? 0 : .max }
-        return Int32(clamping: max(0, milliseconds.partialValue + attoseconds / 1_000_000_000_000_000))
-    }
-}

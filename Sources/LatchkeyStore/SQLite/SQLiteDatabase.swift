@@ -2,33 +2,42 @@ internal import CLatchkeySQLite
 import Synchronization
 
 /// An SQLite database file in WAL mode, used through one writer connection and a few reader
-/// connections that each run on a thread of their own.
+/// connections, each on a serial queue of its own.
 ///
 /// ## Threading
 ///
 /// SQLite calls block: on the disk, on `fsync`, and on another process's lock for up to the
-/// busy timeout. The HTTP server's event-loop threads must never block, so ``read(_:)`` and
-/// ``write(_:)`` never run SQLite on the calling thread. They send the closure to a serial
-/// dispatch queue that owns one connection, and suspend the calling task on a continuation that
-/// the queue resumes when the closure is done; the caller's thread goes back to its event loop
-/// at once, and the hop costs microseconds (no polling, no sleeping).
+/// busy timeout. The HTTP server's event-loop threads must never block, and neither may Swift's
+/// cooperative thread pool (one thread per core: a blocked one stalls every task queued behind
+/// it). So ``read(_:)`` and ``write(_:)`` never run SQLite on the calling thread. They send the
+/// closure to a serial dispatch queue that owns one connection and suspend the calling task on
+/// a continuation; the queue runs the closure on a libdispatch thread, where blocking is
+/// allowed, and resumes the continuation when done. The caller's thread goes back to its work
+/// at once, nothing polls or sleeps, and the round trip costs microseconds (two thread
+/// wake-ups; see the benchmark in the tests).
 ///
 /// - **One writer.** SQLite allows one writer at a time per file. All writes of this process
 ///   go through one connection on one serial queue, so our own writes queue up in memory in
-///   arrival order instead of fighting over the file lock with `SQLITE_BUSY`.
+///   arrival order instead of fighting over the file lock with `SQLITE_BUSY`. Serial execution
+///   also makes a read-modify-write inside one ``write(_:)`` safe against our other writes.
 /// - **N readers** (``Configuration/readers``, default 2). WAL lets readers read the last
 ///   committed snapshot while the writer writes, so each reader connection has its own serial
 ///   queue, and a read goes to the reader with the fewest jobs in flight. Readers run with
 ///   `PRAGMA query_only`.
 /// - **Other processes** (`latchkey migrate`, a second server, the `sqlite3` shell) share the
-///   file through SQLite's locks. Each write transaction starts with `BEGIN IMMEDIATE`, taking
-///   the write lock up front, and a busy handler waits for it in short sleeps up to
-///   ``Configuration/busyTimeout``; only then does the write fail with
-///   ``StoreError/Code/busy``, having written nothing.
+///   file through SQLite's own locks. Each write transaction starts with `BEGIN IMMEDIATE`,
+///   taking the write lock before reading anything (a deferred transaction that reads and then
+///   writes can fail with `SQLITE_BUSY` without waiting at all), and a busy handler waits for
+///   the lock in short sleeps up to ``Configuration/busyTimeout``; only then does the write fail
+///   with ``StoreError/Code/busy``, having written nothing. SQLite keeps no queue of waiters: the
+///   short sleeps find the gaps between another process's transactions, but behind a sustained
+///   back-to-back write load a write can wait hundreds of milliseconds (measured: up to 0.65 s
+///   behind 6 ms transactions), and in the worst case the whole busy timeout.
 ///
 /// Each connection caches up to ``Configuration/statementCacheSize`` prepared statements by SQL
 /// text, dropping the least recently used, prepared with `SQLITE_PREPARE_PERSISTENT`, and reset
-/// with their bindings cleared after every use.
+/// with their bindings cleared after every use. Values are bound with `SQLITE_TRANSIENT`, so
+/// SQLite copies them during the bind call and no Swift buffer has to outlive it.
 ///
 /// ## Durability
 ///
@@ -52,6 +61,9 @@ public final class SQLiteDatabase: SQLDatabase {
         public var statementCacheSize: Int = 64
         /// How long ``SQLiteDatabase/isHealthy()`` waits for its probe.
         public var healthCheckTimeout: Duration = .seconds(1)
+        /// How many jobs may wait for or run on one connection; beyond that, reads and writes
+        /// fail at once with ``StoreError/Code/busy``, which the server answers with 503.
+        public var queueLimit: Int = 1000
 
         /// Creates a configuration.
         ///
@@ -61,15 +73,17 @@ public final class SQLiteDatabase: SQLDatabase {
         ///   - busyTimeout: How long to wait for another process's lock.
         ///   - statementCacheSize: Prepared statements kept per connection.
         ///   - healthCheckTimeout: How long the health probe may take.
+        ///   - queueLimit: How many jobs may wait for one connection.
         public init(
             path: String, readers: Int = 2, busyTimeout: Duration = .seconds(5), statementCacheSize: Int = 64,
-            healthCheckTimeout: Duration = .seconds(1)
+            healthCheckTimeout: Duration = .seconds(1), queueLimit: Int = 1000
         ) {
             self.path = path
             self.readers = readers
             self.busyTimeout = busyTimeout
             self.statementCacheSize = statementCacheSize
             self.healthCheckTimeout = healthCheckTimeout
+            self.queueLimit = queueLimit
         }
     }
 
@@ -84,11 +98,16 @@ public final class SQLiteDatabase: SQLDatabase {
         /// Times a connection found the file locked by another connection (in practice another
         /// process or another `SQLiteDatabase`) and waited.
         public var busyWaits: Int = 0
+        /// Writes waiting for the writer or running on it, when the figures were taken.
+        public var queuedWrites: Int = 0
+        /// Reads waiting for a reader or running on one, when the figures were taken.
+        public var queuedReads: Int = 0
 
-        static func + (lhs: Statistics, rhs: Statistics) -> Statistics {
-            Statistics(
-                cachedStatements: lhs.cachedStatements + rhs.cachedStatements, cacheHits: lhs.cacheHits + rhs.cacheHits,
-                cacheMisses: lhs.cacheMisses + rhs.cacheMisses, busyWaits: lhs.busyWaits + rhs.busyWaits)
+        mutating func add(_ other: Statistics) {
+            cachedStatements += other.cachedStatements
+            cacheHits += other.cacheHits
+            cacheMisses += other.cacheMisses
+            busyWaits += other.busyWaits
         }
     }
 
@@ -99,8 +118,6 @@ public final class SQLiteDatabase: SQLDatabase {
 
     private let writer: SQLiteWorker
     private let readers: [SQLiteWorker]
-    /// Jobs in flight per reader, to pick the least busy one.
-    private let readerLoad: Mutex<[Int]>
     private let closed = Atomic<Bool>(false)
 
     /// Opens (or creates) the database file and its connections.
@@ -113,15 +130,17 @@ public final class SQLiteDatabase: SQLDatabase {
         guard configuration.readers >= 1 else {
             throw StoreError.misuse("SQLiteDatabase needs at least 1 reader, got \(configuration.readers)")
         }
-        guard configuration.statementCacheSize >= 0, configuration.busyTimeout >= .zero else {
-            throw StoreError.misuse("SQLiteDatabase needs a statement cache size and busy timeout of at least 0")
+        guard configuration.statementCacheSize >= 0, configuration.busyTimeout >= .zero, configuration.queueLimit >= 1
+        else {
+            throw StoreError.misuse(
+                "SQLiteDatabase needs a statement cache size and busy timeout of at least 0 and a queue limit of at least 1")
         }
         guard sqlite3_threadsafe() != 0 else {
             throw StoreError.misuse("the SQLite library was built without thread support")
         }
         self.configuration = configuration
         let writer = SQLiteWorker(
-            label: "latchkey.store.writer",
+            role: "writer", limit: configuration.queueLimit,
             connection: try SQLiteConnection.open(
                 path: configuration.path, role: .writer, busyTimeout: configuration.busyTimeout,
                 statementCacheSize: configuration.statementCacheSize))
@@ -130,7 +149,7 @@ public final class SQLiteDatabase: SQLDatabase {
             for index in 0..<configuration.readers {
                 readers.append(
                     SQLiteWorker(
-                        label: "latchkey.store.reader\(index)",
+                        role: "reader\(index)", limit: configuration.queueLimit,
                         connection: try SQLiteConnection.open(
                             path: configuration.path, role: .reader, busyTimeout: configuration.busyTimeout,
                             statementCacheSize: configuration.statementCacheSize)))
@@ -142,25 +161,21 @@ public final class SQLiteDatabase: SQLDatabase {
         }
         self.writer = writer
         self.readers = readers
-        self.readerLoad = Mutex([Int](repeating: 0, count: readers.count))
     }
 
     /// Runs `body` in a read transaction on the least busy reader connection.
     ///
     /// - Parameter body: The queries; a write in it fails with ``StoreError/Code/misuse``.
     /// - Returns: What `body` returns.
-    /// - Throws: What `body` throws, ``StoreError/Code/closed`` after ``close()``, or another
-    ///   ``StoreError``.
+    /// - Throws: What `body` throws, ``StoreError/Code/busy`` when the chosen reader's queue is
+    ///   full, ``StoreError/Code/closed`` after ``close()``, or another ``StoreError``.
     @discardableResult
     public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
         try checkOpen()
-        let index = readerLoad.withLock { load in
-            let index = load.indices.min { load[$0] < load[$1] }!
-            load[index] += 1
-            return index
-        }
-        defer { readerLoad.withLock { $0[index] -= 1 } }
-        return try await readers[index].run { connection in
+        // The least busy reader; two reads racing here may pick the same one, which only costs
+        // a little balance.
+        let reader = readers.min { $0.queueDepth < $1.queueDepth }!
+        return try await reader.run { connection in
             try connection.beginDeferred()
             return try Self.finish(connection, body)
         }
@@ -172,8 +187,9 @@ public final class SQLiteDatabase: SQLDatabase {
     /// - Parameter body: The statements.
     /// - Returns: What `body` returns, after the commit.
     /// - Throws: What `body` throws (after the rollback), ``StoreError/Code/busy`` when another
-    ///   process held the lock for the whole busy timeout, ``StoreError/Code/closed`` after
-    ///   ``close()``, or another ``StoreError``.
+    ///   process held the lock for the whole busy timeout or the writer's queue is full (nothing
+    ///   was written then), ``StoreError/Code/closed`` after ``close()``, or another
+    ///   ``StoreError``.
     @discardableResult
     public func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
         try checkOpen()
@@ -236,14 +252,16 @@ public final class SQLiteDatabase: SQLDatabase {
         return rows.count == 1 && rows[0].values.first == .text("ok")
     }
 
-    /// Statement-cache and lock-wait figures over every connection; zero after ``close()``.
+    /// Statement-cache, lock-wait and queue figures over every connection; the connections'
+    /// figures are zero after ``close()``.
     ///
     /// - Returns: The figures.
     public func statistics() async -> Statistics {
-        var total = Statistics()
+        var total = Statistics(
+            queuedWrites: writer.queueDepth, queuedReads: readers.reduce(0) { $0 + $1.queueDepth })
         for worker in [writer] + readers {
             if let figures = try? await worker.run({ $0.statistics }) {
-                total = total + figures
+                total.add(figures)
             }
         }
         return total

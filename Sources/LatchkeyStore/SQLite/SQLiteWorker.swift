@@ -8,21 +8,38 @@ import Synchronization
 /// one queue dispatch plus one continuation resume (a few microseconds). The connection sits in
 /// a `Mutex` so the worker is `Sendable` without `@unchecked`; only the queue ever takes the
 /// lock, so it is never contended.
+///
+/// The queue is bounded (STYLE §6): past ``limit`` jobs waiting or running, ``run(_:)`` fails
+/// at once with ``StoreError/Code/busy`` rather than letting the backlog, and the latency of
+/// everything behind it, grow without end.
 final class SQLiteWorker: Sendable {
     private let queue: DispatchQueue
-    fileprivate let connection: Mutex<SQLiteConnection?>
+    private let connection: Mutex<SQLiteConnection?>
+    private let pending = Atomic<Int>(0)
+    private let limit: Int
+    private let role: String
 
-    init(label: String, connection: sending SQLiteConnection) {
-        self.queue = DispatchQueue(label: label)
+    init(role: String, limit: Int, connection: sending SQLiteConnection) {
+        self.queue = DispatchQueue(label: "latchkey.store.\(role)")
         self.connection = Mutex(connection)
+        self.limit = limit
+        self.role = role
     }
+
+    /// Jobs waiting for the connection or running on it now.
+    var queueDepth: Int { pending.load(ordering: .relaxed) }
 
     /// Runs `job` with the connection on the worker's queue.
     ///
-    /// - Throws: What `job` throws, or ``StoreError/Code/closed`` when the connection was closed
-    ///   before the job's turn came.
+    /// - Throws: What `job` throws; ``StoreError/Code/busy`` when the queue is full;
+    ///   ``StoreError/Code/closed`` when the connection was closed before the job's turn came.
     func run<T: Sendable>(_ job: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
+        guard pending.wrappingAdd(1, ordering: .relaxed).newValue <= limit else {
+            pending.wrappingSubtract(1, ordering: .relaxed)
+            throw StoreError.busy("the \(role) queue is full (\(limit) jobs)")
+        }
+        defer { pending.wrappingSubtract(1, ordering: .relaxed) }
+        return try await withCheckedThrowingContinuation { continuation in
             queue.async {
                 continuation.resume(
                     with: Result {
@@ -32,6 +49,14 @@ final class SQLiteWorker: Sendable {
                         }
                     })
             }
+        }
+    }
+
+    /// Closes the connection at once; only while no job can have been queued (a failed init).
+    func closeBeforeUse() {
+        connection.withLock { connection in
+            connection?.close()
+            connection = nil
         }
     }
 
@@ -48,16 +73,6 @@ final class SQLiteWorker: Sendable {
                 }
                 continuation.resume()
             }
-        }
-    }
-}
-
-extension SQLiteWorker {
-    /// Closes the connection at once; only while no job can have been queued (a failed init).
-    func closeBeforeUse() {
-        connection.withLock { connection in
-            connection?.close()
-            connection = nil
         }
     }
 }
