@@ -57,7 +57,7 @@ let package = Package(
         // `make bench`: operations per second of the crypto hot paths, read by scripts/bench.
         .executableTarget(
             name: "latchkey-bench",
-            dependencies: ["LatchkeyCrypto"],
+            dependencies: ["LatchkeyCrypto", "LatchkeyServer", "LatchkeyStore"],
             swiftSettings: swiftSettings),
 
         // Shared by the test targets: fixtures, the Wycheproof runner, the input mutator.

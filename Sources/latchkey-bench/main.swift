@@ -1,6 +1,7 @@
 // latchkey-bench: operations per second of Latchkey's cryptographic hot paths.
 //
 //   latchkey-bench [--json] [--seconds S] [--repeats N] [--only NAME]
+//   latchkey-bench seed-sessions CONFIG COUNT     (sessions for the HTTP benchmarks)
 //
 // Each benchmark runs for S seconds (default 2), N times (default 3); the median rate is
 // printed as `name ops_per_second` lines, or one JSON object with --json. scripts/bench reads
@@ -61,6 +62,10 @@ func rate(seconds: Double, _ operation: () throws -> Bool) rethrows -> Double {
 func median(_ values: [Double]) -> Double {
     let sorted = values.sorted()
     return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+}
+
+if CommandLine.arguments.dropFirst().first == "seed-sessions" {
+    exit(await SessionSeeder.run(Array(CommandLine.arguments.dropFirst(2))))
 }
 
 let options = Options(arguments: CommandLine.arguments)

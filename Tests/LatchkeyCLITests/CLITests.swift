@@ -8,31 +8,8 @@ import Testing
 /// standard output and standard error.
 @Suite("latchkey CLI")
 struct CLITests {
-    struct Result {
-        var status: Int32
-        var output: String
-        var error: String
-    }
-
-    static func run(_ arguments: [String], input: String? = nil) throws -> Result {
-        let process = Process()
-        process.executableURL = Executables.latchkey
-        process.arguments = arguments
-        let output = Pipe()
-        let error = Pipe()
-        let standardInput = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        process.standardInput = standardInput
-        try process.run()
-        if let input { standardInput.fileHandleForWriting.write(Data(input.utf8)) }
-        try standardInput.fileHandleForWriting.close()
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(
-            status: process.terminationStatus, output: String(decoding: out, as: UTF8.self),
-            error: String(decoding: err, as: UTF8.self))
+    static func run(_ arguments: [String], input: String? = nil) throws -> Subprocess.Result {
+        try Subprocess.run(Executables.latchkey, arguments, input: input)
     }
 
     /// A signed token and a JWK Set file that verifies it.

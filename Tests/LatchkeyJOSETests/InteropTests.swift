@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyCrypto
 import LatchkeyJOSE
+import LatchkeyTestSupport
 import Testing
 
 /// The Python with PyJWT that `make test` prepared.
@@ -13,17 +14,8 @@ struct InteropTests {
     static let issuer = "https://latchkey.test"
     static let audience = "com.example.app"
 
-    static func runPython(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let script = try fixtures.url("interop.py")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try #require(interopPython))
-        process.arguments = [script.path] + arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+    static func runPython(_ arguments: [String]) throws -> Subprocess.Result {
+        try Subprocess.run(URL(fileURLWithPath: try #require(interopPython)), [try fixtures.url("interop.py").path] + arguments)
     }
 
     static func signer(_ algorithm: JWSAlgorithm) throws -> JWSSigner {

@@ -11,24 +11,15 @@ let interopPython = ProcessInfo.processInfo.environment["LATCHKEY_PYTHON"]
 struct PyJWTInteropTests {
     static let fixtures = Fixtures(bundle: .module)
 
-    static func verify(_ server: TestServer, _ token: String, audience: String? = nil) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try #require(interopPython))
-        process.arguments = [
-            try fixtures.url("verify_access_token.py").path, server.baseURL + "/.well-known/jwks.json", token, server.baseURL,
-            audience ?? server.baseURL,
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text)
+    static func verify(_ server: TestServer, _ token: String, audience: String? = nil) throws -> Subprocess.Result {
+        try Subprocess.run(
+            URL(fileURLWithPath: try #require(interopPython)),
+            [try fixtures.url("verify_access_token.py").path, server.baseURL + "/.well-known/jwks.json", token, server.baseURL, audience ?? server.baseURL])
     }
 
     @Test("PyJWT verifies our access token against the JWKS, refuses a wrong aud and a key that left the JWKS")
     func pyjwt() async throws {
-        try await TestServer.with({ $0.accessTokenTTL = 60 }) { server in
+        try await TestServer.with({ $0.accessTokenTTL = 600 }) { server in
             let user = try await server.createUser()
             let token = try await server.startSession(for: user)
             let accepted = try Self.verify(server, token.accessToken)
@@ -42,7 +33,7 @@ struct PyJWTInteropTests {
             // Rotate, let the old key retire and leave the JWKS: its tokens no longer verify.
             let keys = server.application.signingKeys
             _ = try await keys.rotate(activationDelay: 0, now: server.clock.now)
-            server.clock.advance(by: 60 + 61)
+            server.clock.advance(by: 600 + 61)
             try await keys.reload(now: server.clock.now)
             let gone = try Self.verify(server, token.accessToken)
             #expect(gone.status == 1)

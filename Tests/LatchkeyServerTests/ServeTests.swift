@@ -42,17 +42,9 @@ struct ServeTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("latchkey.json")
         try Data(#"{"apple": {"teamid": "X"}, "access_token_ttl": 5}"#.utf8).write(to: file)
-        let process = Process()
-        process.executableURL = Executables.latchkey
-        process.arguments = ["serve", "--config", file.path]
-        process.currentDirectoryURL = directory
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 1)
+        let result = try Subprocess.run(Executables.latchkey, ["serve", "--config", file.path], directory: directory)
+        let text = result.error
+        #expect(result.status == 1)
         #expect(text.contains("apple.teamid: unknown setting"))
         #expect(text.contains("access_token_ttl: must be between"))
         #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("latchkey-data").path), "nothing is created")
@@ -62,18 +54,9 @@ struct ServeTests {
     func missingMasterKey() throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let process = Process()
-        process.executableURL = Executables.latchkey
-        process.arguments = ["serve", "--listen", "127.0.0.1:0"]
-        process.currentDirectoryURL = directory
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 1)
-        #expect(text.contains("master_key_file:"))
+        let result = try Subprocess.run(Executables.latchkey, ["serve", "--listen", "127.0.0.1:0"], directory: directory)
+        #expect(result.status == 1)
+        #expect(result.error.contains("master_key_file:"))
     }
 
     @Test("migrate applies the schema once, then reports the version")
@@ -82,24 +65,13 @@ struct ServeTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("latchkey.json")
         try Data(#"{"database": "sqlite:\#(directory.path)/data/db.sqlite"}"#.utf8).write(to: file)
-        func run() throws -> (Int32, String) {
-            let process = Process()
-            process.executableURL = Executables.latchkey
-            process.arguments = ["migrate", "--config", file.path]
-            let output = Pipe()
-            process.standardOutput = output
-            try process.run()
-            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            return (process.terminationStatus, text)
-        }
-        let first = try run()
-        #expect(first.0 == 0)
-        #expect(first.1.contains("applied 1:"))
-        let second = try run()
-        #expect(second.0 == 0)
-        #expect(!second.1.contains("applied"))
-        #expect(second.1.contains("is at version \(LatchkeySchema.migrations.map(\.version).max()!)"))
+        let first = try Subprocess.run(Executables.latchkey, ["migrate", "--config", file.path])
+        #expect(first.status == 0)
+        #expect(first.output.contains("applied 1:"))
+        let second = try Subprocess.run(Executables.latchkey, ["migrate", "--config", file.path])
+        #expect(second.status == 0)
+        #expect(!second.output.contains("applied"))
+        #expect(second.output.contains("is at version \(LatchkeySchema.migrations.map(\.version).max()!)"))
     }
 
     @Test("S28: SIGTERM during load: exit 0, no response cut in half, and the database passes integrity_check")

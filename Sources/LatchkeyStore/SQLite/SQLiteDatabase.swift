@@ -1,4 +1,5 @@
 internal import CLatchkeySQLite
+internal import Dispatch
 import Synchronization
 
 /// An SQLite database file in WAL mode, used through one writer connection and a few reader
@@ -223,20 +224,21 @@ public final class SQLiteDatabase: SQLDatabase {
     public func isHealthy() async -> Bool {
         guard !closed.load(ordering: .acquiring) else { return false }
         let gate = OneShot()
+        // The probe and its timer run on dispatch threads, not in tasks: when the cooperative
+        // pool is busy, a healthy database must not look late.
+        let reader = readers.min { $0.queueDepth < $1.queueDepth }!
+        let answers = Atomic<Int>(0)
+        let (seconds, attoseconds) = configuration.healthCheckTimeout.components
+        let timeout = DispatchTimeInterval.nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
         return await withCheckedContinuation { continuation in
             gate.arm(continuation)
-            let timer = Task {
-                try? await Task.sleep(for: configuration.healthCheckTimeout)
-                gate.resume(false)
+            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { gate.resume(false) }
+            let done: @Sendable (Bool) -> Void = { succeeded in
+                guard succeeded else { return gate.resume(false) }
+                if answers.wrappingAdd(1, ordering: .acquiringAndReleasing).newValue == 2 { gate.resume(true) }
             }
-            Task {
-                async let read = try? self.read { try $0.queryOne("SELECT count(*) AS n FROM sqlite_master") }
-                async let write = try? self.writer.run { try $0.queryOne("SELECT 1 AS one") }
-                let (readRow, writerRow) = await (read, write)
-                let healthy = readRow != nil && writerRow != nil
-                timer.cancel()
-                gate.resume(healthy)
-            }
+            reader.probe({ _ = try $0.queryOne("SELECT count(*) AS n FROM sqlite_master") }, done: done)
+            writer.probe({ _ = try $0.queryOne("SELECT 1 AS one") }, done: done)
         }
     }
 

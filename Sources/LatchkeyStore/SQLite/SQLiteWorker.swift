@@ -53,6 +53,18 @@ final class SQLiteWorker: Sendable {
     }
 
     /// Closes the connection at once; only while no job can have been queued (a failed init).
+    /// Runs `job` on the queue and reports only whether it succeeded, without an `await`: the
+    /// health probe uses it so that a busy cooperative thread pool cannot delay it.
+    func probe(_ job: @escaping @Sendable (SQLiteConnection) throws -> Void, done: @escaping @Sendable (Bool) -> Void) {
+        queue.async {
+            let succeeded: Bool = self.connection.withLock { connection in
+                guard let connection else { return false }
+                return (try? job(connection)) != nil
+            }
+            done(succeeded)
+        }
+    }
+
     func closeBeforeUse() {
         connection.withLock { connection in
             connection?.close()

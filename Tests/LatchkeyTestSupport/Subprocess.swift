@@ -1,0 +1,53 @@
+import Foundation
+
+/// Runs a program to completion, the way a user at a shell would, and collects what it printed.
+public enum Subprocess {
+    /// What a finished program left.
+    public struct Result: Sendable {
+        public var status: Int32
+        public var output: String
+        public var error: String
+    }
+
+    /// Runs `executable` with `arguments`, feeding `input` on standard input.
+    public static func run(
+        _ executable: URL, _ arguments: [String], input: String? = nil, directory: URL? = nil
+    ) throws -> Result {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        if let directory { process.currentDirectoryURL = directory }
+        let output = Pipe()
+        let error = Pipe()
+        let standardInput = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        process.standardInput = standardInput
+        try process.run()
+        if let input { standardInput.fileHandleForWriting.write(Data(input.utf8)) }
+        try standardInput.fileHandleForWriting.close()
+        // Read standard error on another thread, so neither pipe can fill up and stall the child.
+        let errorText = ErrorCollector(error.fileHandleForReading)
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, output: String(decoding: out, as: UTF8.self), error: errorText.text)
+    }
+}
+
+private final class ErrorCollector: @unchecked Sendable {
+    // @unchecked: `data` is written once by the reading thread before `done` is signalled.
+    private var data = Data()
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ handle: FileHandle) {
+        DispatchQueue.global().async {
+            self.data = handle.readDataToEndOfFile()
+            self.done.signal()
+        }
+    }
+
+    var text: String {
+        done.wait()
+        return String(decoding: data, as: UTF8.self)
+    }
+}
