@@ -59,7 +59,13 @@ public final class StandardErrorAccessLog: AccessLogSink {
         self.init(flushInterval: flushInterval, maxBufferedBytes: maxBufferedBytes, fileDescriptor: STDERR_FILENO)
     }
 
-    init(flushInterval: Duration, maxBufferedBytes: Int, fileDescriptor: Int32) {
+    /// Creates a log that writes to `fileDescriptor` instead of standard error (a pipe, a file).
+    ///
+    /// - Parameters:
+    ///   - flushInterval: How long a line may wait in the buffer.
+    ///   - maxBufferedBytes: Beyond this, new lines are dropped and counted.
+    ///   - fileDescriptor: Written to, never closed.
+    public init(flushInterval: Duration = .milliseconds(100), maxBufferedBytes: Int = 8 << 20, fileDescriptor: Int32) {
         let shared = Shared(maxBufferedBytes: maxBufferedBytes, fileDescriptor: fileDescriptor)
         self.shared = shared
         let (seconds, attoseconds) = flushInterval.components
