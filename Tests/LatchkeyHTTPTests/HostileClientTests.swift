@@ -205,12 +205,10 @@ struct HostileClientTests {
             $0.maxRequestsPerConnection = 1_000_000
         }
         try await withServer(Self.router(), limits: limits) { server, port in
-            let connection = try RawConnection(port: port)
-            var receive: Int32 = 4096
-            setsockopt(connection.fd, SOL_SOCKET, SO_RCVBUF, &receive, socklen_t(MemoryLayout<Int32>.size))
+            let connection = try RawConnection(port: port, receiveBuffer: 4096)
             var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
             setsockopt(connection.fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            let burst = String(repeating: get("/healthz"), count: 200)
+            let burst = String(repeating: get("/healthz"), count: 1000)
             let deadline = Date().addingTimeInterval(4)
             while Date() < deadline {
                 guard await connection.send(burst) else { break }
