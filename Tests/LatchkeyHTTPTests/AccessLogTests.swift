@@ -72,4 +72,27 @@ struct AccessLogTests {
         #expect(first["duration_seconds"] == 0.000123)
         #expect(first["user_agent"] == .null)
     }
+
+    @Test("S25: a stuck log drops and counts entries instead of growing")
+    func dropsWhenFull() throws {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        defer {
+            close(fds[0])
+            close(fds[1])
+        }
+        let log = StandardErrorAccessLog(flushInterval: .seconds(60), maxBufferedEntries: 2, fileDescriptor: fds[1])
+        for index in 0..<5 {
+            log.record(
+                AccessLogEntry(
+                    time: Date(), requestID: "r\(index)", method: .get, route: nil, path: "/", status: 404,
+                    durationSeconds: 0, remoteAddress: "127.0.0.1", userAgent: nil, requestBytes: 1, responseBytes: 1))
+        }
+        log.flush()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = buffer.withUnsafeMutableBytes { read(fds[0], $0.baseAddress, $0.count) }
+        let lines = String(decoding: buffer[0..<max(count, 0)], as: UTF8.self).split(separator: "\n")
+        #expect(lines.count == 3)
+        #expect(lines.last == #"{"access_log_dropped_lines":3}"#)
+    }
 }
