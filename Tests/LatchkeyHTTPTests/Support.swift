@@ -70,7 +70,7 @@ final class RawConnection: @unchecked Sendable {
     let fd: Int32
     private var buffer: [UInt8] = []
 
-    init(port: Int, host: String = "127.0.0.1", receiveTimeout: Double = 5, receiveBuffer: Int32? = nil) throws {
+    init(port: Int, host: String = "127.0.0.1", receiveTimeout: Double = 5, receiveBuffer: Int32? = nil, sendBuffer: Int32? = nil) throws {
         var hints = addrinfo()
         hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -82,6 +82,9 @@ final class RawConnection: @unchecked Sendable {
         var timeout = timeval(
             tv_sec: Int(receiveTimeout), tv_usec: Int((receiveTimeout.truncatingRemainder(dividingBy: 1)) * 1_000_000))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        if var sendBuffer {
+            setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sendBuffer, socklen_t(MemoryLayout<Int32>.size))
+        }
         if var receiveBuffer {
             // Before connect, so that the advertised window is small from the start.
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receiveBuffer, socklen_t(MemoryLayout<Int32>.size))

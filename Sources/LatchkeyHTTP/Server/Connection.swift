@@ -234,7 +234,7 @@ final class Connection {
             method: head.method, requestID: request.requestID, closeAfter: closeAfter, isHTTP10: head.isHTTP10,
             startNanoseconds: logging ? Monotonic.nanoseconds() : 0, route: nil, path: logging ? head.path : "",
             userAgent: logging ? head.headers["User-Agent"] : nil, requestBytes: headLength + body.count)
-        guard let routes = context.routes else {
+        guard let routes = context.router?.table else {
             spawn(request, responder: context.responder)
             return
         }

@@ -6,9 +6,9 @@ import Synchronization
 final class ServerContext: Sendable {
     let limits: HTTPServer.Limits
     let responder: any HTTPResponder
-    /// The frozen routes when the responder is a ``Router``: lets a loop resolve a request and
-    /// run a synchronous route without a task.
-    let routes: RouteTable?
+    /// The responder when it is a ``Router``: lets a loop resolve a request and run a synchronous
+    /// route without a task. Its table is frozen by `start()`; reading it is one atomic load.
+    let router: Router?
     let accessLog: (any AccessLogSink)?
     let errors: ErrorMiddleware
     let activeConnections = Atomic<Int>(0)
@@ -20,7 +20,7 @@ final class ServerContext: Sendable {
     init(limits: HTTPServer.Limits, responder: any HTTPResponder, accessLog: (any AccessLogSink)?, errors: ErrorMiddleware) {
         self.limits = limits
         self.responder = responder
-        self.routes = (responder as? Router)?.table
+        self.router = responder as? Router
         self.accessLog = accessLog
         self.errors = errors
         let shortest = [limits.headerTimeout, limits.bodyTimeout, limits.idleTimeout].min()!
