@@ -83,6 +83,12 @@ public final class StandardErrorAccessLog: AccessLogSink {
         let (seconds, attoseconds) = flushInterval.components
         let microseconds = UInt32(clamping: seconds * 1_000_000 + attoseconds / 1_000_000_000_000)
         Thread.detachNewThread {
+            // A write to a pipe whose reader is gone raises SIGPIPE in the writing thread; blocked
+            // here, the write fails with EPIPE instead of ending the server.
+            var signals = sigset_t()
+            sigemptyset(&signals)
+            sigaddset(&signals, SIGPIPE)
+            pthread_sigmask(SIG_BLOCK, &signals, nil)
             while true {
                 usleep(max(microseconds, 1000))
                 let stopped = shared.buffer.withLock { $0.stopped }
@@ -106,7 +112,8 @@ public final class StandardErrorAccessLog: AccessLogSink {
         }
     }
 
-    /// Writes what is buffered now, on the calling thread (which may block on standard error).
+    /// Writes what is buffered now, on the calling thread (which may block on standard error, and
+    /// gets SIGPIPE if nothing reads it any more, unless the process ignores that signal).
     public func flush() {
         shared.flush()
     }
