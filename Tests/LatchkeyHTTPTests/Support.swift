@@ -16,11 +16,12 @@ func testLimits(_ change: (inout HTTPServer.Limits) -> Void = { _ in }) -> HTTPS
 }
 
 /// Runs `body` against a fresh server on an ephemeral port, and shuts it down after.
+@discardableResult
 func withServer<T>(
-    _ router: Router, limits: HTTPServer.Limits = testLimits(), eventLoops: Int = 2, accessLog: (any AccessLogSink)? = nil,
+    _ router: Router, host: String = "127.0.0.1", limits: HTTPServer.Limits = testLimits(), eventLoops: Int = 2, accessLog: (any AccessLogSink)? = nil,
     shutdownDeadline: Duration = .seconds(5), _ body: (HTTPServer, Int) async throws -> T
 ) async throws -> T {
-    var configuration = HTTPServer.Configuration(host: "127.0.0.1", port: 0, eventLoops: eventLoops, limits: limits)
+    var configuration = HTTPServer.Configuration(host: host, port: 0, eventLoops: eventLoops, limits: limits)
     configuration.shutdownDeadline = shutdownDeadline
     let server = HTTPServer(configuration: configuration, responder: router, accessLog: accessLog)
     try server.start()
@@ -48,26 +49,47 @@ struct RawResponse {
     var text: String { String(decoding: body, as: UTF8.self) }
 }
 
-/// A blocking client socket with a receive timeout, for talking HTTP by hand.
-final class RawConnection {
+/// Runs blocking socket calls on a thread of their own: blocking a thread of Swift's cooperative
+/// pool (two threads on a two-core machine) would starve the server's asynchronous handlers.
+func offload<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
+    }
+}
+
+func offload<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        Thread.detachNewThread { continuation.resume(returning: body()) }
+    }
+}
+
+/// A blocking client socket with a receive timeout, for talking HTTP by hand. Every call that
+/// can block is `async` and runs through ``offload(_:)``.
+final class RawConnection: @unchecked Sendable {
+    // @unchecked: test helper; each test uses a connection from one task at a time.
     let fd: Int32
     private var buffer: [UInt8] = []
 
-    init(port: Int, receiveTimeout: Double = 5) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    init(port: Int, host: String = "127.0.0.1", receiveTimeout: Double = 5, receiveBuffer: Int32? = nil, sendBuffer: Int32? = nil) throws {
+        var hints = addrinfo()
+        hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>? = nil
+        guard getaddrinfo(host, String(port), &hints, &list) == 0, let info = list?.pointee else { throw POSIXError(.EINVAL) }
+        defer { freeaddrinfo(list) }
+        fd = socket(info.ai_family, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.EMFILE) }
-        var timeout = timeval(tv_sec: Int(receiveTimeout), tv_usec: Int((receiveTimeout.truncatingRemainder(dividingBy: 1)) * 1_000_000))
+        var timeout = timeval(
+            tv_sec: Int(receiveTimeout), tv_usec: Int((receiveTimeout.truncatingRemainder(dividingBy: 1)) * 1_000_000))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let status = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
+        if var sendBuffer {
+            setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sendBuffer, socklen_t(MemoryLayout<Int32>.size))
         }
-        guard status == 0 else {
+        if var receiveBuffer {
+            // Before connect, so that the advertised window is small from the start.
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receiveBuffer, socklen_t(MemoryLayout<Int32>.size))
+        }
+        guard Glibc.connect(fd, info.ai_addr, info.ai_addrlen) == 0 else {
             let code = errno
             Glibc.close(fd)
             throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
@@ -78,7 +100,31 @@ final class RawConnection {
 
     /// Sends all of `bytes`; `false` when the server closed or reset the connection.
     @discardableResult
-    func send(_ bytes: [UInt8]) -> Bool {
+    func send(_ bytes: [UInt8]) async -> Bool {
+        await offload { self.sendNow(bytes) }
+    }
+
+    @discardableResult
+    func send(_ text: String) async -> Bool { await send(Array(text.utf8)) }
+
+    func readResponse(headRequest: Bool = false) async -> RawResponse? {
+        await offload { self.readResponseNow(headRequest: headRequest) }
+    }
+
+    func closesWithin(seconds: Double) async -> Bool {
+        await offload { self.closesWithinNow(seconds: seconds) }
+    }
+
+    /// Receives whatever arrives next (up to `count` bytes); empty at end of stream.
+    func receiveSome(_ count: Int = 4096) async -> [UInt8] {
+        await offload {
+            var buffer = [UInt8](repeating: 0, count: count)
+            let received = buffer.withUnsafeMutableBytes { recv(self.fd, $0.baseAddress, $0.count, 0) }
+            return Array(buffer[0..<max(received, 0)])
+        }
+    }
+
+    private func sendNow(_ bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
             let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
@@ -87,9 +133,6 @@ final class RawConnection {
         }
         return true
     }
-
-    @discardableResult
-    func send(_ text: String) -> Bool { send(Array(text.utf8)) }
 
     /// Reads more bytes; `nil` at end of stream, reset, or timeout.
     private func fill() -> Bool {
@@ -101,7 +144,7 @@ final class RawConnection {
     }
 
     /// Reads one response; `nil` when the connection ended (or timed out) first.
-    func readResponse(headRequest: Bool = false) -> RawResponse? {
+    private func readResponseNow(headRequest: Bool) -> RawResponse? {
         while true {
             if let end = headEnd() {
                 let head = String(decoding: buffer[0..<end], as: UTF8.self)
@@ -135,7 +178,7 @@ final class RawConnection {
     }
 
     /// Whether the server closes the connection (EOF or reset) within `seconds`, ignoring data.
-    func closesWithin(seconds: Double) -> Bool {
+    private func closesWithinNow(seconds: Double) -> Bool {
         let start = Date()
         var chunk = [UInt8](repeating: 0, count: 4096)
         var timeout = timeval(tv_sec: 0, tv_usec: 100_000)
@@ -158,10 +201,10 @@ func post(_ path: String, contentType: String = "application/json", body: String
 }
 
 /// One request on a fresh connection.
-func exchange(_ port: Int, _ request: String) throws -> RawResponse? {
+func exchange(_ port: Int, _ request: String) async throws -> RawResponse? {
     let connection = try RawConnection(port: port)
-    connection.send(request)
-    return connection.readResponse(headRequest: request.hasPrefix("HEAD "))
+    await connection.send(request)
+    return await connection.readResponse(headRequest: request.hasPrefix("HEAD "))
 }
 
 /// A gate an async handler waits on until the test opens it.

@@ -4,35 +4,47 @@ import Synchronization
 
 /// An access log that writes JSON lines to standard error.
 ///
-/// `record` only appends to a buffer under a lock; a background thread writes the buffer every
-/// `flushInterval`, so an event loop never waits on a slow terminal or pipe. When the buffer is
-/// over `maxBufferedBytes` (standard error is stuck), lines are dropped and counted rather than
-/// blocking or growing without bound, and the next write says how many were lost.
+/// `record` only appends the entry to a queue under a lock; a background thread formats the
+/// queued entries and writes them every `flushInterval`, so an event loop neither formats JSON
+/// nor waits on a slow terminal or pipe. When `maxBufferedEntries` are waiting (standard error is
+/// stuck), entries are dropped and counted rather than blocking or growing without bound, and the
+/// next write says how many were lost.
 public final class StandardErrorAccessLog: AccessLogSink {
     private final class Shared: Sendable {
         struct Buffer {
-            var bytes: [UInt8] = []
+            var entries: [AccessLogEntry] = []
             var dropped = 0
             var stopped = false
         }
 
         let buffer = Mutex(Buffer())
-        let maxBufferedBytes: Int
+        /// Held while taking and writing a batch, so that two flushes keep lines whole and in order.
+        let writing = Mutex(())
+        let maxBufferedEntries: Int
         let fileDescriptor: Int32
 
-        init(maxBufferedBytes: Int, fileDescriptor: Int32) {
-            self.maxBufferedBytes = maxBufferedBytes
+        init(maxBufferedEntries: Int, fileDescriptor: Int32) {
+            self.maxBufferedEntries = maxBufferedEntries
             self.fileDescriptor = fileDescriptor
         }
 
         func flush() {
-            let (bytes, dropped) = buffer.withLock { state in
-                let taken = (state.bytes, state.dropped)
-                state.bytes = []
+            writing.withLock { _ in flushLocked() }
+        }
+
+        private func flushLocked() {
+            let (entries, dropped) = buffer.withLock { state in
+                let taken = (state.entries, state.dropped)
+                state.entries = []
                 state.dropped = 0
                 return taken
             }
-            var output = bytes
+            var output = [UInt8]()
+            output.reserveCapacity(entries.count * 256)
+            for entry in entries {
+                output.append(contentsOf: entry.jsonLine.utf8)
+                output.append(0x0A)
+            }
             if dropped > 0 {
                 output.append(contentsOf: "{\"access_log_dropped_lines\":\(dropped)}\n".utf8)
             }
@@ -54,17 +66,29 @@ public final class StandardErrorAccessLog: AccessLogSink {
     ///
     /// - Parameters:
     ///   - flushInterval: How long a line may wait in the buffer.
-    ///   - maxBufferedBytes: Beyond this, new lines are dropped and counted.
-    public convenience init(flushInterval: Duration = .milliseconds(100), maxBufferedBytes: Int = 8 << 20) {
-        self.init(flushInterval: flushInterval, maxBufferedBytes: maxBufferedBytes, fileDescriptor: STDERR_FILENO)
+    ///   - maxBufferedEntries: Beyond this, new entries are dropped and counted.
+    public convenience init(flushInterval: Duration = .milliseconds(100), maxBufferedEntries: Int = 100_000) {
+        self.init(flushInterval: flushInterval, maxBufferedEntries: maxBufferedEntries, fileDescriptor: STDERR_FILENO)
     }
 
-    init(flushInterval: Duration, maxBufferedBytes: Int, fileDescriptor: Int32) {
-        let shared = Shared(maxBufferedBytes: maxBufferedBytes, fileDescriptor: fileDescriptor)
+    /// Creates a log that writes to `fileDescriptor` instead of standard error (a pipe, a file).
+    ///
+    /// - Parameters:
+    ///   - flushInterval: How long a line may wait in the buffer.
+    ///   - maxBufferedEntries: Beyond this, new entries are dropped and counted.
+    ///   - fileDescriptor: Written to, never closed.
+    public init(flushInterval: Duration = .milliseconds(100), maxBufferedEntries: Int = 100_000, fileDescriptor: Int32) {
+        let shared = Shared(maxBufferedEntries: maxBufferedEntries, fileDescriptor: fileDescriptor)
         self.shared = shared
         let (seconds, attoseconds) = flushInterval.components
         let microseconds = UInt32(clamping: seconds * 1_000_000 + attoseconds / 1_000_000_000_000)
         Thread.detachNewThread {
+            // A write to a pipe whose reader is gone raises SIGPIPE in the writing thread; blocked
+            // here, the write fails with EPIPE instead of ending the server.
+            var signals = sigset_t()
+            sigemptyset(&signals)
+            sigaddset(&signals, SIGPIPE)
+            pthread_sigmask(SIG_BLOCK, &signals, nil)
             while true {
                 usleep(max(microseconds, 1000))
                 let stopped = shared.buffer.withLock { $0.stopped }
@@ -79,18 +103,17 @@ public final class StandardErrorAccessLog: AccessLogSink {
     }
 
     public func record(_ entry: AccessLogEntry) {
-        let line = entry.jsonLine
         shared.buffer.withLock { state in
-            guard state.bytes.count + line.utf8.count < shared.maxBufferedBytes else {
+            guard state.entries.count < shared.maxBufferedEntries else {
                 state.dropped += 1
                 return
             }
-            state.bytes.append(contentsOf: line.utf8)
-            state.bytes.append(0x0A)
+            state.entries.append(entry)
         }
     }
 
-    /// Writes what is buffered now, on the calling thread (which may block on standard error).
+    /// Writes what is buffered now, on the calling thread (which may block on standard error, and
+    /// gets SIGPIPE if nothing reads it any more, unless the process ignores that signal).
     public func flush() {
         shared.flush()
     }

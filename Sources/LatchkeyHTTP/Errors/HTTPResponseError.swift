@@ -38,10 +38,15 @@ extension HTTPResponseError {
 /// Compares by status and code only, so a test can write
 /// `#expect(throws: HTTPError.notFound())`.
 public struct HTTPError: HTTPResponseError, Sendable, Equatable, CustomStringConvertible {
+    /// The status code.
     public var status: Int
+    /// The wire code.
     public var errorCode: String
+    /// A sentence for a developer, free of secrets.
     public var errorDescription: String
+    /// More members of the JSON body.
     public var extraFields: [String: JSONValue]
+    /// Header fields for the response.
     public var extraHeaders: HTTPHeaders
 
     /// Creates an error.

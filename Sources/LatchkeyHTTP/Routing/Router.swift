@@ -10,6 +10,10 @@ import Synchronization
 /// split on `/` before percent-decoding, so `%2F` stays inside one parameter. An unknown path
 /// gives 404 `not_found`, a known path with another method 405 with `Allow`. `HEAD` uses the
 /// `GET` handler when there is no `HEAD` route (RFC 9110 §9.3.2); the server drops the body.
+///
+/// Handlers run in a task unless registered with the explicit `synchronous:` label; a trailing
+/// closure always means a task, whether or not it awaits. Middleware sees errors thrown by the
+/// handler (and the 404 and 405 answers) as thrown errors; the server maps them last.
 public final class Router: HTTPResponder, Sendable {
     private struct Definition {
         var method: HTTPMethod
@@ -43,6 +47,18 @@ public final class Router: HTTPResponder, Sendable {
         add(Definition(method: method, pattern: path, handler: .asynchronous(handler)))
     }
 
+    /// Adds a handler that runs in a task, off the event loop, although it does not `await`.
+    ///
+    /// This overload exists so that a trailing closure never lands on the event loop by accident:
+    /// `router.get("/v1/me") { request in try store.user(...) }` may block (a database read), so
+    /// it runs in a task like any asynchronous handler. Only the explicit `synchronous:` label
+    /// puts a handler on the loop.
+    public func on(
+        _ method: HTTPMethod, _ path: String, _ handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse
+    ) {
+        add(Definition(method: method, pattern: path, handler: .asynchronous { try handler($0) }))
+    }
+
     /// Adds a synchronous handler: cheap, never blocking work (health checks, documents held in
     /// memory) that the server may run directly on the event-loop thread, without a task.
     ///
@@ -50,6 +66,7 @@ public final class Router: HTTPResponder, Sendable {
     ///   - method: The method.
     ///   - path: A pattern such as `/healthz`.
     ///   - handler: Answers the request within microseconds; may throw an ``HTTPResponseError``.
+    @_disfavoredOverload
     public func on(
         _ method: HTTPMethod, _ path: String, synchronous handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse
     ) {
@@ -61,7 +78,13 @@ public final class Router: HTTPResponder, Sendable {
         on(.get, path, handler)
     }
 
+    /// Adds a `GET` handler that runs in a task although it does not `await`: a trailing closure never lands on the event loop.
+    public func get(_ path: String, _ handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) {
+        on(.get, path, handler)
+    }
+
     /// Adds a synchronous `GET` handler; see ``on(_:_:synchronous:)``.
+    @_disfavoredOverload
     public func get(_ path: String, synchronous handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) {
         on(.get, path, synchronous: handler)
     }
@@ -71,7 +94,13 @@ public final class Router: HTTPResponder, Sendable {
         on(.post, path, handler)
     }
 
+    /// Adds a `POST` handler that runs in a task although it does not `await`: a trailing closure never lands on the event loop.
+    public func post(_ path: String, _ handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) {
+        on(.post, path, handler)
+    }
+
     /// Adds a synchronous `POST` handler; see ``on(_:_:synchronous:)``.
+    @_disfavoredOverload
     public func post(_ path: String, synchronous handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) {
         on(.post, path, synchronous: handler)
     }
@@ -81,13 +110,28 @@ public final class Router: HTTPResponder, Sendable {
         on(.put, path, handler)
     }
 
+    /// Adds a `PUT` handler that runs in a task although it does not `await`: a trailing closure never lands on the event loop.
+    public func put(_ path: String, _ handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) {
+        on(.put, path, handler)
+    }
+
     /// Adds an asynchronous `PATCH` handler; see ``on(_:_:_:)``.
     public func patch(_ path: String, _ handler: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse) {
         on(.patch, path, handler)
     }
 
+    /// Adds a `PATCH` handler that runs in a task although it does not `await`: a trailing closure never lands on the event loop.
+    public func patch(_ path: String, _ handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) {
+        on(.patch, path, handler)
+    }
+
     /// Adds an asynchronous `DELETE` handler; see ``on(_:_:_:)``.
     public func delete(_ path: String, _ handler: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse) {
+        on(.delete, path, handler)
+    }
+
+    /// Adds a `DELETE` handler that runs in a task although it does not `await`: a trailing closure never lands on the event loop.
+    public func delete(_ path: String, _ handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) {
         on(.delete, path, handler)
     }
 

@@ -120,18 +120,11 @@ final class Connection {
         }
     }
 
-    /// The client sent its last byte (it may still read): answer what is in progress, then close.
+    /// The client closed its side. Half-closed clients that still wait for an answer are rare,
+    /// and treating end of stream as an abort (as nginx does) frees the connection at once; a
+    /// reply that a handler still produces is then dropped.
     private func peerFinished() {
-        switch state {
-        case .processing:
-            pauseReading()
-            closeWhenFlushed = true
-        case .awaitingRequest where hasPendingOutput:
-            pauseReading()
-            closeWhenFlushed = true
-        default:
-            close()
-        }
+        close()
     }
 
     private func processInput() {
@@ -241,7 +234,7 @@ final class Connection {
             method: head.method, requestID: request.requestID, closeAfter: closeAfter, isHTTP10: head.isHTTP10,
             startNanoseconds: logging ? Monotonic.nanoseconds() : 0, route: nil, path: logging ? head.path : "",
             userAgent: logging ? head.headers["User-Agent"] : nil, requestBytes: headLength + body.count)
-        guard let routes = context.routes else {
+        guard let routes = context.router?.table else {
             spawn(request, responder: context.responder)
             return
         }

@@ -6,9 +6,9 @@ import Synchronization
 final class ServerContext: Sendable {
     let limits: HTTPServer.Limits
     let responder: any HTTPResponder
-    /// The frozen routes when the responder is a ``Router``: lets a loop resolve a request and
-    /// run a synchronous route without a task.
-    let routes: RouteTable?
+    /// The responder when it is a ``Router``: lets a loop resolve a request and run a synchronous
+    /// route without a task. Its table is frozen by `start()`; reading it is one atomic load.
+    let router: Router?
     let accessLog: (any AccessLogSink)?
     let errors: ErrorMiddleware
     let activeConnections = Atomic<Int>(0)
@@ -20,7 +20,7 @@ final class ServerContext: Sendable {
     init(limits: HTTPServer.Limits, responder: any HTTPResponder, accessLog: (any AccessLogSink)?, errors: ErrorMiddleware) {
         self.limits = limits
         self.responder = responder
-        self.routes = (responder as? Router)?.table
+        self.router = responder as? Router
         self.accessLog = accessLog
         self.errors = errors
         let shortest = [limits.headerTimeout, limits.bodyTimeout, limits.idleTimeout].min()!
@@ -180,12 +180,10 @@ final class EventLoop {
         for _ in 0..<16 {
             var address = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            // accept4 is a GNU extension that the C modules do not expose (see shim.h), so the
+            // flags are set with fcntl: two cheap syscalls per connection, not per request.
             let fd = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    accept4(
-                        listenFD, __SOCKADDR_ARG(__sockaddr__: $0), &length,
-                        Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
-                }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { accept(listenFD, $0, &length) }
             }
             if fd < 0 {
                 switch errno {
@@ -208,6 +206,8 @@ final class EventLoop {
                 refuse(fd)
                 continue
             }
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             var one: Int32 = 1
             setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
             nextConnectionID += 1

@@ -65,6 +65,8 @@ public final class HTTPServer: Sendable {
         try state.withLock { state throws(HTTPServerError) in
             guard case .idle = state else { throw HTTPServerError(.alreadyStarted, "the server was already started") }
             Libevent.setUpThreads()
+            // Freeze the routes now: every route must be added before the server starts.
+            _ = context.router?.table
             let (fd, port) = try ListeningSocket.open(
                 host: configuration.host, port: configuration.port, backlog: Int32(clamping: configuration.backlog))
             var handles: [LoopHandle] = []
