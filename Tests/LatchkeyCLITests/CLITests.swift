@@ -153,7 +153,7 @@ struct LoopbackFileServer {
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try Subprocess.launch(process)
         // "Serving HTTP on 127.0.0.1 port 40123 (http://127.0.0.1:40123/) ..."
         var line = Data()
         while !line.contains(UInt8(ascii: "\n")) {

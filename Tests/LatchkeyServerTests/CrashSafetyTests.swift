@@ -52,10 +52,7 @@ struct CrashSafetyTests {
                     // newest token rather than waiting for an answer the kill will swallow.
                     usleep(UInt32.random(in: 5_000...20_000))
                 }
-            }, meanwhile: {
-                try? await Task.sleep(for: .milliseconds(300 + 150 * round))
-                server.send(SIGKILL)
-            })
+            }, after: 0.3 + 0.15 * Double(round), do: { server.send(SIGKILL) })
             _ = server.waitForExit(timeout: 10)
             for (worker, token) in latest.tokens.withLock({ $0 }) { tokens[worker] = token }
 

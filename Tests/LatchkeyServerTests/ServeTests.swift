@@ -99,10 +99,7 @@ struct ServeTests {
                     }
                 }
             }
-        }, meanwhile: {
-            try? await Task.sleep(for: .milliseconds(700))
-            server.send(SIGTERM)
-        })
+        }, after: 0.7, do: { server.send(SIGTERM) })
         let results = tallies.reduce(into: (complete: 0, refused: 0, partial: 0)) { total, tally in
             total.complete += tally.complete
             total.refused += tally.refused

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyTestSupport
 import LatchkeyStore
 import Testing
 
@@ -142,7 +143,7 @@ struct StoreBenchmark {
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
-        try process.run()
+        try Subprocess.launch(process)
         let output = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: output, as: UTF8.self))

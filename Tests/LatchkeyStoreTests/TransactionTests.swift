@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyTestSupport
 import LatchkeyStore
 import Testing
 
@@ -170,7 +171,7 @@ struct TransactionTests {
             process.standardInput = input
             process.standardOutput = output
             process.standardError = output
-            try process.run()
+            try Subprocess.launch(process)
             let feeding = Task.detached {
                 try input.fileHandleForWriting.write(contentsOf: Data(script.utf8))
                 try input.fileHandleForWriting.close()

@@ -6,16 +6,17 @@ import Dispatch
 /// per core: with a few such tasks nothing else, not even the test's own timer, could run.
 public enum BlockingWorkers {
     /// Starts `count` copies of `body` on dispatch threads and returns once all have finished,
-    /// without blocking the caller's thread. `meanwhile` runs concurrently on the caller's task.
+    /// without blocking the caller's thread. `action` runs `delay` seconds after the start, on a
+    /// dispatch thread too, so a busy task pool cannot postpone it (a signal to a server under load).
     public static func run<T: Sendable>(
-        _ count: Int, _ body: @escaping @Sendable (Int) -> T, meanwhile: () async -> Void = {}
+        _ count: Int, _ body: @escaping @Sendable (Int) -> T, after delay: Double = 0, do action: @escaping @Sendable () -> Void = {}
     ) async -> [T] {
         let results = Results<T>(count: count)
         let group = DispatchGroup()
         for index in 0..<count {
             DispatchQueue.global().async(group: group) { results.set(index, body(index)) }
         }
-        await meanwhile()
+        DispatchQueue.global().asyncAfter(deadline: .now() + delay, execute: action)
         await withCheckedContinuation { continuation in
             group.notify(queue: .global()) { continuation.resume() }
         }

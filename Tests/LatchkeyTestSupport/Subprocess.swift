@@ -1,7 +1,16 @@
 import Foundation
+import Synchronization
 
 /// Runs a program to completion, the way a user at a shell would, and collects what it printed.
 public enum Subprocess {
+    /// Starts `process`, one launch at a time: Foundation's `Process.run()` on Linux can crash
+    /// when several threads launch at once, and the test suites run in parallel.
+    public static func launch(_ process: Process) throws {
+        try launchLock.withLock { _ in try process.run() }
+    }
+
+    private static let launchLock = Mutex(())
+
     /// What a finished program left.
     public struct Result: Sendable {
         public var status: Int32
@@ -23,7 +32,7 @@ public enum Subprocess {
         process.standardOutput = output
         process.standardError = error
         process.standardInput = standardInput
-        try process.run()
+        try launch(process)
         if let input { standardInput.fileHandleForWriting.write(Data(input.utf8)) }
         try standardInput.fileHandleForWriting.close()
         // Read standard error on another thread, so neither pipe can fill up and stall the child.

@@ -130,9 +130,7 @@ struct MetricsAccessLog: AccessLogSink {
 
     func record(_ entry: AccessLogEntry) {
         // Unmatched paths share one label value, so a scan cannot grow the metric without bound.
-        let route = entry.route ?? "unmatched"
-        metrics.increment(.httpRequests, ["method": entry.method.rawValue, "route": route, "status": String(entry.status)])
-        metrics.observe(.httpDuration, ["route": route], entry.durationSeconds)
+        metrics.recordRequest(method: entry.method.rawValue, route: entry.route ?? "unmatched", status: entry.status, seconds: entry.durationSeconds)
         next?.record(entry)
     }
 }

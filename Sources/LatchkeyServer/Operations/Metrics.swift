@@ -35,6 +35,18 @@ public final class Metrics: Sendable {
         var counts = [UInt64](repeating: 0, count: Metrics.buckets.count)
         var sum = 0.0
         var count: UInt64 = 0
+
+        mutating func record(bucket: Int?, value: Double) {
+            if let bucket { counts[bucket] += 1 }
+            sum += value
+            count += 1
+        }
+
+        mutating func add(_ other: Histogram) {
+            for index in counts.indices { counts[index] += other.counts[index] }
+            sum += other.sum
+            count += other.count
+        }
     }
 
     private struct State {
@@ -42,10 +54,29 @@ public final class Metrics: Sendable {
         var histograms: [Series: Histogram] = [:]
     }
 
+    /// Per-request figures, keyed without building label strings: this is the hot path, taken
+    /// once for every request; labels are rendered only when `/metrics` is read.
+    private struct RequestKey: Hashable {
+        var method: String
+        var route: String
+        var status: Int
+    }
+
     private let state = Mutex(State())
+    private let requests = Mutex<[RequestKey: Histogram]>([:])
     private let gauges = Mutex<[Series: @Sendable () -> Double]>([:])
 
     public init() {}
+
+    /// Counts one answered request and its latency (`latchkey_http_requests_total` and
+    /// `latchkey_http_request_duration_seconds`).
+    public func recordRequest(method: String, route: String, status: Int, seconds: Double) {
+        let key = RequestKey(method: method, route: route, status: status)
+        let bucket = Self.buckets.firstIndex { seconds <= $0 }
+        requests.withLock { requests in
+            requests[key, default: Histogram()].record(bucket: bucket, value: seconds)
+        }
+    }
 
     /// Adds to a counter.
     public func increment(_ family: Family, _ labels: KeyValuePairs<String, String> = [:], by amount: Double = 1) {
@@ -57,13 +88,7 @@ public final class Metrics: Sendable {
     public func observe(_ family: Family, _ labels: KeyValuePairs<String, String> = [:], _ value: Double) {
         let series = Series(family: family.name, labels: Self.render(labels))
         let bucket = Self.buckets.firstIndex { value <= $0 }
-        state.withLock { state in
-            var histogram = state.histograms[series] ?? Histogram()
-            if let bucket { histogram.counts[bucket] += 1 }
-            histogram.sum += value
-            histogram.count += 1
-            state.histograms[series] = histogram
-        }
+        state.withLock { $0.histograms[series, default: Histogram()].record(bucket: bucket, value: value) }
     }
 
     /// Registers a gauge read when metrics are rendered (queue depths, open connections).
@@ -75,13 +100,21 @@ public final class Metrics: Sendable {
     /// The current value of a counter or gauge series, for tests and the CLI.
     public func value(_ family: Family, _ labels: KeyValuePairs<String, String> = [:]) -> Double {
         let series = Series(family: family.name, labels: Self.render(labels))
+        if family == .httpRequests {
+            return requests.withLock { $0.filter { Self.render(["method": $0.key.method, "route": $0.key.route, "status": String($0.key.status)]) == series.labels }.values.reduce(0) { $0 + Double($1.count) } }
+        }
         if let read = gauges.withLock({ $0[series] }) { return read() }
         return state.withLock { $0.values[series] ?? 0 }
     }
 
     /// Everything in the Prometheus text exposition format (version 0.0.4).
     public func render() -> String {
-        let snapshot = state.withLock { $0 }
+        var snapshot = state.withLock { $0 }
+        for (key, histogram) in requests.withLock({ $0 }) {
+            let counter = Series(family: Family.httpRequests.name, labels: Self.render(["method": key.method, "route": key.route, "status": String(key.status)]))
+            snapshot.values[counter, default: 0] += Double(histogram.count)
+            snapshot.histograms[Series(family: Family.httpDuration.name, labels: Self.render(["route": key.route])), default: Histogram()].add(histogram)
+        }
         let readers = gauges.withLock { $0 }
         var output = ""
         for family in Family.all {

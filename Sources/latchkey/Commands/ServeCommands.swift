@@ -22,8 +22,10 @@ enum ServeCommands {
             """
     ) { arguments in
         let configuration = try loadConfiguration(arguments, dev: arguments.flags.contains("dev"), listen: arguments[option: "listen"])
-        // Catch the signals before the port opens, so no SIGTERM can arrive unhandled.
+        // Catch the signals before the port opens, so no SIGTERM can arrive unhandled; a client
+        // that hangs up mid-write must not end the process.
         let signals = SignalWaiter([SIGTERM, SIGINT])
+        signal(SIGPIPE, SIG_IGN)
         let application = try await LatchkeyApplication.open(configuration: configuration)
         do {
             try application.start()

@@ -24,7 +24,7 @@ final class ServerProcess: @unchecked Sendable {
         _ = FileManager.default.createFile(atPath: errorLog.path, contents: nil)
         process.standardOutput = output
         process.standardError = try FileHandle(forWritingTo: errorLog)
-        try process.run()
+        try Subprocess.launch(process)
         var text = ""
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
