@@ -67,7 +67,7 @@ public final class StandardErrorAccessLog: AccessLogSink {
     /// - Parameters:
     ///   - flushInterval: How long a line may wait in the buffer.
     ///   - maxBufferedEntries: Beyond this, new entries are dropped and counted.
-    public convenience init(flushInterval: Duration = .milliseconds(10), maxBufferedEntries: Int = 4_096) {
+    public convenience init(flushInterval: Duration = .milliseconds(50), maxBufferedEntries: Int = 4_096) {
         self.init(flushInterval: flushInterval, maxBufferedEntries: maxBufferedEntries, fileDescriptor: STDERR_FILENO)
     }
 
@@ -77,7 +77,7 @@ public final class StandardErrorAccessLog: AccessLogSink {
     ///   - flushInterval: How long a line may wait in the buffer.
     ///   - maxBufferedEntries: Beyond this, new entries are dropped and counted.
     ///   - fileDescriptor: Written to, never closed.
-    public init(flushInterval: Duration = .milliseconds(10), maxBufferedEntries: Int = 4_096, fileDescriptor: Int32) {
+    public init(flushInterval: Duration = .milliseconds(50), maxBufferedEntries: Int = 4_096, fileDescriptor: Int32) {
         let shared = Shared(maxBufferedEntries: maxBufferedEntries, fileDescriptor: fileDescriptor)
         self.shared = shared
         let (seconds, attoseconds) = flushInterval.components
