@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyHTTP
 public import LatchkeyStore
+import Synchronization
 
 /// One Latchkey server: the master key, the database, the routes and the HTTP server, wired
 /// from a ``Configuration``.
@@ -27,11 +28,15 @@ public final class LatchkeyApplication: Sendable {
     /// Sessions and their tokens.
     public let sessions: SessionService
     private let server: HTTPServer
+    private let clock: @Sendable () -> Date
+    private let keyReloader = Mutex<Task<Void, Never>?>(nil)
 
     private init(
         configuration: Configuration, database: SQLiteDatabase, masterKey: MasterKey, masterKeyCreated: Bool,
-        appliedMigrations: [Migration], metrics: Metrics, signingKeys: SigningKeyRing, sessions: SessionService, server: HTTPServer
+        appliedMigrations: [Migration], metrics: Metrics, signingKeys: SigningKeyRing, sessions: SessionService, server: HTTPServer,
+        clock: @escaping @Sendable () -> Date
     ) {
+        self.clock = clock
         self.configuration = configuration
         self.database = database
         self.masterKey = masterKey
@@ -80,7 +85,7 @@ public final class LatchkeyApplication: Sendable {
         metrics.gauge(.httpConnections) { Double(server.activeConnections) }
         return LatchkeyApplication(
             configuration: configuration, database: database, masterKey: masterKey, masterKeyCreated: created,
-            appliedMigrations: applied, metrics: metrics, signingKeys: signingKeys, sessions: sessions, server: server)
+            appliedMigrations: applied, metrics: metrics, signingKeys: signingKeys, sessions: sessions, server: server, clock: clock)
     }
 
     /// Opens the configured SQLite file, creating its directory.
@@ -103,6 +108,8 @@ public final class LatchkeyApplication: Sendable {
     public func start() throws {
         try server.start()
         sessions.setPublicURL(publicURL, audience: configuration.audience)
+        let reloader = signingKeys.reloadPeriodically(clock: clock)
+        keyReloader.withLock { $0 = reloader }
     }
 
     /// The port the server listens on (the real one when `listen` asked for port 0).
@@ -118,6 +125,7 @@ public final class LatchkeyApplication: Sendable {
 
     /// Stops accepting, finishes in-flight requests within the deadline, closes the database.
     public func shutdown() async {
+        keyReloader.withLock { $0?.cancel() }
         await server.shutdown()
         await database.close()
     }
