@@ -105,8 +105,9 @@ extension Configuration {
         return (host, port)
     }
 
-    /// Whether a host name or address is on the loopback interface.
-    static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    /// Whether a host name or address (IPv6 with or without brackets) is on the loopback
+    /// interface, where plain http is allowed.
+    public static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
     }
 }

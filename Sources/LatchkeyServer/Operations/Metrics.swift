@@ -97,12 +97,10 @@ public final class Metrics: Sendable {
         gauges.withLock { $0[series] = read }
     }
 
-    /// The current value of a counter or gauge series, for tests and the CLI.
+    /// The current value of a counter or gauge series recorded through ``increment(_:_:by:)`` or
+    /// ``gauge(_:_:_:)``; request counts are read through ``render()``.
     public func value(_ family: Family, _ labels: KeyValuePairs<String, String> = [:]) -> Double {
         let series = Series(family: family.name, labels: Self.render(labels))
-        if family == .httpRequests {
-            return requests.withLock { $0.filter { Self.render(["method": $0.key.method, "route": $0.key.route, "status": String($0.key.status)]) == series.labels }.values.reduce(0) { $0 + Double($1.count) } }
-        }
         if let read = gauges.withLock({ $0[series] }) { return read() }
         return state.withLock { $0.values[series] ?? 0 }
     }

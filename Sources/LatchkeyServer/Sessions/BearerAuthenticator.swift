@@ -20,7 +20,7 @@ struct BearerAuthenticator: Sendable {
 
     func authenticate(_ request: HTTPRequest) async throws -> Principal {
         guard let header = request.headers["Authorization"], header.count > 7, header.prefix(7).lowercased() == "bearer " else {
-            throw APIError.invalidToken("a bearer token is required")
+            throw HTTPError.invalidToken("a bearer token is required")
         }
         let token = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
         let now = sessions.clock()
@@ -32,13 +32,13 @@ struct BearerAuthenticator: Sendable {
         do {
             claims = try JWTVerifier(keys: snapshot.verificationKeys, policy: policy).verify(token, now: now).claims
         } catch {
-            throw APIError.invalidToken("the access token is not valid (\(error.code))")
+            throw HTTPError.invalidToken("the access token is not valid (\(error.code))")
         }
         guard let userID = claims.subject, let sessionID = claims["sid"]?.stringValue else {
-            throw APIError.invalidToken("the access token names no user or session")
+            throw HTTPError.invalidToken("the access token names no user or session")
         }
         guard try await sessions.isLive(sessionID, now: now) else {
-            throw APIError.invalidToken("the session has ended")
+            throw HTTPError.invalidToken("the session has ended")
         }
         return Principal(userID: userID, sessionID: sessionID, amr: claims["amr"]?.arrayValue?.compactMap(\.stringValue) ?? [])
     }

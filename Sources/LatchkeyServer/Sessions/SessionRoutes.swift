@@ -21,12 +21,12 @@ struct SessionRoutes {
 
         router.post("/v1/token") { request in
             let fields = try Self.fields(of: request)
-            guard let grantType = fields["grant_type"] else { throw APIError.invalidRequest("grant_type is required") }
+            guard let grantType = fields["grant_type"] else { throw HTTPError.invalidRequest("grant_type is required") }
             guard grantType == "refresh_token" else {
-                throw APIError(status: 400, errorCode: "unsupported_grant_type", errorDescription: "only refresh_token is supported here")
+                throw HTTPError(status: 400, code: "unsupported_grant_type", description: "only refresh_token is supported here")
             }
             guard let refreshToken = fields["refresh_token"], !refreshToken.isEmpty, refreshToken.count <= 512 else {
-                throw APIError.invalidRequest("refresh_token is required")
+                throw HTTPError.invalidRequest("refresh_token is required")
             }
             return try await sessions.refresh(refreshToken, context: RequestContext(request)).response()
         }
@@ -47,7 +47,7 @@ struct SessionRoutes {
                 switch body["all"] {
                 case nil: break
                 case .bool(let value)?: all = value
-                default: throw APIError.invalidRequest("all must be true or false")
+                default: throw HTTPError.invalidRequest("all must be true or false")
                 }
             }
             try await sessions.revokeSessions(
@@ -65,14 +65,14 @@ struct SessionRoutes {
             let principal = try await bearer.authenticate(request)
             let id = request.pathParameters["id"] ?? ""
             let revoked = try await sessions.revokeSessions(userID: principal.userID, sessionIDs: [id], reason: "revoked", context: RequestContext(request))
-            guard !revoked.isEmpty else { throw APIError.notFound("no such session") }
+            guard !revoked.isEmpty else { throw HTTPError.notFound("no such session") }
             return .empty()
         }
 
         router.get("/v1/me") { request in
             let principal = try await bearer.authenticate(request)
             guard let profile = try await AccountProfile.load(userID: principal.userID, database: sessions.database) else {
-                throw APIError.invalidToken("the account no longer exists")
+                throw HTTPError.invalidToken("the account no longer exists")
             }
             return .json(profile.json)
         }
@@ -81,10 +81,10 @@ struct SessionRoutes {
     /// OAuth clients send form bodies; apps may send JSON. Both carry flat string fields.
     static func fields(of request: HTTPRequest) throws -> [String: String] {
         if request.mediaType(is: "application/x-www-form-urlencoded") { return try request.formBody() }
-        guard case .object(let members) = try request.jsonBody() else { throw APIError.invalidRequest("the body must be a JSON object") }
+        guard case .object(let members) = try request.jsonBody() else { throw HTTPError.invalidRequest("the body must be a JSON object") }
         var fields = [String: String]()
         for (name, value) in members {
-            guard let string = value.stringValue else { throw APIError.invalidRequest("\(name) must be a string") }
+            guard let string = value.stringValue else { throw HTTPError.invalidRequest("\(name) must be a string") }
             fields[name] = string
         }
         return fields

@@ -21,6 +21,9 @@ public struct RequestContext: Sendable {
     }
 }
 
+/// The key table has no active key: a broken deployment, answered as a plain 500.
+struct NoActiveSigningKey: Error {}
+
 /// What every sign-in, refresh and step-up returns (API.md "Token response").
 public struct TokenResponse: Sendable {
     public var accessToken: String
@@ -124,7 +127,7 @@ public final class SessionService: Sendable {
     public func startSession(userID: String, amr: [String], context: RequestContext, created: Bool = false) async throws -> TokenResponse {
         let now = clock()
         let (session, refreshToken, user) = try await database.write { connection in
-            guard let user = try self.users.find(userID, on: connection) else { throw APIError.notFound("no such user") }
+            guard let user = try self.users.find(userID, on: connection) else { throw HTTPError.notFound("no such user") }
             let (session, refreshToken) = try self.createSession(userID: userID, amr: amr, context: context, now: now, on: connection)
             return (session, refreshToken, user)
         }
@@ -141,7 +144,7 @@ public final class SessionService: Sendable {
     /// An access token exactly as API.md describes: `typ: at+jwt` (RFC 9068), ES256, `kid`.
     func accessToken(for session: Session, now: Date) async throws -> String {
         guard let signer = try await keys.current(now: now).signer else {
-            throw APIError(status: 500, errorCode: "server_error", errorDescription: "no active signing key")
+            throw NoActiveSigningKey()
         }
         var claims = JWTClaims()
         let (issuer, audience) = identity.withLock { $0 }
@@ -160,7 +163,7 @@ public final class SessionService: Sendable {
 
     private enum RefreshOutcome: Sendable {
         case rotated(Session, String, User)
-        case refused(APIError.GrantFailure, String)
+        case refused(HTTPError.GrantFailure, String)
         /// A retired token came back; `revokedNow` when this presentation revoked the session.
         case reused(revokedNow: Bool)
     }
@@ -199,7 +202,7 @@ public final class SessionService: Sendable {
             }
             if session.revokedAt != nil {
                 let stored = session.revokedReason ?? "revoked"
-                let reason = APIError.GrantFailure(rawValue: Self.wireReasons.contains(stored) ? stored : "revoked")
+                let reason = HTTPError.GrantFailure(rawValue: Self.wireReasons.contains(stored) ? stored : "revoked")
                 return .refused(reason, "the session has ended")
             }
             if now >= session.expiresAt {
@@ -230,9 +233,9 @@ public final class SessionService: Sendable {
             return try await tokenResponse(session: session, refreshToken: token, user: user, created: false, now: now)
         case .reused(let revokedNow):
             if revokedNow { metrics.increment(.refreshReuse) }
-            throw APIError.invalidGrant(.reused, "the refresh token was already used; the session is revoked")
+            throw HTTPError.invalidGrant(.reused, "the refresh token was already used; the session is revoked")
         case .refused(let reason, let description):
-            throw APIError.invalidGrant(reason, description)
+            throw HTTPError.invalidGrant(reason, description)
         }
     }
 

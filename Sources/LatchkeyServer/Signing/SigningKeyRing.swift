@@ -119,10 +119,8 @@ public final class SigningKeyRing: Sendable {
         var signerID: String?
         var transitions = [Date]()
         for row in rows {
-            let id = try row.string("id")
-            let key = Key(
-                id: id, publicJWK: try JWK(parsing: Array(try row.string("public_jwk").utf8)), createdAt: try row.date("created_at"),
-                activatesAt: try row.date("activates_at"), retiresAt: row.optionalDate("retires_at"), expiresAt: row.optionalDate("expires_at"))
+            let key = try Self.key(row)
+            let id = key.id
             transitions += [key.activatesAt, key.retiresAt, key.expiresAt].compactMap { $0 }.filter { $0 > now }
             let state = key.state(at: now)
             if state == "expired" { continue }
@@ -179,12 +177,15 @@ public final class SigningKeyRing: Sendable {
     public func allKeys() async throws -> [Key] {
         let database = database
         return try await database.read { connection in
-            try connection.query(database.dialect.sql("SELECT * FROM signing_keys ORDER BY activates_at, id")).map { row in
-                Key(
-                    id: try row.string("id"), publicJWK: try JWK(parsing: Array(try row.string("public_jwk").utf8)),
-                    createdAt: try row.date("created_at"), activatesAt: try row.date("activates_at"),
-                    retiresAt: row.optionalDate("retires_at"), expiresAt: row.optionalDate("expires_at"))
-            }
+            try connection.query(database.dialect.sql("SELECT * FROM signing_keys ORDER BY activates_at, id")).map(Self.key)
         }
+    }
+
+    /// The public part of a `signing_keys` row.
+    private static func key(_ row: SQLRow) throws -> Key {
+        Key(
+            id: try row.string("id"), publicJWK: try JWK(parsing: Array(try row.string("public_jwk").utf8)),
+            createdAt: try row.date("created_at"), activatesAt: try row.date("activates_at"),
+            retiresAt: row.optionalDate("retires_at"), expiresAt: row.optionalDate("expires_at"))
     }
 }

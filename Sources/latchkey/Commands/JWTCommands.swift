@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyJOSE
+import LatchkeyServer
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -90,9 +91,7 @@ enum JWTCommands {
             guard data.count <= maxKeySetBytes else { throw CLIError("the key set file is larger than 1 MiB") }
             return Array(data)
         }
-        let host = url.host ?? ""
-        let loopback = host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
-        guard scheme == "https" || loopback else { throw CLIError("a key set URL must be https (http only on loopback)") }
+        guard scheme == "https" || Configuration.isLoopback(url.host ?? "") else { throw CLIError("a key set URL must be https (http only on loopback)") }
         var request = URLRequest(url: url, timeoutInterval: 10)
         request.setValue("application/json", forHTTPHeaderField: "Accept")
         let (data, response) = try await URLSession.shared.data(for: request)
