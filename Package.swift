@@ -49,6 +49,7 @@ let package = Package(
         .target(
             name: "LatchkeyServer",
             dependencies: ["LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyStore"],
+            resources: [.copy("Passwords/Resources")],
             swiftSettings: swiftSettings),
         .executableTarget(
             name: "latchkey",

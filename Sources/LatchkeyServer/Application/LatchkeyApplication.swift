@@ -27,13 +27,16 @@ public final class LatchkeyApplication: Sendable {
     public let signingKeys: SigningKeyRing
     /// Sessions and their tokens.
     public let sessions: SessionService
+    /// Password accounts.
+    public let passwords: PasswordService
     private let server: HTTPServer
     private let clock: @Sendable () -> Date
     private let keyReloader = Mutex<Task<Void, Never>?>(nil)
 
     private init(
         configuration: Configuration, database: SQLiteDatabase, masterKey: MasterKey, masterKeyCreated: Bool,
-        appliedMigrations: [Migration], metrics: Metrics, signingKeys: SigningKeyRing, sessions: SessionService, server: HTTPServer,
+        appliedMigrations: [Migration], metrics: Metrics, signingKeys: SigningKeyRing, sessions: SessionService, passwords: PasswordService,
+        server: HTTPServer,
         clock: @escaping @Sendable () -> Date
     ) {
         self.clock = clock
@@ -45,6 +48,7 @@ public final class LatchkeyApplication: Sendable {
         self.metrics = metrics
         self.signingKeys = signingKeys
         self.sessions = sessions
+        self.passwords = passwords
         self.server = server
     }
 
@@ -72,9 +76,11 @@ public final class LatchkeyApplication: Sendable {
         }
         let metrics = Metrics()
         let sessions = SessionService(database: database, keys: signingKeys, metrics: metrics, configuration: configuration, clock: clock)
+        let passwords = try await PasswordService(database: database, sessions: sessions, metrics: metrics, configuration: configuration)
         let router = Router()
         OperationsRoutes(configuration: configuration, database: database, metrics: metrics).register(on: router)
         SessionRoutes(sessions: sessions, bearer: BearerAuthenticator(sessions: sessions)).register(on: router)
+        if configuration.password.enabled { PasswordRoutes(passwords: passwords, bearer: BearerAuthenticator(sessions: sessions)).register(on: router) }
 
         let (host, port) = configuration.listenAddress
         var serverConfiguration = HTTPServer.Configuration()
@@ -85,7 +91,8 @@ public final class LatchkeyApplication: Sendable {
         metrics.gauge(.httpConnections) { Double(server.activeConnections) }
         return LatchkeyApplication(
             configuration: configuration, database: database, masterKey: masterKey, masterKeyCreated: created,
-            appliedMigrations: applied, metrics: metrics, signingKeys: signingKeys, sessions: sessions, server: server, clock: clock)
+            appliedMigrations: applied, metrics: metrics, signingKeys: signingKeys, sessions: sessions, passwords: passwords, server: server,
+            clock: clock)
     }
 
     /// Opens the configured SQLite file, creating its directory.
@@ -127,6 +134,7 @@ public final class LatchkeyApplication: Sendable {
     public func shutdown() async {
         keyReloader.withLock { $0?.cancel() }
         await server.shutdown()
+        await passwords.shutdown()
         await database.close()
     }
 }

@@ -64,6 +64,11 @@ public struct Configuration: Sendable, Equatable {
         public var minLength = 8
         /// `argon2`: `memory_kib`, `iterations`, `parallelism`.
         public var argon2 = Argon2id.Parameters.owaspMinimum
+        /// `hashing_threads`: threads that run Argon2id; 0 means one per core.
+        public var hashingThreads = 0
+        /// `hashing_queue_limit`: hashes that may wait for a thread; more are answered 503
+        /// `overloaded` at once (SECURITY.md S15).
+        public var hashingQueueLimit = 32
     }
 
     /// Brute-force limits (SECURITY.md S14).

@@ -48,6 +48,8 @@ public enum ConfigurationLoader {
         ("password.argon2.memory_kib", .uint32(\.password.argon2.memoryKiB, 19_456...4_194_304)),
         ("password.argon2.iterations", .uint32(\.password.argon2.iterations, 2...100)),
         ("password.argon2.parallelism", .uint32(\.password.argon2.parallelism, 1...64)),
+        ("password.hashing_threads", .int(\.password.hashingThreads, 0...64)),
+        ("password.hashing_queue_limit", .int(\.password.hashingQueueLimit, 1...10_000)),
         ("rate_limits.login_per_account_15m", .int(\.rateLimits.loginPerAccount15m, 1...1_000)),
         ("rate_limits.login_per_ip_15m", .int(\.rateLimits.loginPerIP15m, 1...100_000)),
         ("associated_domains.webcredentials", .strings(\.associatedDomains.webcredentials)),

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyHTTP
 import LatchkeyServer
 
 /// `latchkey keys`, `latchkey users` and `latchkey sessions`: what an operator does to a
@@ -67,6 +68,35 @@ enum OperatorCommands {
         }
     }
 
+    static let usersSetPassword = Command(
+        path: ["users", "set-password"], summary: "Set a user's password, read as one line from standard input; ends the user's sessions.",
+        arguments: ["ID"],
+        options: [config, Option(name: "username", valueName: "NAME", help: "also set the username (needed when the user has neither a password nor an email)")],
+        details: """
+            The password is the first line of standard input, without its line ending, so it never
+            appears in the process list or the shell history: for example
+            `printf '%s\\n' "$NEW_PASSWORD" | latchkey users set-password usr_… --config latchkey.json`.
+            The same rules as for users apply (length, not a common password). Every session of
+            the user ends, and the change is written to the audit log.
+            """
+    ) { arguments in
+        guard let password = readLine(strippingNewline: true), !password.isEmpty else {
+            throw UsageError(message: "the new password must be the first line of standard input")
+        }
+        return try await withApplication(arguments) { application in
+            let id = arguments[argument: "ID"]
+            do {
+                try await application.passwords.setPassword(
+                    userID: id, password: password, username: arguments[option: "username"], context: RequestContext(requestID: "cli"))
+            } catch let error as HTTPError {
+                printError("latchkey: \(error.errorDescription)")
+                return 1
+            }
+            print("password set for \(id); their sessions have ended")
+            return 0
+        }
+    }
+
     static let sessionsList = Command(
         path: ["sessions", "list"], summary: "List a user's live sessions.",
         options: [config, Option(name: "user", valueName: "ID", help: "the user", isRequired: true)]
@@ -94,7 +124,7 @@ enum OperatorCommands {
         }
     }
 
-    static let all = [keysList, keysRotate, usersList, usersShow, sessionsList, sessionsRevoke]
+    static let all = [keysList, keysRotate, usersList, usersShow, usersSetPassword, sessionsList, sessionsRevoke]
 
     /// Opens the configured database (migrating it) without serving, runs `body`, closes.
     static func withApplication(_ arguments: ParsedArguments, _ body: (LatchkeyApplication) async throws -> Int32) async throws -> Int32 {

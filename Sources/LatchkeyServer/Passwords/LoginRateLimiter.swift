@@ -1,0 +1,92 @@
+import Foundation
+import LatchkeyCrypto
+import LatchkeyStore
+
+/// Brute-force limits on password checks, per account and per client address (SECURITY.md S14).
+///
+/// Counters live in the `rate_limits` table, so they hold across restarts and across server
+/// processes on one database. Each counter counts failures in a 15-minute window that starts at
+/// its first failure. Once it reaches its limit the key is blocked for one minute, and every
+/// further failure after a block doubles the block (2, 4, 8 … minutes, at most an hour) until the
+/// window has passed and no block is running. With the default 10 per account that is at most
+/// about 14 guesses per 15 minutes, well under S14's 100 an hour.
+///
+/// The account key is the SHA-256 of the normalised username, not the user id: an unknown
+/// username is limited exactly like a known one (no enumeration through the limit), and text
+/// typed into the username field, which is sometimes a password, is never stored.
+struct LoginRateLimiter: Sendable {
+    /// A counter: what it limits and its key in the table.
+    struct Key: Sendable, Hashable {
+        /// `account` or `ip`, the `scope` label of `latchkey_rate_limit_hits_total`.
+        var scope: String
+        var key: String
+        var limit: Int
+    }
+
+    /// A refusal: which counter and how long until the next try.
+    struct Block: Sendable {
+        var scope: String
+        var retryAfter: Int
+    }
+
+    let database: any SQLDatabase
+    let perAccount: Int
+    let perIP: Int
+
+    static let window: TimeInterval = 15 * 60
+    static let firstBlock: TimeInterval = 60
+    static let longestBlock: TimeInterval = 60 * 60
+
+    /// The counters a password check against `username` from `ip` is subject to.
+    func keys(username: String, ip: String?) -> [Key] {
+        let digest = HashFunction.sha256.hash(Array(username.utf8)).map { String(format: "%02x", $0) }.joined()
+        var keys = [Key(scope: "account", key: "login:account:" + digest, limit: perAccount)]
+        if let ip { keys.append(Key(scope: "ip", key: "login:ip:" + ip, limit: perIP)) }
+        return keys
+    }
+
+    /// The block in force on any of `keys`, the longest first; nil when the check may go ahead.
+    func block(_ keys: [Key], now: Date, on connection: any SQLConnection) throws -> Block? {
+        var found: Block?
+        for key in keys {
+            guard let row = try connection.queryOne(database.dialect.sql("SELECT blocked_until FROM rate_limits WHERE key = ?"), [.text(key.key)]),
+                let until = row.optionalDate("blocked_until"), until > now
+            else { continue }
+            let seconds = Int(until.timeIntervalSince(now).rounded(.up))
+            if seconds > found?.retryAfter ?? 0 { found = Block(scope: key.scope, retryAfter: max(1, seconds)) }
+        }
+        return found
+    }
+
+    /// Counts one failure on each key inside the caller's transaction, starting a new window when
+    /// the last one has passed, and blocks a key that reached its limit.
+    func recordFailure(_ keys: [Key], now: Date, on connection: any SQLConnection) throws {
+        let dialect = database.dialect
+        for key in keys {
+            // A window restarts only once it has passed and no block is running.
+            let row = try connection.queryOne(
+                dialect.sql(
+                    """
+                    INSERT INTO rate_limits (key, window_start, failures, blocked_until) VALUES (?, ?, 1, NULL)
+                    ON CONFLICT (key) DO UPDATE SET
+                        failures = CASE WHEN rate_limits.window_start <= ? AND (rate_limits.blocked_until IS NULL OR rate_limits.blocked_until <= ?)
+                            THEN 1 ELSE rate_limits.failures + 1 END,
+                        window_start = CASE WHEN rate_limits.window_start <= ? AND (rate_limits.blocked_until IS NULL OR rate_limits.blocked_until <= ?)
+                            THEN excluded.window_start ELSE rate_limits.window_start END
+                    RETURNING failures
+                    """),
+                [.text(key.key), .time(now), .time(now.addingTimeInterval(-Self.window)), .time(now), .time(now.addingTimeInterval(-Self.window)), .time(now)])
+            let failures = Int(try row?.int("failures") ?? 1)
+            guard failures >= key.limit else { continue }
+            let doublings = min(failures - key.limit, 12)
+            let block = min(Self.firstBlock * pow(2, Double(doublings)), Self.longestBlock)
+            try connection.execute(
+                dialect.sql("UPDATE rate_limits SET blocked_until = ? WHERE key = ?"), [.time(now.addingTimeInterval(block)), .text(key.key)])
+        }
+    }
+
+    /// Forgets the failures of `key` (after a successful sign-in on the account).
+    func reset(_ key: Key, on connection: any SQLConnection) throws {
+        try connection.execute(database.dialect.sql("DELETE FROM rate_limits WHERE key = ?"), [.text(key.key)])
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import LatchkeyHTTP
+
+/// What a new password must be (SECURITY.md S12, NIST SP 800-63B §3.1.1.2): long enough, not
+/// absurdly long, and not a common password. There are no composition rules.
+///
+/// Passwords are normalised with NFKC before anything else, so the composed and decomposed
+/// forms of "é" (and full-width and half-width letters) are the same password on every device.
+/// Length counts Unicode code points of the normalised text, as NIST asks. Nothing is ever
+/// truncated: a password longer than ``maximumLength`` is refused, not cut.
+struct PasswordPolicy: Sendable {
+    /// `password.min_length`: at least 8.
+    let minimumLength: Int
+    /// The vendored list of common passwords.
+    let commonPasswords: CommonPasswords
+
+    /// The longest password accepted, in code points after normalisation: well beyond the 64
+    /// that S12 asks for, and small enough that hashing it costs no more than a short one.
+    static let maximumLength = 1024
+    /// The most UTF-8 bytes read before normalising, which can expand text up to 18 times.
+    static let maximumInputBytes = 4096
+
+    /// Why a password was refused, in the `reason` field of the 400 answer.
+    enum Refusal: String, Sendable {
+        case tooShort = "password_too_short"
+        case tooLong = "password_too_long"
+        case common = "password_common"
+    }
+
+    /// The NFKC form of a password: what is hashed and compared.
+    ///
+    /// - Throws: 400 `invalid_request` for input beyond ``maximumInputBytes`` or, once
+    ///   normalised, ``maximumLength``.
+    static func normalize(_ password: String, field: String) throws -> String {
+        guard password.utf8.count <= maximumInputBytes else { throw refusal(.tooLong, field: field, "\(field) is longer than \(maximumLength) characters") }
+        let normalized = password.precomposedStringWithCompatibilityMapping
+        guard normalized.unicodeScalars.count <= maximumLength else {
+            throw refusal(.tooLong, field: field, "\(field) is longer than \(maximumLength) characters")
+        }
+        return normalized
+    }
+
+    /// Checks a new password, already normalised.
+    ///
+    /// - Throws: 400 `invalid_request` with a `reason` and a sentence a person can act on.
+    func check(newPassword normalized: String, field: String) throws {
+        guard normalized.unicodeScalars.count >= minimumLength else {
+            throw Self.refusal(.tooShort, field: field, "\(field) must be at least \(minimumLength) characters long")
+        }
+        guard !commonPasswords.contains(normalized) else {
+            throw Self.refusal(
+                .common, field: field, "\(field) is one of the most commonly used passwords, which attackers try first; choose another")
+        }
+    }
+
+    private static func refusal(_ refusal: Refusal, field: String, _ description: String) -> HTTPError {
+        HTTPError(status: 400, code: "invalid_request", description: description, extraFields: ["reason": .string(refusal.rawValue)])
+    }
+}
+
+/// The list of common passwords new ones are checked against (SECURITY.md S12): Django's list
+/// of 19,640, vendored with its licence in `Resources/` (see `Resources/SOURCE.md`).
+///
+/// Loaded once per process into a set; entries and candidates are compared after NFKC and
+/// lowercasing, so "PassWord1" is as refused as "password1".
+final class CommonPasswords: Sendable {
+    private let entries: Set<String>
+
+    /// The vendored list, read on first use.
+    static let shared: CommonPasswords = {
+        guard let url = Bundle.module.url(forResource: "common-passwords", withExtension: "txt", subdirectory: "Resources"),
+            let text = try? String(contentsOf: url, encoding: .utf8)
+        else {
+            fatalError("the resource Resources/common-passwords.txt of LatchkeyServer is missing from the installation")
+        }
+        return CommonPasswords(text.split(whereSeparator: \.isNewline).map(String.init))
+    }()
+
+    /// A list from the given passwords.
+    init(_ passwords: some Sequence<String>) {
+        entries = Set(passwords.lazy.map(Self.key).filter { !$0.isEmpty })
+    }
+
+    /// How many distinct entries the list holds.
+    var count: Int { entries.count }
+
+    /// Whether `password` (in any case or normalisation form) is on the list.
+    func contains(_ password: String) -> Bool {
+        entries.contains(Self.key(password))
+    }
+
+    private static func key(_ password: String) -> String {
+        password.precomposedStringWithCompatibilityMapping.lowercased()
+    }
+}

@@ -1,0 +1,321 @@
+import Foundation
+import LatchkeyCrypto
+import LatchkeyHTTP
+import LatchkeyStore
+
+/// Password accounts: sign-up, login, change and operator resets (SECURITY.md S11–S15).
+///
+/// Every Argon2id computation runs on the ``Argon2Pool``; every request's writes go into one
+/// transaction with their audit entry (S27, S28). Unknown usernames cost the same as wrong
+/// passwords: the same reads, one Argon2id verification against a dummy hash made with the
+/// current parameters, the same failure writes, the same 401 body (S13).
+public final class PasswordService: Sendable {
+    let database: any SQLDatabase
+    let sessions: SessionService
+    let metrics: Metrics
+    let audit: AuditLog
+    let pool: Argon2Pool
+    let policy: PasswordPolicy
+    let limiter: LoginRateLimiter
+    let parameters: Argon2id.Parameters
+    /// A hash of a random password, verified when the username is unknown (S13).
+    private let dummyHash: String
+
+    /// The `method` label of sign-in metrics and the `amr` value of password sign-ins.
+    static let method = "password"
+    static let amr = "pwd"
+
+    init(database: any SQLDatabase, sessions: SessionService, metrics: Metrics, configuration: Configuration) async throws {
+        self.database = database
+        self.sessions = sessions
+        self.metrics = metrics
+        self.audit = AuditLog(database: database)
+        let password = configuration.password
+        self.pool = Argon2Pool(threads: password.hashingThreads, queueLimit: password.hashingQueueLimit)
+        self.policy = PasswordPolicy(minimumLength: password.minLength, commonPasswords: .shared)
+        self.limiter = LoginRateLimiter(
+            database: database, perAccount: configuration.rateLimits.loginPerAccount15m, perIP: configuration.rateLimits.loginPerIP15m)
+        let parameters = password.argon2
+        self.parameters = parameters
+        let pool = pool
+        do {
+            self.dummyHash = try await pool.run { try Argon2id.hash(password: SecureRandom.bytes(count: 32), parameters: parameters) }
+        } catch {
+            await pool.shutdown()
+            throw error
+        }
+        metrics.gauge(.queueDepth, ["queue": "argon2"]) { Double(pool.depth) }
+    }
+
+    /// Stops the hashing threads; after the HTTP server has stopped.
+    func shutdown() async {
+        await pool.shutdown()
+    }
+
+    // MARK: Sign-up
+
+    /// Creates a user with a password credential and signs them in (201 token response).
+    ///
+    /// - Throws: 400 for a bad username or a refused password, 409 `conflict` when the username
+    ///   is taken, 503 `overloaded` when the hashing queue is full.
+    func signUp(username raw: String, password: String, givenName: String?, familyName: String?, context: RequestContext) async throws -> TokenResponse {
+        let username = try Username(raw)
+        let normalized = try PasswordPolicy.normalize(password, field: "password")
+        try policy.check(newPassword: normalized, field: "password")
+        let dialect = database.dialect
+        // A cheap look first, so a taken name costs no hash; the UNIQUE constraint decides.
+        let taken = try await Self.mappingStoreErrors {
+            try await self.database.read { connection in
+                try connection.queryOne(dialect.sql("SELECT 1 AS one FROM password_credentials WHERE username = ?"), [.text(username.value)]) != nil
+            }
+        }
+        guard !taken else { throw Self.usernameTaken }
+        let parameters = parameters
+        let hash = try await pool.run { try Argon2id.hash(password: Array(normalized.utf8), parameters: parameters) }
+        return try await Self.mappingStoreErrors {
+            try await self.sessions.signIn(method: Self.method, context: context) { connection, now in
+                let user = try self.sessions.users.create(
+                    email: username.isEmail ? username.value : nil, givenName: givenName, familyName: familyName, now: now, on: connection)
+                try connection.execute(
+                    dialect.sql("INSERT INTO password_credentials (user_id, username, password_hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?)"),
+                    [.text(user.id), .text(username.value), .text(hash), .time(now), .time(now)])
+                try self.audit.record(
+                    .init(time: now, userID: user.id, event: "password.signup", outcome: "success", ip: context.ip, requestID: context.requestID),
+                    on: connection)
+                return .init(user: user, created: true, method: Self.amr)
+            }
+        }
+    }
+
+    // MARK: Login
+
+    /// Checks a username and password and signs the user in.
+    ///
+    /// - Throws: 401 `invalid_credentials` (the same for an unknown user and a wrong password),
+    ///   429 `rate_limited`, 503 `overloaded`.
+    func logIn(username raw: String, password: String, context: RequestContext) async throws -> TokenResponse {
+        // A name that breaks the rule cannot exist; it still costs a hash, as an unknown name does.
+        let username = (try? Username(raw))?.value ?? raw
+        let normalized = try PasswordPolicy.normalize(password, field: "password")
+        let keys = limiter.keys(username: username, ip: context.ip)
+        let credential = try await checkLimits(keys, username: username, event: "password.login", context: context)
+        let (matches, upgrade) = try await verify(normalized, against: credential?.hash)
+        guard let credential, matches else {
+            try await recordFailure(keys, userID: credential?.userID, event: "password.login", reason: credential == nil ? "unknown_user" : "wrong_password", context: context)
+            metrics.increment(.signIns, ["method": Self.method, "outcome": "failure"])
+            throw Self.invalidCredentials
+        }
+        let dialect = database.dialect
+        let limiter = limiter
+        return try await Self.mappingStoreErrors {
+            try await self.sessions.signIn(method: Self.method, context: context) { connection, now in
+                // The password may have changed since it was read; then this check no longer counts.
+                guard try connection.queryOne(
+                    dialect.sql("SELECT 1 AS one FROM password_credentials WHERE user_id = ? AND password_hash = ?"),
+                    [.text(credential.userID), .text(credential.hash)]) != nil,
+                    let user = try self.sessions.users.find(credential.userID, on: connection)
+                else { throw Self.invalidCredentials }
+                if let upgrade {
+                    try connection.execute(
+                        dialect.sql("UPDATE password_credentials SET password_hash = ?, updated_at = ? WHERE user_id = ?"),
+                        [.text(upgrade), .time(now), .text(user.id)])
+                }
+                try limiter.reset(keys[0], on: connection)
+                try self.audit.record(
+                    .init(time: now, userID: user.id, event: "password.login", outcome: "success", ip: context.ip, requestID: context.requestID,
+                          details: upgrade == nil ? [:] : ["rehashed": "true"]),
+                    on: connection)
+                return .init(user: user, created: false, method: Self.amr)
+            }
+        }
+    }
+
+    // MARK: Change
+
+    /// Replaces the password of a signed-in user after checking the current one, and ends the
+    /// user's other sessions (S9).
+    ///
+    /// - Throws: 400 when the account has no password or the new one is refused, 401
+    ///   `invalid_credentials` for a wrong current password, 429, 503.
+    func change(principal: Principal, currentPassword: String, newPassword: String, context: RequestContext) async throws {
+        let current = try PasswordPolicy.normalize(currentPassword, field: "current_password")
+        let new = try PasswordPolicy.normalize(newPassword, field: "new_password")
+        try policy.check(newPassword: new, field: "new_password")
+        let dialect = database.dialect
+        let username = try await Self.mappingStoreErrors {
+            try await self.database.read { connection in
+                try connection.queryOne(dialect.sql("SELECT username FROM password_credentials WHERE user_id = ?"), [.text(principal.userID)])?
+                    .string("username")
+            }
+        }
+        guard let username else { throw HTTPError.invalidRequest("this account has no password; it signs in another way") }
+        let keys = limiter.keys(username: username, ip: context.ip)
+        guard let credential = try await checkLimits(keys, username: username, event: "password.change", context: context) else {
+            throw HTTPError.invalidRequest("this account has no password; it signs in another way")
+        }
+        let parameters = parameters
+        let replacement = try await pool.run { () throws -> String? in
+            guard try Argon2id.verify(password: Array(current.utf8), phcString: credential.hash) else { return nil }
+            return try Argon2id.hash(password: Array(new.utf8), parameters: parameters)
+        }
+        guard let replacement else {
+            try await recordFailure(keys, userID: principal.userID, event: "password.change", reason: "wrong_password", context: context)
+            throw Self.invalidCredentials
+        }
+        let now = sessions.clock()
+        let limiter = limiter
+        try await Self.mappingStoreErrors {
+            try await self.database.write { connection in
+                let changed = try connection.execute(
+                    dialect.sql("UPDATE password_credentials SET password_hash = ?, updated_at = ? WHERE user_id = ? AND password_hash = ?"),
+                    [.text(replacement), .time(now), .text(principal.userID), .text(credential.hash)])
+                guard changed == 1 else { throw Self.invalidCredentials }
+                try limiter.reset(keys[0], on: connection)
+                let ended = try self.endSessions(of: principal.userID, except: principal.sessionID, reason: "password_changed", now: now, context: context, on: connection)
+                try self.audit.record(
+                    .init(time: now, userID: principal.userID, event: "password.changed", outcome: "success", ip: context.ip,
+                          requestID: context.requestID, details: ["sessions_ended": String(ended)]),
+                    on: connection)
+            }
+        }
+    }
+
+    // MARK: Operator
+
+    /// Sets a user's password from the command line (`latchkey users set-password ID`) and ends
+    /// all of the user's sessions.
+    ///
+    /// - Parameters:
+    ///   - userID: The user.
+    ///   - password: The new password; the policy applies as for users.
+    ///   - username: A new username; needed when the user has no password yet and no email.
+    /// - Throws: ``LatchkeyHTTP/HTTPError`` whose description says what is wrong.
+    public func setPassword(userID: String, password: String, username raw: String?, context: RequestContext) async throws {
+        let normalized = try PasswordPolicy.normalize(password, field: "password")
+        try policy.check(newPassword: normalized, field: "password")
+        let requested = try raw.map(Username.init)
+        let parameters = parameters
+        let hash = try await pool.run { try Argon2id.hash(password: Array(normalized.utf8), parameters: parameters) }
+        let now = sessions.clock()
+        let dialect = database.dialect
+        try await Self.mappingStoreErrors {
+            try await self.database.write { connection in
+                guard let user = try self.sessions.users.find(userID, on: connection) else { throw HTTPError.notFound("no such user") }
+                let existing = try connection.queryOne(dialect.sql("SELECT username FROM password_credentials WHERE user_id = ?"), [.text(userID)])
+                if let existing {
+                    try connection.execute(
+                        dialect.sql("UPDATE password_credentials SET username = ?, password_hash = ?, updated_at = ? WHERE user_id = ?"),
+                        [.text(try requested?.value ?? existing.string("username")), .text(hash), .time(now), .text(userID)])
+                } else {
+                    guard let username = try requested ?? user.email.map(Username.init) else {
+                        throw HTTPError.invalidRequest("the user has no username yet; give one with --username")
+                    }
+                    try connection.execute(
+                        dialect.sql("INSERT INTO password_credentials (user_id, username, password_hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?)"),
+                        [.text(userID), .text(username.value), .text(hash), .time(now), .time(now)])
+                }
+                let ended = try self.endSessions(of: userID, except: nil, reason: "password_reset", now: now, context: context, on: connection)
+                try self.audit.record(
+                    .init(time: now, userID: userID, event: "password.set_by_operator", outcome: "success", ip: context.ip,
+                          requestID: context.requestID, details: ["sessions_ended": String(ended)]),
+                    on: connection)
+            }
+        }
+    }
+
+    // MARK: Steps
+
+    private struct Credential: Sendable {
+        var userID: String
+        var hash: String
+    }
+
+    /// Reads the limits and the credential in one snapshot; a block is audited, counted and
+    /// answered 429 before any hashing.
+    private func checkLimits(_ keys: [LoginRateLimiter.Key], username: String, event: String, context: RequestContext) async throws -> Credential? {
+        let now = sessions.clock()
+        let dialect = database.dialect
+        let limiter = limiter
+        let (block, credential) = try await Self.mappingStoreErrors {
+            try await self.database.read { connection in
+                let block = try limiter.block(keys, now: now, on: connection)
+                let credential = try connection.queryOne(
+                    dialect.sql("SELECT user_id, password_hash FROM password_credentials WHERE username = ?"), [.text(username)]
+                ).map { Credential(userID: try $0.string("user_id"), hash: try $0.string("password_hash")) }
+                return (block, credential)
+            }
+        }
+        guard let block else { return credential }
+        metrics.increment(.rateLimitHits, ["scope": "login_" + block.scope])
+        try await Self.mappingStoreErrors {
+            try await self.audit.record(
+                .init(time: now, userID: credential?.userID, event: event, outcome: "rate_limited", ip: context.ip, requestID: context.requestID,
+                      details: ["scope": block.scope, "retry_after": String(block.retryAfter)]))
+        }
+        throw HTTPError.rateLimited(retryAfter: block.retryAfter)
+    }
+
+    /// Verifies on the pool, against the dummy hash when there is no credential; says whether the
+    /// password matched and, when the stored parameters are not the configured ones, the new hash.
+    private func verify(_ password: String, against stored: String?) async throws -> (Bool, String?) {
+        let parameters = parameters
+        let hash = stored ?? dummyHash
+        let result = try await pool.run { () throws -> (Bool, String?) in
+            let bytes = Array(password.utf8)
+            guard try Argon2id.verify(password: bytes, phcString: hash) else { return (false, nil) }
+            guard try Argon2id.parameters(ofPHCString: hash) != parameters else { return (true, nil) }
+            return (true, try Argon2id.hash(password: bytes, parameters: parameters))
+        }
+        return stored == nil ? (false, nil) : result
+    }
+
+    /// Counts a failure on every key and audits it, in one transaction.
+    private func recordFailure(_ keys: [LoginRateLimiter.Key], userID: String?, event: String, reason: String, context: RequestContext) async throws {
+        let now = sessions.clock()
+        let limiter = limiter
+        try await Self.mappingStoreErrors {
+            try await self.database.write { connection in
+                try limiter.recordFailure(keys, now: now, on: connection)
+                try self.audit.record(
+                    .init(time: now, userID: userID, event: event, outcome: "failure", ip: context.ip, requestID: context.requestID,
+                          details: ["reason": reason]),
+                    on: connection)
+            }
+        }
+    }
+
+    /// Revokes a user's live sessions but one, with an audit entry each; returns how many.
+    private func endSessions(
+        of userID: String, except kept: String?, reason: String, now: Date, context: RequestContext, on connection: any SQLConnection
+    ) throws -> Int {
+        let rows = try connection.query(
+            database.dialect.sql("SELECT id FROM sessions WHERE user_id = ? AND revoked_at IS NULL"), [.text(userID)])
+        var ended = 0
+        for row in rows {
+            let id = try row.string("id")
+            guard id != kept else { continue }
+            try sessions.revoke(id, reason: reason, now: now, on: connection)
+            try audit.record(
+                .init(time: now, userID: userID, event: "session.revoked", outcome: "success", ip: context.ip, requestID: context.requestID,
+                      details: ["session_id": id, "reason": reason]),
+                on: connection)
+            ended += 1
+        }
+        return ended
+    }
+
+    static let invalidCredentials = HTTPError(status: 401, code: "invalid_credentials", description: "the username or password is wrong")
+    static let usernameTaken = HTTPError(status: 409, code: "conflict", description: "the username is taken")
+
+    /// The store's expected failures as API.md answers them: a database busy beyond its timeout
+    /// is 503 `overloaded`, a UNIQUE conflict (a username taken meanwhile) is 409.
+    static func mappingStoreErrors<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as StoreError where error.code == .busy {
+            throw HTTPError.overloaded(retryAfter: 1)
+        } catch let error as StoreError where error.code == .constraint {
+            throw usernameTaken
+        }
+    }
+}
