@@ -1,0 +1,112 @@
+import Foundation
+import LatchkeyHTTP
+import LatchkeyJOSE
+import LatchkeyServer
+import LatchkeyTestSupport
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite("Password hashing pool")
+struct PasswordPoolTests {
+    @Test("S15: 500 concurrent logins against a small pool: 503 overloaded past the queue bound, no crash, /healthz within 50 ms throughout")
+    func s15Flood() async throws {
+        try await TestServer.with({ configuration in
+            configuration.password.hashingThreads = 1
+            configuration.password.hashingQueueLimit = 4
+            configuration.rateLimits.loginPerIP15m = 100_000
+        }) { (server: TestServer) async throws in
+            #expect(try await PasswordAccountTests.signUp(server, "ada", "correct horse battery").status == 201)
+            let port = server.application.boundPort
+            let login = RawHTTP.post("/v1/auth/password/login", json: #"{"username":"ada","password":"correct horse battery"}"#)
+            let flooding = Atomic<Bool>(true)
+            let results = await BlockingWorkers.run(2) { worker -> [Probe] in
+                if worker == 0 {
+                    defer { flooding.store(false, ordering: .releasing) }
+                    return Self.flood(port: port, request: login, count: 500)
+                }
+                // /healthz, one request after another, for as long as the flood lasts.
+                var probes = [Probe]()
+                repeat {
+                    let start = ContinuousClock.now
+                    let result = RawHTTP.exchange(port: port, RawHTTP.get("/healthz"), timeout: 5)
+                    let elapsed = ContinuousClock.now - start
+                    if case .response(let bytes) = result, let (status, _) = RawHTTP.parse(bytes) {
+                        probes.append(Probe(status: status, body: [], headers: "", milliseconds: Self.milliseconds(elapsed)))
+                    } else {
+                        probes.append(Probe(status: 0, body: [], headers: "", milliseconds: Self.milliseconds(elapsed)))
+                    }
+                } while flooding.load(ordering: .acquiring)
+                return probes
+            }
+            let logins = results[0]
+            let health = results[1]
+            #expect(logins.count == 500)
+            let succeeded = logins.filter { $0.status == 200 }
+            let refused = logins.filter { $0.status == 503 }
+            #expect(succeeded.count + refused.count == 500, "only 200 and 503: \(Dictionary(grouping: logins, by: \.status).mapValues(\.count))")
+            #expect(succeeded.count >= 1)
+            #expect(refused.count >= 400, "one thread and a queue of four cannot take 500 at once")
+            for response in refused.prefix(20) {
+                #expect(try JSONValue(parsing: response.body)["error"] == "overloaded")
+                #expect(response.headers.lowercased().contains("retry-after: 1"))
+            }
+            #expect(!health.isEmpty)
+            #expect(health.allSatisfy { $0.status == 200 })
+            let slowest = health.map(\.milliseconds).max() ?? 0
+            #expect(slowest < 50, "slowest /healthz during the flood: \(slowest) ms over \(health.count) probes")
+            // Still serving, and the queue drained.
+            #expect(try await PasswordAccountTests.logIn(server, "ada", "correct horse battery").status == 200)
+            #expect(server.application.metrics.value(.queueDepth, ["queue": "argon2"]) == 0)
+        }
+    }
+
+    struct Probe: Sendable {
+        var status: Int
+        var body: [UInt8]
+        var headers: String
+        var milliseconds: Double
+    }
+
+    static func milliseconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+    }
+
+    /// Opens `count` connections, writes the request on every one, then reads every answer:
+    /// `count` requests in flight at once from one thread.
+    static func flood(port: Int, request: [UInt8], count: Int) -> [Probe] {
+        var sockets = [Int32]()
+        for _ in 0..<count {
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var time = timeval(tv_sec: 30, tv_usec: 0)
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            if connected == 0 {
+                _ = request.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            }
+            sockets.append(descriptor)
+        }
+        return sockets.map { descriptor in
+            defer { close(descriptor) }
+            var received = [UInt8]()
+            var buffer = [UInt8](repeating: 0, count: 16_384)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+                guard count > 0 else { break }
+                received += buffer[..<count]
+            }
+            guard let (status, body) = RawHTTP.parse(received) else { return Probe(status: 0, body: [], headers: "", milliseconds: 0) }
+            let head = String(decoding: received.prefix(received.count - body.count), as: UTF8.self)
+            return Probe(status: status, body: body, headers: head, milliseconds: 0)
+        }
+    }
+}
