@@ -70,6 +70,9 @@ final class Argon2Pool: Sendable {
     let queueLimit: Int
     private let queue = Queue()
 
+    /// The hashing threads' nice value (Linux: per thread; 0 is normal, 19 the lowest).
+    static let niceness: Int32 = 5
+
     /// Seconds a refused caller is told to wait (`Retry-After`).
     static let retryAfter = 1
 
@@ -83,6 +86,11 @@ final class Argon2Pool: Sendable {
         self.queueLimit = max(1, queueLimit)
         for index in 0..<threadCount {
             let thread = Thread { [queue] in
+                // Hashing yields to the event loops and the task pool when they compete for a
+                // core, so health checks, refreshes and the JWKS stay fast under a login flood;
+                // an idle core still runs it at full speed. On Linux the nice value belongs to a
+                // thread, and `who` 0 names the calling one.
+                setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, Self.niceness)
                 while true {
                     queue.available.wait()
                     guard let job = queue.next() else { break }
@@ -97,6 +105,13 @@ final class Argon2Pool: Sendable {
 
     /// Hashes waiting for a thread, for the `latchkey_queue_depth` gauge.
     var depth: Int { queue.waiting }
+
+    /// Throws 503 `overloaded` when the queue is full now, so a request that would be refused
+    /// anyway is refused before it reads the database. ``run(_:)`` still decides: the queue may
+    /// fill up in between.
+    func refuseIfFull() throws {
+        if queue.waiting >= queueLimit { throw HTTPError.overloaded(retryAfter: Self.retryAfter) }
+    }
 
     /// Runs `work` on one of the pool's threads and returns its result.
     ///

@@ -62,6 +62,7 @@ public final class PasswordService: Sendable {
         let username = try Username(raw)
         let normalized = try PasswordPolicy.normalize(password, field: "password")
         try policy.check(newPassword: normalized, field: "password")
+        try pool.refuseIfFull()
         let dialect = database.dialect
         // A cheap look first, so a taken name costs no hash; the UNIQUE constraint decides.
         let taken = try await Self.mappingStoreErrors {
@@ -97,6 +98,7 @@ public final class PasswordService: Sendable {
         // A name that breaks the rule cannot exist; it still costs a hash, as an unknown name does.
         let username = (try? Username(raw))?.value ?? raw
         let normalized = try PasswordPolicy.normalize(password, field: "password")
+        try pool.refuseIfFull()
         let keys = limiter.keys(username: username, ip: context.ip)
         let credential = try await checkLimits(keys, username: username, event: "password.login", context: context)
         let (matches, upgrade) = try await verify(normalized, against: credential?.hash)
@@ -141,6 +143,7 @@ public final class PasswordService: Sendable {
         let current = try PasswordPolicy.normalize(currentPassword, field: "current_password")
         let new = try PasswordPolicy.normalize(newPassword, field: "new_password")
         try policy.check(newPassword: new, field: "new_password")
+        try pool.refuseIfFull()
         let dialect = database.dialect
         let username = try await Self.mappingStoreErrors {
             try await self.database.read { connection in
