@@ -77,6 +77,27 @@ struct PasswordPoolTests {
         }
     }
 
+    @Test("S15: the pool's threads and queue bound come from the file or the environment; out-of-range values are named")
+    func s15Configuration() throws {
+        try ConfigurationTests.withFile(#"{"password":{"hashing_threads":3,"hashing_queue_limit":7},"rate_limits":{"login_per_ip_15m":50}}"#) { path in
+            let configuration = try ConfigurationLoader.load(file: path, environment: ["LATCHKEY_PASSWORD_HASHING_QUEUE_LIMIT": "9"])
+            #expect(configuration.password.hashingThreads == 3)
+            #expect(configuration.password.hashingQueueLimit == 9)
+            #expect(configuration.rateLimits.loginPerIP15m == 50)
+        }
+        #expect(Configuration().password.hashingThreads == 0, "one per core")
+        #expect(Configuration().password.hashingQueueLimit == 32)
+        #expect(throws: ConfigurationError.self) {
+            try ConfigurationLoader.load(file: nil, environment: ["LATCHKEY_PASSWORD_HASHING_THREADS": "65"])
+        }
+        do {
+            _ = try ConfigurationLoader.load(file: nil, environment: ["LATCHKEY_PASSWORD_HASHING_QUEUE_LIMIT": "0"])
+            Issue.record("a queue limit of 0 was accepted")
+        } catch {
+            #expect(error.problems == ["LATCHKEY_PASSWORD_HASHING_QUEUE_LIMIT: must be between 1 and 10000"])
+        }
+    }
+
     struct Probe: Sendable {
         var status: Int
         var body: [UInt8]

@@ -17,7 +17,8 @@ import LatchkeyStore
 struct LoginRateLimiter: Sendable {
     /// A counter: what it limits and its key in the table.
     struct Key: Sendable, Hashable {
-        /// `account` or `ip`, the `scope` label of `latchkey_rate_limit_hits_total`.
+        /// `account` or `ip`: the audit entry's `scope`, and with a `login_` prefix the `scope`
+        /// label of `latchkey_rate_limit_hits_total`.
         var scope: String
         var key: String
         var limit: Int
