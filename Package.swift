@@ -46,9 +46,14 @@ let package = Package(
             name: "LatchkeyStore",
             dependencies: ["CLatchkeySQLite", "LatchkeyCrypto"],
             swiftSettings: swiftSettings),
+        // A local stand-in for Apple's Sign in with Apple servers: development mode and tests.
+        .target(
+            name: "LatchkeySandbox",
+            dependencies: ["LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP"],
+            swiftSettings: swiftSettings),
         .target(
             name: "LatchkeyServer",
-            dependencies: ["LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyStore"],
+            dependencies: ["LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyStore", "LatchkeySandbox"],
             swiftSettings: swiftSettings),
         .executableTarget(
             name: "latchkey",
@@ -84,7 +89,10 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "LatchkeyServerTests",
-            dependencies: ["LatchkeyServer", "LatchkeyHTTP", "LatchkeyStore", "LatchkeyJOSE", "LatchkeyCrypto", "LatchkeyTestSupport", "latchkey"],
+            dependencies: [
+                "LatchkeyServer", "LatchkeySandbox", "LatchkeyHTTP", "LatchkeyStore", "LatchkeyJOSE", "LatchkeyCrypto",
+                "LatchkeyTestSupport", "latchkey",
+            ],
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings),
         .testTarget(

@@ -311,20 +311,33 @@ public final class SessionService: Sendable {
                     }
                 }
             } else if let userID {
-                rows = try connection.query(dialect.sql("SELECT id, user_id FROM sessions WHERE user_id = ? AND revoked_at IS NULL"), [.text(userID)])
+                return try self.revokeAll(userID: userID, reason: reason, context: context, now: now, on: connection)
             }
-            var revoked = [String]()
-            for row in rows {
-                let id = try row.string("id")
-                try self.revoke(id, reason: reason, now: now, on: connection)
-                try self.audit.record(
-                    .init(time: now, userID: try row.string("user_id"), event: "session.revoked", outcome: "success", ip: context.ip,
-                          requestID: context.requestID, details: ["session_id": id, "reason": reason]),
-                    on: connection)
-                revoked.append(id)
-            }
-            return revoked
+            return try self.revoke(rows, reason: reason, context: context, now: now, on: connection)
         }
+    }
+
+    /// Ends every live session of a user inside the caller's transaction, with an audit entry
+    /// each (consent revoked, password changed, account deleted).
+    @discardableResult
+    func revokeAll(userID: String, reason: String, context: RequestContext, now: Date, on connection: any SQLConnection) throws -> [String] {
+        let rows = try connection.query(
+            database.dialect.sql("SELECT id, user_id FROM sessions WHERE user_id = ? AND revoked_at IS NULL"), [.text(userID)])
+        return try revoke(rows, reason: reason, context: context, now: now, on: connection)
+    }
+
+    private func revoke(_ rows: [SQLRow], reason: String, context: RequestContext, now: Date, on connection: any SQLConnection) throws -> [String] {
+        var revoked = [String]()
+        for row in rows {
+            let id = try row.string("id")
+            try revoke(id, reason: reason, now: now, on: connection)
+            try audit.record(
+                .init(time: now, userID: try row.string("user_id"), event: "session.revoked", outcome: "success", ip: context.ip,
+                      requestID: context.requestID, details: ["session_id": id, "reason": reason]),
+                on: connection)
+            revoked.append(id)
+        }
+        return revoked
     }
 
     /// Revokes the session a refresh token belongs to (RFC 7009); unknown tokens are ignored.

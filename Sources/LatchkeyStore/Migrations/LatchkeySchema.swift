@@ -8,8 +8,48 @@
 public enum LatchkeySchema {
     /// Every migration, in order. Append new ones; never edit one that has shipped.
     public static let migrations: [Migration] = [
-        Migration(version: 1, name: "initial schema", statements: initialSchema)
+        Migration(version: 1, name: "initial schema", statements: initialSchema),
+        Migration(version: 2, name: "sign in with apple", statements: signInWithApple),
     ]
+
+    /// Migration 2: what Sign in with Apple needs beyond the initial schema.
+    @Sendable
+    static func signInWithApple(_ dialect: SQLDialect) -> [String] {
+        let blob = dialect.blobType
+        let time = dialect.bigIntegerType
+        return [
+            // The client id (token `aud`) the Apple refresh token was issued to: code exchange,
+            // validation and revocation must name the same one.
+            "ALTER TABLE identities ADD COLUMN apple_client_id TEXT",
+            // Set by an email-disabled notification, cleared by email-enabled.
+            "ALTER TABLE identities ADD COLUMN email_disabled_at \(time)",
+            // Identity tokens already accepted (by nonce hash, or token hash without a nonce),
+            // kept until the token expires, so each is accepted once.
+            """
+            CREATE TABLE apple_identity_tokens (
+                token_key \(blob) PRIMARY KEY NOT NULL,
+                expires_at \(time) NOT NULL
+            )
+            """,
+            "CREATE INDEX apple_identity_tokens_expires_at ON apple_identity_tokens (expires_at)",
+            // The revocation outbox: Apple refresh tokens of deleted accounts, sealed under the
+            // master key, retried until Apple's revoke endpoint accepts them. user_id has no
+            // foreign key: the row outlives the account.
+            """
+            CREATE TABLE apple_revocations (
+                id TEXT PRIMARY KEY NOT NULL,
+                user_id TEXT NOT NULL,
+                client_id TEXT NOT NULL,
+                token \(blob) NOT NULL,
+                created_at \(time) NOT NULL,
+                attempts INTEGER NOT NULL DEFAULT 0,
+                next_attempt_at \(time) NOT NULL,
+                last_error TEXT
+            )
+            """,
+            "CREATE INDEX apple_revocations_next_attempt_at ON apple_revocations (next_attempt_at)",
+        ]
+    }
 
     /// Migration 1: the whole v1 schema.
     @Sendable
