@@ -119,6 +119,7 @@ public final class AppleSandbox: Sendable {
         var revocations: [Revocation] = []
         var notificationURL: URL?
         var keyRequests = 0
+        var tokenRequests = 0
     }
 
     /// Creates a sandbox with one freshly generated RS256 key.
@@ -157,6 +158,9 @@ public final class AppleSandbox: Sendable {
     /// How many times ``jwks`` was fetched.
     public var keyRequests: Int { state.withLock { $0.keyRequests } }
 
+    /// How many requests reached the token endpoint.
+    public var tokenRequests: Int { state.withLock { $0.tokenRequests } }
+
     /// Publishes a new key and signs with it from now on; with `dropOldest`, the oldest key
     /// leaves the set, as Apple's keys eventually do.
     public func rotateKeys(dropOldest: Bool = false) throws {
@@ -168,6 +172,12 @@ public final class AppleSandbox: Sendable {
     }
 
     private var currentSigner: JWSSigner { state.withLock { $0.signers.last! } }
+
+    /// Signs any claims with the current key, as Apple signs identity tokens and notifications:
+    /// for tests that need a token failing exactly one check.
+    public func sign(_ claims: JWTClaims, type: String? = nil) throws -> String {
+        try currentSigner.sign(claims, type: type)
+    }
 
     // MARK: The device
 
@@ -240,6 +250,7 @@ public final class AppleSandbox: Sendable {
     /// a refresh token.
     public func token(_ form: [String: String]) throws(EndpointError) -> JSONValue {
         let now = clock()
+        state.withLock { $0.tokenRequests += 1 }
         let clientID = try authenticateClient(form, now: now)
         switch form["grant_type"] {
         case "authorization_code":
