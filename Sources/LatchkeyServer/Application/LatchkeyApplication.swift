@@ -135,6 +135,15 @@ public final class LatchkeyApplication: Sendable {
         backgroundJobs.withLock { $0 = jobs }
     }
 
+    /// Runs the Apple background work once, now: the revocation outbox, the daily refresh-token
+    /// validation and the purge of old replay records. It also runs every 30–60 seconds on its
+    /// own; operators and tests call this to not wait.
+    public func runAppleJobs() async throws {
+        try await apple.outbox.runDue()
+        try await apple.validateDueTokens()
+        try await apple.purgeExpired()
+    }
+
     /// The port the server listens on (the real one when `listen` asked for port 0).
     public var boundPort: Int { server.boundPort }
 

@@ -37,6 +37,11 @@ final class TestServer: Sendable {
         return configuration
     }
 
+    /// A handle on an application the test opened and stops itself (for restarts).
+    static func attached(_ application: LatchkeyApplication, clock: TestClock, directory: URL) -> TestServer {
+        TestServer(directory: directory, application: application, clock: clock)
+    }
+
     /// Starts a server, runs `body`, and stops the server whatever happens.
     static func with<T>(
         clock: TestClock = TestClock(), appleTimeout: Duration = .seconds(10), _ configure: (inout Configuration) -> Void = { _ in },
