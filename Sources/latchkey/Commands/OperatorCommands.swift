@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyJOSE
 import LatchkeyServer
 
 /// `latchkey keys`, `latchkey users` and `latchkey sessions`: what an operator does to a
@@ -94,7 +95,52 @@ enum OperatorCommands {
         }
     }
 
-    static let all = [keysList, keysRotate, usersList, usersShow, sessionsList, sessionsRevoke]
+    static let usersDelete = Command(
+        path: ["users", "delete"], summary: "Delete an account as DELETE /v1/me does.", arguments: ["ID"], options: [config],
+        details: """
+            Ends every session, deletes the user's personal data (the audit log keeps the user id and
+            events only) and revokes their Apple tokens at Apple. A revocation Apple does not accept
+            now stays queued in the database; a running server retries it until Apple does.
+            """
+    ) { arguments in
+        try await withApplication(arguments) { application in
+            let id = arguments[argument: "ID"]
+            guard try await UserStore(database: application.database).find(id) != nil else {
+                printError("latchkey: no user \(id)")
+                return 1
+            }
+            let queued = try await application.deleteUser(id: id)
+            print("deleted \(id)")
+            if queued > 0 { print("\(queued) Apple token revocation(s) queued: Apple was not reachable from here; the server retries them") }
+            return 0
+        }
+    }
+
+    static let appleImportTransfers = Command(
+        path: ["apple", "import-transfers"], summary: "Import team-transfer ids so returning users keep their accounts.",
+        arguments: ["FILE"], options: [config],
+        details: """
+            FILE is a JSON array from the sending team's migration: each entry has "transfer_sub" and
+            either "sub" (the user's Apple id at the sending team, as stored here) or "user_id". A
+            later Sign in with Apple whose token carries that transfer_sub links to the account.
+            """
+    ) { arguments in
+        let path = arguments[argument: "FILE"]
+        guard let data = FileManager.default.contents(atPath: path) else { throw UsageError(message: "\(path) cannot be read") }
+        let json: JSONValue
+        do {
+            json = try JSONValue(parsing: Array(data))
+        } catch {
+            throw UsageError(message: "\(path) is not JSON (\(error))")
+        }
+        return try await withApplication(arguments) { application in
+            let result = try await application.importAppleTransfers(json)
+            print("recorded \(result.recorded) transfer ids; \(result.unknown) entries matched no Apple account")
+            return 0
+        }
+    }
+
+    static let all = [keysList, keysRotate, usersList, usersShow, usersDelete, sessionsList, sessionsRevoke, appleImportTransfers]
 
     /// Opens the configured database (migrating it) without serving, runs `body`, closes.
     static func withApplication(_ arguments: ParsedArguments, _ body: (LatchkeyApplication) async throws -> Int32) async throws -> Int32 {
