@@ -62,7 +62,7 @@ let package = Package(
         // `make bench`: operations per second of the crypto hot paths, read by scripts/bench.
         .executableTarget(
             name: "latchkey-bench",
-            dependencies: ["LatchkeyCrypto", "LatchkeyServer", "LatchkeyStore"],
+            dependencies: ["LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyServer", "LatchkeyStore"],
             swiftSettings: swiftSettings),
 
         // Shared by the test targets: fixtures, the Wycheproof runner, the input mutator.

@@ -2,6 +2,8 @@
 //
 //   latchkey-bench [--json] [--seconds S] [--repeats N] [--only NAME]
 //   latchkey-bench seed-sessions CONFIG COUNT     (sessions for the HTTP benchmarks)
+//   latchkey-bench apple-tokens DIR COUNT         (Apple keys and identity tokens for sign-ins)
+//   latchkey-bench apple-codes URL COUNT          (sandbox authorizations, for code exchange)
 //
 // Each benchmark runs for S seconds (default 2), N times (default 3); the median rate is
 // printed as `name ops_per_second` lines, or one JSON object with --json. scripts/bench reads
@@ -66,6 +68,12 @@ func median(_ values: [Double]) -> Double {
 
 if CommandLine.arguments.dropFirst().first == "seed-sessions" {
     exit(await SessionSeeder.run(Array(CommandLine.arguments.dropFirst(2))))
+}
+if CommandLine.arguments.dropFirst().first == "apple-tokens" {
+    exit(AppleTokenMinter.run(Array(CommandLine.arguments.dropFirst(2))))
+}
+if CommandLine.arguments.dropFirst().first == "apple-codes" {
+    exit(await AppleCodeCollector.run(Array(CommandLine.arguments.dropFirst(2))))
 }
 
 let options = Options(arguments: CommandLine.arguments)
