@@ -75,6 +75,7 @@ public final class LatchkeyApplication: Sendable {
         let router = Router()
         OperationsRoutes(configuration: configuration, database: database, metrics: metrics).register(on: router)
         SessionRoutes(sessions: sessions, bearer: BearerAuthenticator(sessions: sessions)).register(on: router)
+        FactorRoutes(factors: FactorService(sessions: sessions, masterKey: masterKey), bearer: BearerAuthenticator(sessions: sessions)).register(on: router)
 
         let (host, port) = configuration.listenAddress
         var serverConfiguration = HTTPServer.Configuration()

@@ -117,12 +117,7 @@ struct AccountProfile: Sendable {
                 ["provider": .string(try row.string("provider")), "email": row.optionalString("email").map(JSONValue.string) ?? .null,
                  "created_at": .string(RFC3339.string(try row.date("created_at")))]
             }
-            var factors = try connection.query(
-                dialect.sql("SELECT id, label FROM device_keys WHERE user_id = ? ORDER BY created_at"), [.text(userID)]
-            ).map { row -> JSONValue in ["type": "device_key", "id": .string(try row.string("id")), "label": .string(try row.string("label"))] }
-            if try connection.queryOne(dialect.sql("SELECT 1 AS one FROM totp_factors WHERE user_id = ? AND confirmed_at IS NOT NULL"), [.text(userID)]) != nil {
-                factors += [["type": "totp"], ["type": "recovery_code"]]
-            }
+            let factors = try SecondFactors.list(userID: userID, dialect: dialect, on: connection)
             return AccountProfile(user: user, identities: identities, factors: factors)
         }
     }
