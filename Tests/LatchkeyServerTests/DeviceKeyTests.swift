@@ -265,6 +265,34 @@ struct DeviceKeyTests {
         }
     }
 
+    @Test("S18: latchkey users show lists the factors, and users remove-device removes a lost key with an audit entry")
+    func s18OperatorRemovesDevice() async throws {
+        try await TestServer.with { server in
+            let (user, _, _, deviceID) = try await Self.registered(server)
+            let config = server.directory.appendingPathComponent("operator.json")
+            let settings: JSONValue = [
+                "database": .string("sqlite:" + server.directory.appendingPathComponent("latchkey.sqlite").path),
+                "master_key_file": .string(server.directory.appendingPathComponent("master.key").path),
+            ]
+            try Data(settings.serialized).write(to: config)
+            let run = { @Sendable (arguments: [String]) in
+                await BlockingWorkers.run(1, { _ in try? Subprocess.run(Executables.latchkey, arguments + ["--config", config.path]) })[0]
+            }
+            let show = try #require(await run(["users", "show", user.id]))
+            #expect(show.status == 0)
+            #expect(show.output.contains("factors     1 device key, TOTP off"))
+            #expect(show.output.contains("\(deviceID)  Ada's iPhone"))
+
+            let missing = try #require(await run(["users", "remove-device", user.id, "dev_nope"]))
+            #expect(missing.status == 1)
+            let removed = try #require(await run(["users", "remove-device", user.id, deviceID]))
+            #expect(removed.status == 0, "\(removed.error)")
+            #expect(try await server.application.database.read { try $0.query("SELECT id FROM device_keys", []) }.isEmpty)
+            let entry = try #require(try await AuditLog(database: server.database).entries(userID: user.id, event: "device_key.removed").first)
+            #expect(entry.details["by"] == "operator" && entry.details["device_key_id"] == deviceID)
+        }
+    }
+
     struct WycheproofGroup: Decodable {
         struct Key: Decodable { var uncompressed: String }
         var publicKey: Key

@@ -110,3 +110,19 @@ extension FactorService {
         return true
     }
 }
+
+extension FactorService {
+    /// `on`, `pending` (set up, not confirmed) or `off`, with the unused recovery codes when on;
+    /// for `latchkey users show`.
+    public func totpStatus(userID: String) async throws -> String {
+        let dialect = dialect
+        return try await database.read { connection in
+            guard let row = try connection.queryOne(dialect.sql("SELECT confirmed_at FROM totp_factors WHERE user_id = ?"), [.text(userID)]) else {
+                return "off"
+            }
+            guard row.optionalDate("confirmed_at") != nil else { return "pending" }
+            let left = try connection.query(dialect.sql("SELECT code_hash FROM recovery_codes WHERE user_id = ? AND used_at IS NULL"), [.text(userID)]).count
+            return "on (\(left) recovery codes left)"
+        }
+    }
+}
