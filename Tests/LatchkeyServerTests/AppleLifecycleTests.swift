@@ -155,4 +155,33 @@ struct AppleLifecycleTests {
             #expect(try fresh.json["created"] == true)
         }
     }
+
+    @Test("S18: with a device key, Apple sign-in answers mfa_required, and DELETE /v1/me needs a second factor in the last five minutes")
+    func s18SecondFactorGates() async throws {
+        try await TestServer.with { server in
+            let (body, subject, sandbox) = try await Self.signedIn(server)
+            let bearer = ["Authorization": "Bearer \(try #require(body["access_token"]?.stringValue))"]
+            let device = SoftwareDevice()
+            let registered = try await device.register(on: server, bearer: bearer)
+            #expect(registered.status == 201)
+            let deviceID = try #require(try registered.json["id"]?.stringValue)
+
+            let (again, _) = try await AppleFlow.signIn(server, sandbox: sandbox, subject: subject)
+            #expect(again.status == 403)
+            #expect(try again.json["error"] == "mfa_required")
+            #expect(try again.json["mfa_token"]?.stringValue != nil)
+
+            server.clock.advance(by: 301)
+            let refused = try await server.request(.delete, "/v1/me", headers: bearer)
+            #expect(refused.status == 403)
+            #expect(try refused.json["error"] == "insufficient_authentication")
+            #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM users") == 1)
+
+            let stepped = try await device.stepUp(on: server, bearer: bearer, deviceID: deviceID)
+            #expect(stepped.status == 200)
+            let fresh = ["Authorization": "Bearer \(try #require(try stepped.json["access_token"]?.stringValue))"]
+            #expect(try await server.request(.delete, "/v1/me", headers: fresh).status == 204)
+            #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM users") == 0)
+        }
+    }
 }

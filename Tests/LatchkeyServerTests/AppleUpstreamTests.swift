@@ -23,7 +23,8 @@ struct AppleUpstreamTests {
                 let access = try #require(try response.json["access_token"]?.stringValue)
                 let deleted = try await server.request(.delete, "/v1/me", headers: ["Authorization": "Bearer \(access)"])
                 #expect(deleted.status == 204)
-                try await server.application.runAppleJobs()
+                // The deletion sends its revocation in the background at once; wait for it.
+                for _ in 0..<100 where apple.sandbox.revocations.isEmpty { try await Task.sleep(for: .milliseconds(20)) }
                 #expect(apple.sandbox.revocations.map(\.subject) == [credential.subject], "revoked at revoke_url")
                 #expect(apple.sandbox.revocations.first?.clientID == "com.example.app")
             }
@@ -144,8 +145,12 @@ struct AppleUpstreamTests {
                 apple.outage.withLock { $0 = true }
                 #expect(try await server.request(.delete, "/v1/me", headers: ["Authorization": "Bearer \(access)"]).status == 204)
                 #expect(try await server.request(.get, "/v1/me", headers: ["Authorization": "Bearer \(access)"]).status == 401, "ended at once")
-                try await first.runAppleJobs()
-                let row = try await first.database.read { try $0.queryOne("SELECT attempts, last_error FROM apple_revocations", [])! }
+                // The deletion tries Apple at once in the background; wait for that attempt.
+                var row = try await first.database.read { try $0.queryOne("SELECT attempts, last_error FROM apple_revocations", [])! }
+                for _ in 0..<100 where try row.int("attempts") == 0 {
+                    try await Task.sleep(for: .milliseconds(20))
+                    row = try await first.database.read { try $0.queryOne("SELECT attempts, last_error FROM apple_revocations", [])! }
+                }
                 #expect(try row.int("attempts") >= 1)
                 #expect(row.optionalString("last_error")?.contains("503") == true)
                 #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM users") == 0)

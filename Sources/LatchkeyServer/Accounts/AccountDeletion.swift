@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyHTTP
 import LatchkeyStore
 
 /// Deleting an account: `DELETE /v1/me`, Apple's account-delete notification and
@@ -40,5 +41,25 @@ struct AccountDeletion {
             .init(time: now, userID: userID, event: "account.deleted", outcome: "success", requestID: context.requestID, details: ["reason": reason]),
             on: connection)
         return true
+    }
+}
+
+extension AppleService {
+    /// Deletes an account and queues its Apple tokens for revocation, then sends the queue.
+    ///
+    /// - Parameters:
+    ///   - principal: The signed-in user deleting their own account; a user with a second
+    ///     factor must have proved it in the last five minutes. `nil` for an operator.
+    /// - Throws: 404 when there is no such user; 403 `insufficient_authentication`.
+    func deleteAccount(userID: String, principal: Principal?, reason: String, context: RequestContext) async throws {
+        let now = clock()
+        let deletion = AccountDeletion(sessions: sessions, masterKey: masterKey, outbox: outbox)
+        let existed = try await database.write { connection in
+            if let principal { try self.sessions.requireRecentSecondFactor(principal, now: now, on: connection) }
+            return try deletion.delete(userID: userID, reason: reason, revokeAtApple: true, context: context, now: now, on: connection)
+        }
+        guard existed else { throw HTTPError.notFound("no such user") }
+        // The revocation is durable now; sending it does not hold up the answer.
+        Task { [outbox] in _ = try? await outbox.runDue() }
     }
 }

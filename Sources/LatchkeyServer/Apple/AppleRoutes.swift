@@ -2,14 +2,12 @@ import Foundation
 import LatchkeyHTTP
 import LatchkeyJOSE
 
-/// `POST /v1/auth/apple`, `POST /v1/apple/notifications` and `DELETE /v1/me`.
+/// `POST /v1/auth/apple` and `POST /v1/apple/notifications`.
 struct AppleRoutes {
     let apple: AppleService
-    let bearer: BearerAuthenticator
 
     func register(on router: Router) {
         let apple = apple
-        let bearer = bearer
 
         router.post("/v1/auth/apple") { request in
             let body = try JSONFields(request)
@@ -28,26 +26,5 @@ struct AppleRoutes {
             return .empty(status: 200)
         }
 
-        router.delete("/v1/me") { request in
-            let principal = try await bearer.authenticate(request)
-            try await apple.deleteAccount(userID: principal.userID, reason: "user", context: RequestContext(request))
-            return .empty()
-        }
-    }
-}
-
-extension AppleService {
-    /// Deletes an account and queues its Apple tokens for revocation, then sends the queue.
-    ///
-    /// - Throws: 404 when there is no such user.
-    func deleteAccount(userID: String, reason: String, context: RequestContext) async throws {
-        let now = clock()
-        let deletion = AccountDeletion(sessions: sessions, masterKey: masterKey, outbox: outbox)
-        let existed = try await database.write { connection in
-            try deletion.delete(userID: userID, reason: reason, revokeAtApple: true, context: context, now: now, on: connection)
-        }
-        guard existed else { throw HTTPError.notFound("no such user") }
-        // The revocation is durable now; sending it does not hold up the answer.
-        Task { [outbox] in _ = try? await outbox.runDue() }
     }
 }

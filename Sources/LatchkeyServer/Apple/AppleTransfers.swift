@@ -73,7 +73,7 @@ extension LatchkeyApplication {
     ///   not be reached (or is not configured here); a running server keeps retrying them.
     /// - Throws: `not_found` when there is no such user.
     public func deleteUser(id: String) async throws -> Int {
-        try await apple.deleteAccount(userID: id, reason: "operator", context: RequestContext())
+        try await apple.deleteAccount(userID: id, principal: nil, reason: "operator", context: RequestContext())
         try await apple.outbox.runDue()
         return try await database.read { connection in
             Int(try connection.queryOne(

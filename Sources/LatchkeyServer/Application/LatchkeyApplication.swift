@@ -89,7 +89,9 @@ public final class LatchkeyApplication: Sendable {
         let router = Router()
         OperationsRoutes(configuration: configuration, database: database, metrics: metrics).register(on: router)
         SessionRoutes(sessions: sessions, bearer: bearer).register(on: router)
-        AppleRoutes(apple: apple, bearer: bearer).register(on: router)
+        AccountRoutes(sessions: sessions, apple: apple, bearer: bearer).register(on: router)
+        AppleRoutes(apple: apple).register(on: router)
+        FactorRoutes(factors: FactorService(sessions: sessions, masterKey: masterKey), bearer: bearer).register(on: router)
         var sandbox: AppleSandbox?
         if configuration.dev, let developer = appleSettings.sandboxDeveloper {
             sandbox = try AppleSandbox(issuer: appleSettings.issuer, developer: developer, client: httpClient, clock: clock)

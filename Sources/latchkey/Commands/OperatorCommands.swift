@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyJOSE
+import LatchkeyHTTP
 import LatchkeyServer
 
 /// `latchkey keys`, `latchkey users` and `latchkey sessions`: what an operator does to a
@@ -48,7 +49,7 @@ enum OperatorCommands {
         }
     }
 
-    static let usersShow = Command(path: ["users", "show"], summary: "Show one user and their live sessions.", arguments: ["ID"], options: [config]) { arguments in
+    static let usersShow = Command(path: ["users", "show"], summary: "Show one user, their second factors and live sessions.", arguments: ["ID"], options: [config]) { arguments in
         try await withApplication(arguments) { application in
             let id = arguments[argument: "ID"]
             guard let user = try await UserStore(database: application.database).find(id) else {
@@ -59,11 +60,40 @@ enum OperatorCommands {
             print("email       \(user.email ?? "-") (verified: \(user.emailVerified), private relay: \(user.isPrivateEmail))")
             print("name        \([user.givenName, user.familyName].compactMap { $0 }.joined(separator: " "))")
             print("created     \(date(user.createdAt))")
+            let factors = FactorService(sessions: application.sessions, masterKey: application.masterKey)
+            let devices = try await factors.devices(userID: user.id)
+            let totp = try await factors.totpStatus(userID: user.id)
+            print("factors     \(devices.count) device key\(devices.count == 1 ? "" : "s"), TOTP \(totp)")
+            for device in devices {
+                print("  \(device.id)  \(device.label)  added \(date(device.createdAt))  last used \(date(device.lastUsedAt))")
+            }
             let sessions = try await application.sessions.sessions(userID: user.id)
             print("sessions    \(sessions.count) live")
             for session in sessions {
                 print("  \(session.id)  \(session.amr.joined(separator: ","))  last used \(date(session.lastUsedAt))  \(session.ip ?? "")")
             }
+            return 0
+        }
+    }
+
+    static let usersRemoveDevice = Command(
+        path: ["users", "remove-device"], summary: "Remove a lost device key from a user.", arguments: ["USER", "DEVICE"], options: [config],
+        details: """
+            For a user who lost the device and cannot sign in with it. The key stops working at
+            once; the removal is audited. `latchkey users show USER` lists the user's device keys.
+            """
+    ) { arguments in
+        try await withApplication(arguments) { application in
+            let user = arguments[argument: "USER"]
+            let device = arguments[argument: "DEVICE"]
+            do {
+                try await FactorService(sessions: application.sessions, masterKey: application.masterKey).removeDevice(
+                    device, userID: user, principal: nil, context: RequestContext(requestID: "cli"))
+            } catch let error as HTTPError where error.status == 404 {
+                printError("latchkey: user \(user) has no device key \(device)")
+                return 1
+            }
+            print("removed \(device)")
             return 0
         }
     }
@@ -140,7 +170,9 @@ enum OperatorCommands {
         }
     }
 
-    static let all = [keysList, keysRotate, usersList, usersShow, usersDelete, sessionsList, sessionsRevoke, appleImportTransfers]
+    static let all = [
+        keysList, keysRotate, usersList, usersShow, usersDelete, usersRemoveDevice, sessionsList, sessionsRevoke, appleImportTransfers,
+    ]
 
     /// Opens the configured database (migrating it) without serving, runs `body`, closes.
     static func withApplication(_ arguments: ParsedArguments, _ body: (LatchkeyApplication) async throws -> Int32) async throws -> Int32 {
