@@ -50,6 +50,10 @@ struct AppleCLITests {
         try Data("{".utf8).write(to: file)
         #expect(try Subprocess.run(Executables.latchkey, ["apple", "import-transfers", file.path], directory: directory).status == 2)
 
+        let shown = try Subprocess.run(Executables.latchkey, ["users", "show", userID], directory: directory)
+        #expect(shown.output.contains("apple  \(subject)"))
+        #expect(shown.output.contains("Apple token stored") && shown.output.contains("transfer id t.1 imported"))
+
         let deleted = try Subprocess.run(Executables.latchkey, ["users", "delete", userID], directory: directory)
         #expect(deleted.status == 0, "\(deleted.error)")
         #expect(deleted.output.contains("deleted \(userID)"))

@@ -55,29 +55,3 @@ extension AppleService {
         }
     }
 }
-
-extension LatchkeyApplication {
-    /// Imports team-transfer ids (`latchkey apple import-transfers FILE`); see
-    /// ``AppleService/importTransfers(_:context:)``.
-    ///
-    /// - Returns: How many identities now carry a transfer id, and how many entries matched none.
-    public func importAppleTransfers(_ json: JSONValue) async throws -> (recorded: Int, unknown: Int) {
-        let result = try await apple.importTransfers(json, context: RequestContext())
-        return (result.recorded, result.unknown)
-    }
-
-    /// Deletes an account as `DELETE /v1/me` does (`latchkey users delete`): sessions end, Apple
-    /// tokens are queued for revocation and sent, personal data goes.
-    ///
-    /// - Returns: How many of the user's Apple revocations are still queued because Apple could
-    ///   not be reached (or is not configured here); a running server keeps retrying them.
-    /// - Throws: `not_found` when there is no such user.
-    public func deleteUser(id: String) async throws -> Int {
-        try await apple.deleteAccount(userID: id, principal: nil, reason: "operator", context: RequestContext())
-        try await apple.outbox.runDue()
-        return try await database.read { connection in
-            Int(try connection.queryOne(
-                self.database.dialect.sql("SELECT count(*) AS n FROM apple_revocations WHERE user_id = ?"), [.text(id)])!.int("n"))
-        }
-    }
-}

@@ -60,6 +60,16 @@ enum OperatorCommands {
             print("email       \(user.email ?? "-") (verified: \(user.emailVerified), private relay: \(user.isPrivateEmail))")
             print("name        \([user.givenName, user.familyName].compactMap { $0 }.joined(separator: " "))")
             print("created     \(date(user.createdAt))")
+            let identities = try await application.identities(userID: user.id)
+            print("identities  \(identities.count)")
+            for identity in identities {
+                var state = identity.revokedAt.map { "revoked \(date($0))" } ?? "active"
+                if identity.provider == "apple" {
+                    state += identity.hasAppleRefreshToken ? ", Apple token stored, validated \(date(identity.lastValidatedAt))" : ", no Apple token"
+                }
+                if let transfer = identity.transferSubject { state += ", transfer id \(transfer) imported" }
+                print("  \(identity.provider)  \(identity.subject)  \(identity.email ?? "-")  \(state)")
+            }
             let factors = FactorService(sessions: application.sessions, masterKey: application.masterKey)
             let devices = try await factors.devices(userID: user.id)
             let totp = try await factors.totpStatus(userID: user.id)
