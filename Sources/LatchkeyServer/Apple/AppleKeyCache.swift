@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyHTTP
 import LatchkeyJOSE
+import Synchronization
 
 /// Apple's signing keys (`keys_url`), cached and looked up by `kid`.
 ///
@@ -10,20 +11,25 @@ import LatchkeyJOSE
 /// - A token whose `kid` is unknown causes one refetch, at most once per
 ///   ``missRefetchInterval`` (SECURITY.md S6): a stream of made-up `kid`s cannot turn us into
 ///   a request amplifier against Apple.
-/// - Concurrent fetches share one request.
-actor AppleKeyCache {
+/// - Concurrent fetches share one request; verification runs outside the lock, on the caller's
+///   thread, so sign-ins verify in parallel.
+final class AppleKeyCache: Sendable {
     /// Background refresh period.
     static let refreshInterval: TimeInterval = 3600
     /// The least time between two fetches caused by an unknown `kid` (S6).
     static let missRefetchInterval: TimeInterval = 60
 
+    private struct State {
+        var keys: JWSKeySet?
+        var fetchedAt: Date?
+        var inFlight: Task<JWSKeySet, any Error>?
+    }
+
     private let settings: AppleSettings
     private let client: any HTTPClient
     private let clock: @Sendable () -> Date
     private let timeout: Duration
-    private var keys: JWSKeySet?
-    private var fetchedAt: Date?
-    private var inFlight: Task<JWSKeySet, any Error>?
+    private let state = Mutex(State())
 
     init(settings: AppleSettings, client: any HTTPClient, timeout: Duration, clock: @escaping @Sendable () -> Date) {
         self.settings = settings
@@ -38,37 +44,47 @@ actor AppleKeyCache {
     ///   set cannot be fetched.
     func verify(_ token: String, policy: JWTValidationPolicy) async throws -> VerifiedJWT {
         let now = clock()
-        let current = try await keySet()
+        let current: JWSKeySet
+        if let cached = state.withLock({ $0.keys }) {
+            current = cached
+        } else {
+            current = try await fetch()
+        }
+        let missed: JOSEError
         do {
             return try JWTVerifier(keys: current, policy: policy).verify(token, now: now)
-        } catch let error where error.code == .unknownKey {
-            guard let fetchedAt, now.timeIntervalSince(fetchedAt) >= Self.missRefetchInterval else { throw error }
-            return try JWTVerifier(keys: try await fetch(), policy: policy).verify(token, now: now)
+        } catch {
+            missed = error
         }
+        let fetchedAt = state.withLock { $0.fetchedAt }
+        guard missed.code == .unknownKey, let fetchedAt, now.timeIntervalSince(fetchedAt) >= Self.missRefetchInterval else { throw missed }
+        return try JWTVerifier(keys: try await fetch(), policy: policy).verify(token, now: now)
     }
 
     /// Refetches the set when it is older than ``refreshInterval``; failures keep the old set.
     func refreshIfStale() async {
-        if let fetchedAt, clock().timeIntervalSince(fetchedAt) < Self.refreshInterval { return }
+        if let fetchedAt = state.withLock({ $0.fetchedAt }), clock().timeIntervalSince(fetchedAt) < Self.refreshInterval { return }
         _ = try? await fetch()
     }
 
-    private func keySet() async throws -> JWSKeySet {
-        if let keys { return keys }
-        return try await fetch()
-    }
-
+    /// Fetches the set, or joins the fetch already under way.
     private func fetch() async throws -> JWSKeySet {
-        if let inFlight { return try await inFlight.value }
-        let task = Task { [settings, client, timeout] in
-            try await Self.download(from: settings.current.keys, client: client, timeout: timeout)
+        let task = state.withLock { state in
+            if let inFlight = state.inFlight { return inFlight }
+            let task = Task { [self] in
+                defer { self.state.withLock { $0.inFlight = nil } }
+                let keys = try await Self.download(from: settings.current.keys, client: client, timeout: timeout)
+                let now = clock()
+                self.state.withLock { state in
+                    state.keys = keys
+                    state.fetchedAt = now
+                }
+                return keys
+            }
+            state.inFlight = task
+            return task
         }
-        inFlight = task
-        defer { inFlight = nil }
-        let keys = try await task.value
-        self.keys = keys
-        fetchedAt = clock()
-        return keys
+        return try await task.value
     }
 
     private static func download(from url: URL, client: any HTTPClient, timeout: Duration) async throws -> JWSKeySet {

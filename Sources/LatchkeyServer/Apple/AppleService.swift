@@ -48,12 +48,14 @@ final class AppleService: Sendable {
         var appleRefreshToken: String?
         do {
             token = try await AppleIdentityToken.verify(request.identityToken, rawNonce: request.nonce, keys: keys, settings: settings)
-            let dialect = database.dialect
-            let seen = try await database.read { connection in
-                try connection.queryOne(dialect.sql("SELECT 1 AS one FROM apple_identity_tokens WHERE token_key = ?"), [.blob(token.replayKey)]) != nil
-            }
-            if seen { throw Self.replayed }
             if let code = request.authorizationCode {
+                // A replay is refused for certain inside the sign-in transaction; checking first
+                // keeps a replayed token from spending a code at Apple.
+                let dialect = database.dialect
+                let seen = try await database.read { connection in
+                    try connection.queryOne(dialect.sql("SELECT 1 AS one FROM apple_identity_tokens WHERE token_key = ?"), [.blob(token.replayKey)]) != nil
+                }
+                if seen { throw Self.replayed }
                 appleRefreshToken = try await exchange(code: code, for: token)
             }
         } catch let error as HTTPError {
@@ -115,14 +117,14 @@ final class AppleService: Sendable {
         guard remembered == 1 else { throw Self.replayed }
 
         var identity = try connection.queryOne(
-            dialect.sql("SELECT id, user_id FROM identities WHERE provider = 'apple' AND issuer = ? AND subject = ?"),
+            dialect.sql("SELECT * FROM identities WHERE provider = 'apple' AND issuer = ? AND subject = ?"),
             [.text(settings.issuer), .text(token.subject)])
         var event = "sign_in"
         if identity == nil, let transferSubject = token.transferSubject {
             // A user of an app that moved to our team: the operator imported the sending team's
             // transfer ids; the identity keeps its account and takes the new subject.
             identity = try connection.queryOne(
-                dialect.sql("SELECT id, user_id FROM identities WHERE provider = 'apple' AND issuer = ? AND transfer_sub = ?"),
+                dialect.sql("SELECT * FROM identities WHERE provider = 'apple' AND issuer = ? AND transfer_sub = ?"),
                 [.text(settings.issuer), .text(transferSubject)])
             if let identity {
                 try connection.execute(
@@ -137,7 +139,8 @@ final class AppleService: Sendable {
         let created: Bool
         if let identity {
             let identityID = try identity.string("id")
-            guard var existing = try users.find(try identity.string("user_id"), on: connection) else { throw HTTPError.notFound("no such user") }
+            guard let stored = try users.find(try identity.string("user_id"), on: connection) else { throw HTTPError.notFound("no such user") }
+            var existing = stored
             // Apple sends the name only the first time; keep what we have.
             if existing.givenName == nil && existing.familyName == nil, request.givenName != nil || request.familyName != nil {
                 existing.givenName = request.givenName
@@ -148,15 +151,21 @@ final class AppleService: Sendable {
                 existing.emailVerified = token.emailVerified
                 existing.isPrivateEmail = token.isPrivateEmail
             }
-            try users.update(existing, now: now, on: connection)
-            try connection.execute(
-                dialect.sql(
-                    """
-                    UPDATE identities SET email = COALESCE(?, email), email_verified = ?, is_private_email = ?,
-                        real_user_status = COALESCE(?, real_user_status), revoked_at = NULL
-                    WHERE id = ?
-                    """),
-                [SQLValue(token.email), .bool(token.emailVerified), .bool(token.isPrivateEmail), SQLValue(token.realUserStatus), .text(identityID)])
+            if existing != stored { try users.update(existing, now: now, on: connection) }
+            let unchanged = (token.email == nil || identity.optionalString("email") == token.email)
+                && identity.optionalBool("email_verified") == token.emailVerified && identity.optionalBool("is_private_email") == token.isPrivateEmail
+                && (token.realUserStatus == nil || identity.optionalInt("real_user_status") == token.realUserStatus.map(Int64.init))
+                && identity.optionalInt("revoked_at") == nil
+            if !unchanged {
+                try connection.execute(
+                    dialect.sql(
+                        """
+                        UPDATE identities SET email = COALESCE(?, email), email_verified = ?, is_private_email = ?,
+                            real_user_status = COALESCE(?, real_user_status), revoked_at = NULL
+                        WHERE id = ?
+                        """),
+                    [SQLValue(token.email), .bool(token.emailVerified), .bool(token.isPrivateEmail), SQLValue(token.realUserStatus), .text(identityID)])
+            }
             if let appleRefreshToken { try storeRefreshToken(appleRefreshToken, clientID: token.clientID, identityID: identityID, now: now, on: connection) }
             user = existing
             created = false
