@@ -34,7 +34,7 @@ enum AppleTokenMinter {
                 claims["email"] = .string("user\(index % 64)@privaterelay.appleid.com")
                 claims["email_verified"] = true
                 claims["is_private_email"] = "true"
-                claims["nonce"] = .string(HashFunction.sha256.hash(Array(raw.utf8)).map { String(format: "%02x", $0) }.joined())
+                claims["nonce"] = .string(HashFunction.sha256.hexDigest(Array(raw.utf8)))
                 claims["nonce_supported"] = true
                 guard let token = try? signer.sign(claims, type: nil) else {
                     failed.store(true, ordering: .relaxed)
@@ -70,7 +70,7 @@ enum AppleCodeCollector {
                     if index >= 16, let line = try await group.next() { lines.append(line) }
                     group.addTask {
                         let raw = Base64URL.encode(SecureRandom.bytes(count: 16))
-                        let nonce = HashFunction.sha256.hash(Array(raw.utf8)).map { String(format: "%02x", $0) }.joined()
+                        let nonce = HashFunction.sha256.hexDigest(Array(raw.utf8))
                         let body: JSONValue = ["sub": .string("000200.bench\(index % 64).0002"), "nonce": .string(nonce), "email": "bench@example.com"]
                         let response = try await client.send(
                             OutboundRequest(url: url, method: .post, headers: ["Content-Type": "application/json"], body: body.serialized))

@@ -12,7 +12,7 @@ enum AppleFlow {
     /// A raw nonce and the SHA-256 hex the app puts in its Apple request.
     static func nonce() -> (raw: String, hashed: String) {
         let raw = Base64URL.encode(SecureRandom.bytes(count: 16))
-        return (raw, HashFunction.sha256.hash(Array(raw.utf8)).map { String(format: "%02x", $0) }.joined())
+        return (raw, HashFunction.sha256.hexDigest(Array(raw.utf8)))
     }
 
     /// Authorizes at `sandbox` with a fresh nonce and posts the result to `/v1/auth/apple`.

@@ -88,7 +88,7 @@ struct AppleIdentityToken: Sendable {
             return
         }
         guard let rawNonce else { throw failure("nonce", "the token carries a nonce; send the raw nonce with it") }
-        let expected = HashFunction.sha256.hash(Array(rawNonce.utf8)).map { String(format: "%02x", $0) }.joined()
+        let expected = HashFunction.sha256.hexDigest(Array(rawNonce.utf8))
         guard ConstantTime.equals(Array(expected.utf8), Array(nonce.lowercased().utf8)) else {
             throw failure("nonce", "SHA-256 of the raw nonce does not match the token's nonce")
         }

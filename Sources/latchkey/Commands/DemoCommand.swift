@@ -110,7 +110,7 @@ final class Demo {
 
     private func authorize(subject: String?, email: String) async throws -> Credential {
         let rawNonce = Base64URL.encode(SecureRandom.bytes(count: 16))
-        let hashed = HashFunction.sha256.hash(Array(rawNonce.utf8)).map { String(format: "%02x", $0) }.joined()
+        let hashed = HashFunction.sha256.hexDigest(Array(rawNonce.utf8))
         var body: [String: JSONValue] = ["nonce": .string(hashed), "email": .string(email), "is_private_email": true]
         if let subject { body["sub"] = .string(subject) }
         let answer = try await call(.post, "/sandbox/apple/authorize", json: .object(body))
