@@ -46,9 +46,14 @@ let package = Package(
             name: "LatchkeyStore",
             dependencies: ["CLatchkeySQLite", "LatchkeyCrypto"],
             swiftSettings: swiftSettings),
+        // A local stand-in for Apple's Sign in with Apple servers: development mode and tests.
+        .target(
+            name: "LatchkeySandbox",
+            dependencies: ["LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP"],
+            swiftSettings: swiftSettings),
         .target(
             name: "LatchkeyServer",
-            dependencies: ["LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyStore"],
+            dependencies: ["LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyStore", "LatchkeySandbox"],
             resources: [.copy("Passwords/Resources")],
             swiftSettings: swiftSettings),
         .executableTarget(
@@ -58,7 +63,7 @@ let package = Package(
         // `make bench`: operations per second of the crypto hot paths, read by scripts/bench.
         .executableTarget(
             name: "latchkey-bench",
-            dependencies: ["LatchkeyCrypto", "LatchkeyServer", "LatchkeyStore"],
+            dependencies: ["LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyServer", "LatchkeyStore"],
             swiftSettings: swiftSettings),
 
         // Shared by the test targets: fixtures, the Wycheproof runner, the input mutator.
@@ -85,7 +90,10 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "LatchkeyServerTests",
-            dependencies: ["LatchkeyServer", "LatchkeyHTTP", "LatchkeyStore", "LatchkeyJOSE", "LatchkeyCrypto", "LatchkeyTestSupport", "latchkey"],
+            dependencies: [
+                "LatchkeyServer", "LatchkeySandbox", "LatchkeyHTTP", "LatchkeyStore", "LatchkeyJOSE", "LatchkeyCrypto",
+                "LatchkeyTestSupport", "latchkey",
+            ],
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings),
         .testTarget(

@@ -2,6 +2,8 @@
 //
 //   latchkey-bench [--json] [--seconds S] [--repeats N] [--only NAME]
 //   latchkey-bench seed-sessions CONFIG COUNT     (sessions for the HTTP benchmarks)
+//   latchkey-bench apple-tokens DIR COUNT         (Apple keys and identity tokens for sign-ins)
+//   latchkey-bench apple-codes URL COUNT          (sandbox authorizations, for code exchange)
 //
 // Each benchmark runs for S seconds (default 2), N times (default 3); the median rate is
 // printed as `name ops_per_second` lines, or one JSON object with --json. scripts/bench reads
@@ -9,6 +11,7 @@
 
 import Foundation
 import LatchkeyCrypto
+import LatchkeyServer
 
 struct Options {
     var json = false
@@ -67,6 +70,12 @@ func median(_ values: [Double]) -> Double {
 if CommandLine.arguments.dropFirst().first == "seed-sessions" {
     exit(await SessionSeeder.run(Array(CommandLine.arguments.dropFirst(2))))
 }
+if CommandLine.arguments.dropFirst().first == "apple-tokens" {
+    exit(AppleTokenMinter.run(Array(CommandLine.arguments.dropFirst(2))))
+}
+if CommandLine.arguments.dropFirst().first == "apple-codes" {
+    exit(await AppleCodeCollector.run(Array(CommandLine.arguments.dropFirst(2))))
+}
 
 let options = Options(arguments: CommandLine.arguments)
 
@@ -78,12 +87,18 @@ let ecSignature = try ecKey.signature(for: message)
 let rsaKey = try RSA.Signing.PrivateKey(keySize: 2048)
 let rsaPublicKey = rsaKey.publicKey
 let rsaSignature = try rsaKey.signature(for: message, padding: .pkcs1v1_5)
+// A device challenge as the endpoints check it: the stored SHA-256 of 32 random bytes, the
+// device's 65-byte X9.63 key as stored, and the DER signature an iOS app sends.
+let challengeDigest = HashFunction.sha256.hash(message)
+let deviceKey = ecPublicKey.x963Representation
+let deviceSignature = ecSignature.derRepresentation
 let password = Array("password".utf8)
 let salt = Array("somesalt16bytes!".utf8)
 
 let benchmarks: [(name: String, run: () throws -> Bool)] = [
     ("es256_sign", { try ecKey.signature(for: message).rawRepresentation.count == 64 }),
     ("es256_verify", { ecPublicKey.isValidSignature(ecSignature, for: message) }),
+    ("challenge_verify", { DeviceSignature.isValid(deviceSignature, publicKey: deviceKey, digest: challengeDigest) }),
     ("rs256_verify", { rsaPublicKey.isValidSignature(rsaSignature, for: message, padding: .pkcs1v1_5) }),
     ("argon2id_owasp", { try Argon2id.hash(password: password, parameters: .owaspMinimum, salt: salt).count > 0 }),
 ]

@@ -19,6 +19,7 @@ enum Latchkey {
     ] + OperatorCommands.all + [
         JWTCommands.decode,
         JWTCommands.verify,
+        DemoCommand.demo,
     ]
 
     static var overview: String {

@@ -36,6 +36,7 @@ struct HashingTests {
     ])
     func abc(hash: HashFunction, expected: String) {
         #expect(hash.hash(Array("abc".utf8)).hex == expected)
+        #expect(hash.hexDigest(Array("abc".utf8)) == expected)
         #expect(hash.byteCount == expected.count / 2)
     }
 

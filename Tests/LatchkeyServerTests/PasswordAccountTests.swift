@@ -83,8 +83,8 @@ struct PasswordAccountTests {
             let changed = try #require(try await Self.audit(server, event: "password.changed").first)
             #expect(changed.details["sessions_ended"] == "1")
             #expect(changed.ip == "127.0.0.1")
-            #expect(server.application.metrics.value(.signIns, ["method": "password", "outcome": "success"]) == 3)
-            #expect(server.application.metrics.value(.signIns, ["method": "password", "outcome": "failure"]) == 1)
+            #expect(server.application.metrics.value(.signIns, ["method": "pwd", "outcome": "success"]) == 3)
+            #expect(server.application.metrics.value(.signIns, ["method": "pwd", "outcome": "failure"]) == 1)
         }
     }
 
@@ -197,7 +197,8 @@ struct PasswordAccountTests {
                 (["username": "ad", "password": "correct horse battery"], "a username that is not an email is 3 to 64 characters"),
                 (["username": "a b c", "password": "correct horse battery"], "a username that is not an email has only letters, digits, '.', '_' and '-'"),
                 (["username": "a@b@c", "password": "correct horse battery"], "an email-like username has exactly one @ with text on both sides"),
-                (["username": "ada", "password": "correct horse battery", "given_name": 7], "given_name must be a string of at most 256 characters"),
+                (["username": "ada", "password": "correct horse battery", "given_name": 7], "given_name must be a string"),
+                (["username": "ada", "password": ""], "password must be at least 8 characters long"),
                 (["username": "   ", "password": "correct horse battery"], "username is required"),
             ]
             for (body, description) in cases {
@@ -249,6 +250,27 @@ struct PasswordAccountTests {
                 headers: ["Authorization": "Bearer \(token.accessToken)"])
             #expect(none.status == 400)
             #expect(try none.json["error_description"] == "this account has no password; it signs in another way")
+        }
+    }
+
+    @Test("a user with a second factor gets 403 mfa_required after the right password, with no session yet")
+    func mfaRequired() async throws {
+        try await TestServer.with { server in
+            let signUp = try await Self.signUp(server, "ada", "correct horse battery")
+            let userID = try #require(try signUp.json["user"]?["id"]?.stringValue)
+            let accessToken = try #require(try signUp.json["access_token"]?.stringValue)
+            let registered = try await SoftwareDevice().register(on: server, bearer: ["Authorization": "Bearer \(accessToken)"])
+            #expect(registered.status == 201, "\(registered.text)")
+            let sessionsBefore = try await server.application.sessions.sessions(userID: userID).count
+
+            let login = try await Self.logIn(server, "ada", "correct horse battery")
+            #expect(login.status == 403)
+            #expect(try login.json["error"] == "mfa_required")
+            #expect(try login.json["mfa_token"]?.stringValue != nil)
+            #expect(try login.json["factors"]?.arrayValue?.first?["type"] == "device_key")
+            #expect(try await server.application.sessions.sessions(userID: userID).count == sessionsBefore)
+            #expect(server.application.metrics.value(.signIns, ["method": "pwd", "outcome": "mfa_required"]) == 1)
+            #expect(try await Self.logIn(server, "ada", "wrong password!").status == 401, "a wrong password never reaches the second factor")
         }
     }
 

@@ -18,7 +18,7 @@ struct MigrationTests {
             #expect(try record?.string("name") == "initial schema")
             #expect(try record?.int("applied_at") == 1_800_000_000)
             #expect(try await Migrator.migrate(database).isEmpty)
-            #expect(try await Migrator.appliedVersions(database) == [1])
+            #expect(try await Migrator.appliedVersions(database) == LatchkeySchema.migrations.map(\.version))
         }
     }
 
@@ -26,18 +26,20 @@ struct MigrationTests {
     func incremental() async throws {
         try await withDatabase { database, _ in
             try await Migrator.migrate(database)
+            let shipped = LatchkeySchema.migrations.map(\.version)
+            let next = shipped.last! + 1
             let extra =
                 LatchkeySchema.migrations + [
-                    Migration(version: 2, name: "widgets") { dialect in
+                    Migration(version: next, name: "widgets") { dialect in
                         ["CREATE TABLE widgets (id TEXT PRIMARY KEY, body \(dialect.blobType))"]
                     },
-                    Migration(version: 3, name: "widget index") { _ in
+                    Migration(version: next + 1, name: "widget index") { _ in
                         ["CREATE INDEX widgets_body ON widgets (body)"]
                     },
                 ]
             let applied = try await Migrator.migrate(database, migrations: extra)
-            #expect(applied.map(\.version) == [2, 3])
-            #expect(try await Migrator.appliedVersions(database) == [1, 2, 3])
+            #expect(applied.map(\.version) == [next, next + 1])
+            #expect(try await Migrator.appliedVersions(database) == shipped + [next, next + 1])
         }
     }
 
@@ -57,15 +59,16 @@ struct MigrationTests {
     @Test("a failing migration rolls back entirely and is not recorded; the earlier ones stay")
     func failingMigration() async throws {
         try await withDatabase { database, _ in
+            let shipped = LatchkeySchema.migrations.map(\.version)
             let broken =
                 LatchkeySchema.migrations + [
-                    Migration(version: 2, name: "half") { _ in
+                    Migration(version: shipped.last! + 1, name: "half") { _ in
                         ["CREATE TABLE half_done (id INTEGER)", "CREATE TABLE users (id TEXT)"]
                     }
                 ]
             await #expect(throws: StoreError.schema()) { try await Migrator.migrate(database, migrations: broken) }
             let versions = try await Migrator.appliedVersions(database)
-            #expect(versions == [1])
+            #expect(versions == shipped)
             await #expect(throws: StoreError.schema()) {
                 try await database.read { try $0.query("SELECT * FROM half_done", []) }
             }
@@ -97,7 +100,7 @@ struct MigrationTests {
         async let b = Migrator.migrate(second)
         let (appliedByFirst, appliedBySecond) = try await (a, b)
         #expect(appliedByFirst.count + appliedBySecond.count == LatchkeySchema.migrations.count)
-        #expect(try await Migrator.appliedVersions(first) == [1])
+        #expect(try await Migrator.appliedVersions(first) == LatchkeySchema.migrations.map(\.version))
         await first.close()
         await second.close()
     }

@@ -5,7 +5,7 @@ import Testing
 @Suite("Schema (migration 1)")
 struct SchemaTests {
     static let tables = [
-        "apple_notifications", "audit_log", "challenges", "device_keys", "identities", "password_credentials",
+        "apple_identity_tokens", "apple_notifications", "apple_revocations", "audit_log", "challenges", "device_keys", "identities", "mfa_tokens", "password_credentials",
         "rate_limits", "recovery_codes", "refresh_tokens", "schema_migrations", "sessions", "signing_keys",
         "totp_factors", "users",
     ]
@@ -143,7 +143,7 @@ struct SchemaTests {
             }
             try await database.write { try $0.execute("DELETE FROM users WHERE id = 'u1'", []) }
             for table in [
-                "identities", "password_credentials", "device_keys", "challenges", "totp_factors", "recovery_codes",
+                "identities", "mfa_tokens", "password_credentials", "device_keys", "challenges", "totp_factors", "recovery_codes",
             ] {
                 #expect(try await count(table, in: database) == 0, "\(table)")
             }

@@ -5,7 +5,7 @@ public import Foundation
 #endif
 internal import CLatchkeyOpenSSL
 
-/// HMAC (RFC 2104) over a SHA-2 hash function.
+/// HMAC (RFC 2104) over a SHA-2 hash function, and HMAC-SHA-1 for TOTP.
 public enum HMAC {
     /// Computes an HMAC.
     ///
@@ -19,7 +19,24 @@ public enum HMAC {
     ) -> [UInt8] {
         key.withNonNullBytes { keyBuffer in
             data.withUnsafeBytes { dataBuffer in
-                compute(data: dataBuffer, key: keyBuffer, hash: hash)
+                compute(data: dataBuffer, key: keyBuffer, digestName: hash.openSSLName, count: hash.byteCount)
+            }
+        }
+    }
+
+    /// Computes an HMAC-SHA-1, 20 bytes: only for TOTP and HOTP (RFC 6238, RFC 4226), whose
+    /// authenticator apps use SHA-1. HMAC-SHA-1 stays sound although SHA-1 collisions are
+    /// practical (RFC 6151 §3); SHA-1 is deliberately not a ``HashFunction``, so nothing else can
+    /// pick it.
+    ///
+    /// - Parameters:
+    ///   - data: The message (for TOTP, the 8-byte big-endian time step).
+    ///   - key: The key, any length.
+    /// - Returns: The 20-byte authentication code.
+    public static func sha1AuthenticationCode(for data: some ContiguousBytes, key: some ContiguousBytes) -> [UInt8] {
+        key.withNonNullBytes { keyBuffer in
+            data.withUnsafeBytes { dataBuffer in
+                compute(data: dataBuffer, key: keyBuffer, digestName: "SHA1", count: 20)
             }
         }
     }
@@ -43,16 +60,15 @@ public enum HMAC {
     }
 
     private static func compute(
-        data: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, hash: HashFunction
+        data: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, digestName: StaticString, count: Int
     ) -> [UInt8] {
         OpenSSLErrors.clear()
-        // Allocation is the only way these can fail with a fetched HMAC and a SHA-2 name.
+        // Allocation is the only way these can fail with a fetched HMAC and a SHA name.
         guard let context = EVP_MAC_CTX_new(Algorithms.hmac.pointer) else {
             fatalError("EVP_MAC_CTX_new failed: \(OpenSSLErrors.drain())")
         }
         defer { EVP_MAC_CTX_free(context) }
-        var parameters = [Param.utf8(ParamName.digest, hash.openSSLName), Param.end()]
-        let count = hash.byteCount
+        var parameters = [Param.utf8(ParamName.digest, digestName), Param.end()]
         return [UInt8](unsafeUninitializedCapacity: count) { output, initialized in
             var length = 0
             guard EVP_MAC_init(context, key.bytePointer, key.count, &parameters) == 1,

@@ -31,6 +31,20 @@ public enum HashFunction: Sendable, Hashable {
         data.withUnsafeBytes { buffer in digest(buffer) }
     }
 
+    /// Hashes `data` and writes the digest as lower-case hex, as Sign in with Apple nonces are
+    /// written.
+    public func hexDigest(_ data: some ContiguousBytes) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        let digest = hash(data)
+        return String(unsafeUninitializedCapacity: digest.count * 2) { buffer in
+            for (index, byte) in digest.enumerated() {
+                buffer[2 * index] = digits[Int(byte >> 4)]
+                buffer[2 * index + 1] = digits[Int(byte & 0x0F)]
+            }
+            return digest.count * 2
+        }
+    }
+
     /// The OpenSSL digest, fetched once per process.
     var algorithm: OpaquePointer {
         switch self {

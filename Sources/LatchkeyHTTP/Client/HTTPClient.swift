@@ -34,6 +34,16 @@ public struct OutboundRequest: Sendable {
     }
 }
 
+extension OutboundRequest {
+    /// A POST of `application/x-www-form-urlencoded` fields, as OAuth token endpoints take them.
+    public static func form(_ url: URL, _ fields: [String: String], timeout: Duration = .seconds(10)) -> OutboundRequest {
+        OutboundRequest(
+            url: url, method: .post,
+            headers: ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"],
+            body: Array(PercentEncoding.encodeForm(fields).utf8), timeout: timeout)
+    }
+}
+
 /// The response to an ``OutboundRequest``.
 public struct OutboundResponse: Sendable {
     /// The status code.

@@ -54,6 +54,20 @@ public struct UserStore: Sendable {
         return user
     }
 
+    /// Writes a user's profile fields inside the caller's transaction.
+    public func update(_ user: User, now: Date, on connection: any SQLConnection) throws {
+        try connection.execute(
+            database.dialect.sql(
+                """
+                UPDATE users SET email = ?, email_verified = ?, is_private_email = ?, given_name = ?, family_name = ?, updated_at = ?
+                WHERE id = ?
+                """),
+            [
+                SQLValue(user.email), .bool(user.emailVerified), .bool(user.isPrivateEmail), SQLValue(user.givenName),
+                SQLValue(user.familyName), .time(now), .text(user.id),
+            ])
+    }
+
     /// The user with this id, read inside a transaction.
     public func find(_ id: String, on connection: any SQLConnection) throws -> User? {
         try connection.queryOne(database.dialect.sql("SELECT * FROM users WHERE id = ?"), [.text(id)]).map(Self.user)

@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyHTTP
+public import LatchkeySandbox
 public import LatchkeyStore
 import Synchronization
 
@@ -27,17 +28,20 @@ public final class LatchkeyApplication: Sendable {
     public let signingKeys: SigningKeyRing
     /// Sessions and their tokens.
     public let sessions: SessionService
+    /// Sign in with Apple.
+    let apple: AppleService
+    /// The Apple stand-in mounted under `/sandbox/apple` in development mode.
+    public let sandbox: AppleSandbox?
     /// Password accounts.
     public let passwords: PasswordService
     private let server: HTTPServer
     private let clock: @Sendable () -> Date
-    private let keyReloader = Mutex<Task<Void, Never>?>(nil)
+    private let backgroundJobs = Mutex<[Task<Void, Never>]>([])
 
     private init(
         configuration: Configuration, database: SQLiteDatabase, masterKey: MasterKey, masterKeyCreated: Bool,
-        appliedMigrations: [Migration], metrics: Metrics, signingKeys: SigningKeyRing, sessions: SessionService, passwords: PasswordService,
-        server: HTTPServer,
-        clock: @escaping @Sendable () -> Date
+        appliedMigrations: [Migration], metrics: Metrics, signingKeys: SigningKeyRing, sessions: SessionService, apple: AppleService,
+        sandbox: AppleSandbox?, passwords: PasswordService, server: HTTPServer, clock: @escaping @Sendable () -> Date
     ) {
         self.clock = clock
         self.configuration = configuration
@@ -48,6 +52,8 @@ public final class LatchkeyApplication: Sendable {
         self.metrics = metrics
         self.signingKeys = signingKeys
         self.sessions = sessions
+        self.apple = apple
+        self.sandbox = sandbox
         self.passwords = passwords
         self.server = server
     }
@@ -58,11 +64,14 @@ public final class LatchkeyApplication: Sendable {
     ///   - configuration: A validated configuration.
     ///   - accessLog: Whether to write JSON access-log lines to standard error.
     ///   - clock: The time; injected so tests can move it.
+    ///   - appleTimeout: How long a request to Apple may take.
     /// - Throws: ``ConfigurationError`` for a bad key file or database path; ``LatchkeyStore/StoreError``.
     public static func open(
-        configuration: Configuration, accessLog: Bool = true, clock: @escaping @Sendable () -> Date = { Date() }
+        configuration: Configuration, accessLog: Bool = true, clock: @escaping @Sendable () -> Date = { Date() },
+        appleTimeout: Duration = .seconds(10)
     ) async throws -> LatchkeyApplication {
         let (masterKey, created) = try MasterKey.load(path: configuration.masterKeyFile, createIfMissing: configuration.dev)
+        let appleSettings = try AppleSettings(configuration)
         let database = try openDatabase(configuration)
         let applied: [Migration]
         let signingKeys: SigningKeyRing
@@ -76,11 +85,23 @@ public final class LatchkeyApplication: Sendable {
         }
         let metrics = Metrics()
         let sessions = SessionService(database: database, keys: signingKeys, metrics: metrics, configuration: configuration, clock: clock)
-        let passwords = try await PasswordService(database: database, sessions: sessions, metrics: metrics, configuration: configuration)
+        let httpClient = URLSessionHTTPClient()
+        let apple = AppleService(
+            settings: appleSettings, httpClient: httpClient, timeout: appleTimeout, sessions: sessions, masterKey: masterKey, clock: clock)
+        let bearer = BearerAuthenticator(sessions: sessions)
         let router = Router()
         OperationsRoutes(configuration: configuration, database: database, metrics: metrics).register(on: router)
-        SessionRoutes(sessions: sessions, bearer: BearerAuthenticator(sessions: sessions)).register(on: router)
-        if configuration.password.enabled { PasswordRoutes(passwords: passwords, bearer: BearerAuthenticator(sessions: sessions)).register(on: router) }
+        SessionRoutes(sessions: sessions, bearer: bearer).register(on: router)
+        AccountRoutes(sessions: sessions, apple: apple, bearer: bearer).register(on: router)
+        AppleRoutes(apple: apple).register(on: router)
+        FactorRoutes(factors: FactorService(sessions: sessions, masterKey: masterKey), bearer: bearer).register(on: router)
+        let passwords = try await PasswordService(database: database, sessions: sessions, metrics: metrics, configuration: configuration)
+        if configuration.password.enabled { PasswordRoutes(passwords: passwords, bearer: bearer).register(on: router) }
+        var sandbox: AppleSandbox?
+        if configuration.dev, let developer = appleSettings.sandboxDeveloper {
+            sandbox = try AppleSandbox(issuer: appleSettings.issuer, developer: developer, client: httpClient, clock: clock)
+            sandbox?.register(on: router)
+        }
 
         let (host, port) = configuration.listenAddress
         var serverConfiguration = HTTPServer.Configuration()
@@ -91,8 +112,8 @@ public final class LatchkeyApplication: Sendable {
         metrics.gauge(.httpConnections) { Double(server.activeConnections) }
         return LatchkeyApplication(
             configuration: configuration, database: database, masterKey: masterKey, masterKeyCreated: created,
-            appliedMigrations: applied, metrics: metrics, signingKeys: signingKeys, sessions: sessions, passwords: passwords, server: server,
-            clock: clock)
+            appliedMigrations: applied, metrics: metrics, signingKeys: signingKeys, sessions: sessions, apple: apple, sandbox: sandbox,
+            passwords: passwords, server: server, clock: clock)
     }
 
     /// Opens the configured SQLite file, creating its directory.
@@ -115,8 +136,19 @@ public final class LatchkeyApplication: Sendable {
     public func start() throws {
         try server.start()
         sessions.setPublicURL(publicURL, audience: configuration.audience)
-        let reloader = signingKeys.reloadPeriodically(clock: clock)
-        keyReloader.withLock { $0 = reloader }
+        if apple.settings.usesSandbox { apple.settings.useSandbox(at: publicURL) }
+        sandbox?.setNotificationURL(URL(string: publicURL + "/v1/apple/notifications")!)
+        let jobs = [signingKeys.reloadPeriodically(clock: clock), apple.runPeriodically()]
+        backgroundJobs.withLock { $0 = jobs }
+    }
+
+    /// Runs the Apple background work once, now: the revocation outbox, the daily refresh-token
+    /// validation and the purge of old replay records. It also runs every 30–60 seconds on its
+    /// own; operators and tests call this to not wait.
+    public func runAppleJobs() async throws {
+        try await apple.outbox.runDue()
+        try await apple.validateDueTokens()
+        try await apple.purgeExpired()
     }
 
     /// The port the server listens on (the real one when `listen` asked for port 0).
@@ -132,7 +164,7 @@ public final class LatchkeyApplication: Sendable {
 
     /// Stops accepting, finishes in-flight requests within the deadline, closes the database.
     public func shutdown() async {
-        keyReloader.withLock { $0?.cancel() }
+        backgroundJobs.withLock { $0.forEach { $0.cancel() } }
         await server.shutdown()
         await passwords.shutdown()
         await database.close()

@@ -218,7 +218,14 @@ public enum ConfigurationLoader {
         if !["required", "optional"].contains(configuration.apple.nonce) {
             problems.append("apple.nonce: must be required or optional")
         }
-        let privateKeyFile = configuration.apple.privateKeyFile
+        let apple = configuration.apple
+        if !apple.teamID.isEmpty, !configuration.dev, apple.keyID.isEmpty || apple.privateKeyFile.isEmpty {
+            problems.append("apple.key_id: the key id and apple.private_key_file are needed with apple.team_id")
+        }
+        if !configuration.dev, !apple.clientIDs.isEmpty, apple.teamID.isEmpty {
+            problems.append("apple.team_id: needed with apple.client_ids, to exchange codes and revoke tokens when an account is deleted")
+        }
+        let privateKeyFile = apple.privateKeyFile
         if !privateKeyFile.isEmpty, !FileManager.default.isReadableFile(atPath: privateKeyFile) {
             problems.append("apple.private_key_file: \(privateKeyFile) cannot be read")
         }

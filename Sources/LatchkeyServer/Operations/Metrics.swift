@@ -19,8 +19,10 @@ public final class Metrics: Sendable {
         public static let refreshReuse = Family(name: "latchkey_refresh_token_reuse_total", kind: .counter, help: "Retired refresh tokens presented again (sessions revoked).")
         public static let rateLimitHits = Family(name: "latchkey_rate_limit_hits_total", kind: .counter, help: "Requests refused by a rate limit, by scope.")
         public static let queueDepth = Family(name: "latchkey_queue_depth", kind: .gauge, help: "Jobs waiting in a bounded work queue.")
+        public static let secondFactors = Family(
+            name: "latchkey_second_factor_checks_total", kind: .counter, help: "Second-factor proofs checked, by factor, use and outcome.")
 
-        static let all: [Family] = [httpRequests, httpDuration, httpConnections, signIns, refreshReuse, rateLimitHits, queueDepth]
+        static let all: [Family] = [httpRequests, httpDuration, httpConnections, signIns, refreshReuse, rateLimitHits, queueDepth, secondFactors]
     }
 
     /// Histogram bucket bounds in seconds, from 100 µs to 10 s.

@@ -40,8 +40,7 @@ struct LoginRateLimiter: Sendable {
 
     /// The counters a password check against `username` from `ip` is subject to.
     func keys(username: String, ip: String?) -> [Key] {
-        let digest = HashFunction.sha256.hash(Array(username.utf8)).map { String(format: "%02x", $0) }.joined()
-        var keys = [Key(scope: "account", key: "login:account:" + digest, limit: perAccount)]
+        var keys = [Key(scope: "account", key: "login:account:" + HashFunction.sha256.hexDigest(Array(username.utf8)), limit: perAccount)]
         if let ip { keys.append(Key(scope: "ip", key: "login:ip:" + ip, limit: perIP)) }
         return keys
     }

@@ -11,48 +11,41 @@ struct PasswordRoutes {
         let bearer = bearer
 
         router.post("/v1/auth/password/signup") { request in
-            let body = try Self.object(request)
+            let body = try JSONFields(request)
             let response = try await passwords.signUp(
-                username: try Self.string(body, "username"), password: try Self.string(body, "password"),
-                givenName: try Self.optionalName(body, "given_name"), familyName: try Self.optionalName(body, "family_name"),
-                context: RequestContext(request))
+                username: try Self.username(body), password: try Self.password(body, "password"),
+                givenName: try body.string("given_name", required: false, maxLength: 256),
+                familyName: try body.string("family_name", required: false, maxLength: 256), context: RequestContext(request))
             return response.response(status: 201)
         }
 
         router.post("/v1/auth/password/login") { request in
-            let body = try Self.object(request)
+            let body = try JSONFields(request)
             return try await passwords.logIn(
-                username: try Self.string(body, "username"), password: try Self.string(body, "password"), context: RequestContext(request)
+                username: try Self.username(body), password: try Self.password(body, "password"), context: RequestContext(request)
             ).response()
         }
 
         router.post("/v1/auth/password/change") { request in
             let principal = try await bearer.authenticate(request)
-            let body = try Self.object(request)
+            let body = try JSONFields(request)
             try await passwords.change(
-                principal: principal, currentPassword: try Self.string(body, "current_password"),
-                newPassword: try Self.string(body, "new_password"), context: RequestContext(request))
+                principal: principal, currentPassword: try Self.password(body, "current_password"),
+                newPassword: try Self.password(body, "new_password"), context: RequestContext(request))
             return .empty()
         }
     }
 
-    static func object(_ request: HTTPRequest) throws -> [String: JSONValue] {
-        guard let members = try request.jsonBody().objectValue else { throw HTTPError.invalidRequest("the body must be a JSON object") }
-        return members
+    static func username(_ body: JSONFields) throws -> String {
+        try body.string("username", maxLength: 1024) ?? ""
     }
 
-    static func string(_ body: [String: JSONValue], _ name: String) throws -> String {
-        guard let value = body[name] else { throw HTTPError.invalidRequest("\(name) is required") }
-        guard let string = value.stringValue else { throw HTTPError.invalidRequest("\(name) must be a string") }
-        return string
-    }
-
-    /// A name as Apple sends it: optional, at most 256 characters.
-    static func optionalName(_ body: [String: JSONValue], _ name: String) throws -> String? {
-        switch body[name] {
-        case nil, .null?: return nil
-        case .string(let value)? where value.count <= 256: return value.isEmpty ? nil : value
-        default: throw HTTPError.invalidRequest("\(name) must be a string of at most 256 characters")
+    /// A password of any length the body allows: ``PasswordPolicy`` judges its length and says why.
+    static func password(_ body: JSONFields, _ name: String) throws -> String {
+        switch body.members[name] {
+        case .string(let value)?: return value
+        case nil, .null?: throw HTTPError.invalidRequest("\(name) is required")
+        default: throw HTTPError.invalidRequest("\(name) must be a string")
         }
     }
 }

@@ -22,8 +22,7 @@ public final class PasswordService: Sendable {
     private let dummyHash: String
 
     /// The `method` label of sign-in metrics and the `amr` value of password sign-ins.
-    static let method = "password"
-    static let amr = "pwd"
+    static let method = "pwd"
 
     init(database: any SQLDatabase, sessions: SessionService, metrics: Metrics, configuration: Configuration) async throws {
         self.database = database
@@ -83,7 +82,7 @@ public final class PasswordService: Sendable {
                 try self.audit.record(
                     .init(time: now, userID: user.id, event: "password.signup", outcome: "success", ip: context.ip, requestID: context.requestID),
                     on: connection)
-                return .init(user: user, created: true, method: Self.amr)
+                return .init(user: user, created: true, method: Self.method)
             }
         }
     }
@@ -127,7 +126,7 @@ public final class PasswordService: Sendable {
                     .init(time: now, userID: user.id, event: "password.login", outcome: "success", ip: context.ip, requestID: context.requestID,
                           details: upgrade == nil ? [:] : ["rehashed": "true"]),
                     on: connection)
-                return .init(user: user, created: false, method: Self.amr)
+                return .init(user: user, created: false, method: Self.method)
             }
         }
     }

@@ -3,7 +3,7 @@ import LatchkeyHTTP
 import LatchkeyJOSE
 import LatchkeyStore
 
-/// `/v1/token`, `/v1/logout`, `/v1/sessions`, `/v1/revoke`, `/v1/me` and the JWKS.
+/// `/v1/token`, `/v1/logout`, `/v1/sessions`, `/v1/revoke` and the JWKS.
 struct SessionRoutes {
     let sessions: SessionService
     let bearer: BearerAuthenticator
@@ -68,14 +68,6 @@ struct SessionRoutes {
             guard !revoked.isEmpty else { throw HTTPError.notFound("no such session") }
             return .empty()
         }
-
-        router.get("/v1/me") { request in
-            let principal = try await bearer.authenticate(request)
-            guard let profile = try await AccountProfile.load(userID: principal.userID, database: sessions.database) else {
-                throw HTTPError.invalidToken("the account no longer exists")
-            }
-            return .json(profile.json)
-        }
     }
 
     /// OAuth clients send form bodies; apps may send JSON. Both carry flat string fields.
@@ -97,37 +89,5 @@ struct SessionRoutes {
             "amr": .array(session.amr.map(JSONValue.string)), "user_agent": session.userAgent.map(JSONValue.string) ?? .null,
             "ip": session.ip.map(JSONValue.string) ?? .null, "current": .bool(current),
         ]
-    }
-}
-
-/// What `GET /v1/me` shows: the user, their sign-in identities and second factors.
-struct AccountProfile: Sendable {
-    var user: User
-    var identities: [JSONValue]
-    var factors: [JSONValue]
-
-    static func load(userID: String, database: any SQLDatabase) async throws -> AccountProfile? {
-        let users = UserStore(database: database)
-        let dialect = database.dialect
-        return try await database.read { connection in
-            guard let user = try users.find(userID, on: connection) else { return nil }
-            let identities = try connection.query(
-                dialect.sql("SELECT provider, email, created_at FROM identities WHERE user_id = ? ORDER BY created_at"), [.text(userID)]
-            ).map { row -> JSONValue in
-                ["provider": .string(try row.string("provider")), "email": row.optionalString("email").map(JSONValue.string) ?? .null,
-                 "created_at": .string(RFC3339.string(try row.date("created_at")))]
-            }
-            var factors = try connection.query(
-                dialect.sql("SELECT id, label FROM device_keys WHERE user_id = ? ORDER BY created_at"), [.text(userID)]
-            ).map { row -> JSONValue in ["type": "device_key", "id": .string(try row.string("id")), "label": .string(try row.string("label"))] }
-            if try connection.queryOne(dialect.sql("SELECT 1 AS one FROM totp_factors WHERE user_id = ? AND confirmed_at IS NOT NULL"), [.text(userID)]) != nil {
-                factors += [["type": "totp"], ["type": "recovery_code"]]
-            }
-            return AccountProfile(user: user, identities: identities, factors: factors)
-        }
-    }
-
-    var json: JSONValue {
-        ["user": user.json, "identities": .array(identities), "factors": .array(factors)]
     }
 }

@@ -96,22 +96,27 @@ public final class SessionService: Sendable {
 
     /// Creates a session and its first refresh token inside the caller's transaction, so a
     /// sign-in that fails later leaves no session behind (S28).
-    func createSession(userID: String, amr: [String], context: RequestContext, now: Date, on connection: any SQLConnection) throws -> (Session, String) {
+    ///
+    /// `secondFactorAt` is set when the sign-in included a second factor (MFA at sign-in).
+    func createSession(
+        userID: String, amr: [String], secondFactorAt: Date? = nil, context: RequestContext, now: Date, on connection: any SQLConnection
+    ) throws -> (Session, String) {
         let session = Session(
             id: Identifiers.make("ses"), userID: userID, amr: amr, createdAt: now, lastUsedAt: now,
             idleExpiresAt: now.addingTimeInterval(min(idleTTL, absoluteTTL)), absoluteExpiresAt: now.addingTimeInterval(absoluteTTL),
-            userAgent: context.userAgent, ip: context.ip)
+            secondFactorAt: secondFactorAt, userAgent: context.userAgent, ip: context.ip)
         let refreshToken = Identifiers.secret()
         let dialect = database.dialect
         try connection.execute(
             dialect.sql(
                 """
-                INSERT INTO sessions (id, user_id, amr, created_at, last_used_at, idle_expires_at, absolute_expires_at, user_agent, ip)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO sessions (id, user_id, amr, created_at, last_used_at, idle_expires_at, absolute_expires_at, second_factor_at, user_agent, ip)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """),
             [
                 .text(session.id), .text(userID), .text(JSONValue.array(amr.map(JSONValue.string)).serializedString), .time(now),
-                .time(now), .time(session.idleExpiresAt), .time(session.absoluteExpiresAt), SQLValue(context.userAgent), SQLValue(context.ip),
+                .time(now), .time(session.idleExpiresAt), .time(session.absoluteExpiresAt), secondFactorAt.map(SQLValue.time) ?? .null,
+                SQLValue(context.userAgent), SQLValue(context.ip),
             ])
         try connection.execute(
             dialect.sql("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)"),
@@ -148,25 +153,39 @@ public final class SessionService: Sendable {
     /// session it leads to, so a failure anywhere leaves neither a half-made user nor a session
     /// (S28). Sign-ins are counted in `/metrics` by method and outcome.
     ///
-    /// A user with a second factor gets `403 mfa_required` instead of a session (issue 7 adds
-    /// that branch here, so every method inherits it).
+    /// A user with a second factor gets `403 mfa_required` with an `mfa_token` instead of a
+    /// session (``beginSecondFactor(after:context:now:on:)``), so every method inherits MFA.
     func signIn(
         method: String, context: RequestContext,
         authenticate: @escaping @Sendable (any SQLConnection, Date) throws -> FirstFactor
     ) async throws -> TokenResponse {
+        enum Outcome: Sendable {
+            case signedIn(FirstFactor, Session, String)
+            case secondFactorRequired(HTTPError)
+        }
         let now = clock()
+        let outcome: Outcome
         do {
-            let (factor, session, refreshToken) = try await database.write { connection in
+            outcome = try await database.write { connection in
                 let factor = try authenticate(connection, now)
+                if let mfaRequired = try self.beginSecondFactor(after: factor, context: context, now: now, on: connection) {
+                    return .secondFactorRequired(mfaRequired)
+                }
                 let (session, refreshToken) = try self.createSession(
                     userID: factor.user.id, amr: [factor.method], context: context, now: now, on: connection)
-                return (factor, session, refreshToken)
+                return .signedIn(factor, session, refreshToken)
             }
-            metrics.increment(.signIns, ["method": method, "outcome": "success"])
-            return try await tokenResponse(session: session, refreshToken: refreshToken, user: factor.user, created: factor.created, now: now)
         } catch {
             metrics.increment(.signIns, ["method": method, "outcome": "failure"])
             throw error
+        }
+        switch outcome {
+        case .secondFactorRequired(let mfaRequired):
+            metrics.increment(.signIns, ["method": method, "outcome": "mfa_required"])
+            throw mfaRequired
+        case .signedIn(let factor, let session, let refreshToken):
+            metrics.increment(.signIns, ["method": method, "outcome": "success"])
+            return try await tokenResponse(session: session, refreshToken: refreshToken, user: factor.user, created: factor.created, now: now)
         }
     }
 
@@ -246,18 +265,9 @@ public final class SessionService: Sendable {
                 try record("session.expired", "revoked")
                 return .refused(.expired, "the session has expired")
             }
-            let newToken = Identifiers.secret()
-            try connection.execute(
-                dialect.sql("UPDATE refresh_tokens SET retired_at = ?, replaced_by = ? WHERE token_hash = ? AND retired_at IS NULL"),
-                [.time(now), .blob(newToken.sha256), .blob(hash)])
-            try connection.execute(
-                dialect.sql("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)"),
-                [.blob(newToken.sha256), .text(session.id), .time(now)])
-            session.lastUsedAt = now
-            session.idleExpiresAt = min(now.addingTimeInterval(self.idleTTL), session.absoluteExpiresAt)
-            try connection.execute(
-                dialect.sql("UPDATE sessions SET last_used_at = ?, idle_expires_at = ? WHERE id = ?"),
-                [.time(now), .time(session.idleExpiresAt), .text(session.id)])
+            // The presented token is the session's one live token (checked above), so rotating
+            // the session's live token retires exactly it.
+            let newToken = try self.rotateRefreshToken(of: &session, now: now, on: connection)
             try record("session.refreshed", "success")
             guard let user = try self.users.find(session.userID, on: connection) else {
                 return .refused(.revoked, "the account no longer exists")
@@ -273,6 +283,27 @@ public final class SessionService: Sendable {
         case .refused(let reason, let description):
             throw HTTPError.invalidGrant(reason, description)
         }
+    }
+
+    /// Retires the session's live refresh token, issues its successor and extends the idle
+    /// lifetime, inside the caller's transaction (S8): what a refresh grant and a step-up do.
+    ///
+    /// - Returns: The new refresh token.
+    func rotateRefreshToken(of session: inout Session, now: Date, on connection: any SQLConnection) throws -> String {
+        let dialect = database.dialect
+        let newToken = Identifiers.secret()
+        try connection.execute(
+            dialect.sql("UPDATE refresh_tokens SET retired_at = ?, replaced_by = ? WHERE session_id = ? AND retired_at IS NULL"),
+            [.time(now), .blob(newToken.sha256), .text(session.id)])
+        try connection.execute(
+            dialect.sql("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)"),
+            [.blob(newToken.sha256), .text(session.id), .time(now)])
+        session.lastUsedAt = now
+        session.idleExpiresAt = min(now.addingTimeInterval(idleTTL), session.absoluteExpiresAt)
+        try connection.execute(
+            dialect.sql("UPDATE sessions SET last_used_at = ?, idle_expires_at = ? WHERE id = ?"),
+            [.time(now), .time(session.idleExpiresAt), .text(session.id)])
+        return newToken
     }
 
     /// Revocation reasons stored in `sessions.revoked_reason` that the wire reports as such.
@@ -311,20 +342,33 @@ public final class SessionService: Sendable {
                     }
                 }
             } else if let userID {
-                rows = try connection.query(dialect.sql("SELECT id, user_id FROM sessions WHERE user_id = ? AND revoked_at IS NULL"), [.text(userID)])
+                return try self.revokeAll(userID: userID, reason: reason, context: context, now: now, on: connection)
             }
-            var revoked = [String]()
-            for row in rows {
-                let id = try row.string("id")
-                try self.revoke(id, reason: reason, now: now, on: connection)
-                try self.audit.record(
-                    .init(time: now, userID: try row.string("user_id"), event: "session.revoked", outcome: "success", ip: context.ip,
-                          requestID: context.requestID, details: ["session_id": id, "reason": reason]),
-                    on: connection)
-                revoked.append(id)
-            }
-            return revoked
+            return try self.revoke(rows, reason: reason, context: context, now: now, on: connection)
         }
+    }
+
+    /// Ends every live session of a user inside the caller's transaction, with an audit entry
+    /// each (consent revoked, password changed, account deleted).
+    @discardableResult
+    func revokeAll(userID: String, reason: String, context: RequestContext, now: Date, on connection: any SQLConnection) throws -> [String] {
+        let rows = try connection.query(
+            database.dialect.sql("SELECT id, user_id FROM sessions WHERE user_id = ? AND revoked_at IS NULL"), [.text(userID)])
+        return try revoke(rows, reason: reason, context: context, now: now, on: connection)
+    }
+
+    private func revoke(_ rows: [SQLRow], reason: String, context: RequestContext, now: Date, on connection: any SQLConnection) throws -> [String] {
+        var revoked = [String]()
+        for row in rows {
+            let id = try row.string("id")
+            try revoke(id, reason: reason, now: now, on: connection)
+            try audit.record(
+                .init(time: now, userID: try row.string("user_id"), event: "session.revoked", outcome: "success", ip: context.ip,
+                      requestID: context.requestID, details: ["session_id": id, "reason": reason]),
+                on: connection)
+            revoked.append(id)
+        }
+        return revoked
     }
 
     /// Revokes the session a refresh token belongs to (RFC 7009); unknown tokens are ignored.

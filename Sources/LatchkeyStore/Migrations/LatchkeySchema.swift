@@ -8,8 +8,81 @@
 public enum LatchkeySchema {
     /// Every migration, in order. Append new ones; never edit one that has shipped.
     public static let migrations: [Migration] = [
-        Migration(version: 1, name: "initial schema", statements: initialSchema)
+        Migration(version: 1, name: "initial schema", statements: initialSchema),
+        Migration(version: 2, name: "sign in with apple", statements: signInWithApple),
+        Migration(version: 3, name: "second factors", statements: secondFactors),
     ]
+
+    /// Migration 2: what Sign in with Apple needs beyond the initial schema.
+    @Sendable
+    static func signInWithApple(_ dialect: SQLDialect) -> [String] {
+        let blob = dialect.blobType
+        let time = dialect.bigIntegerType
+        return [
+            // The client id (token `aud`) the Apple refresh token was issued to: code exchange,
+            // validation and revocation must name the same one.
+            "ALTER TABLE identities ADD COLUMN apple_client_id TEXT",
+            // Set by an email-disabled notification, cleared by email-enabled.
+            "ALTER TABLE identities ADD COLUMN email_disabled_at \(time)",
+            // Identity tokens already accepted (by nonce hash, or token hash without a nonce),
+            // kept until the token expires, so each is accepted once.
+            """
+            CREATE TABLE apple_identity_tokens (
+                token_key \(blob) PRIMARY KEY NOT NULL,
+                expires_at \(time) NOT NULL
+            )
+            """,
+            "CREATE INDEX apple_identity_tokens_expires_at ON apple_identity_tokens (expires_at)",
+            // The revocation outbox: Apple refresh tokens of deleted accounts, sealed under the
+            // master key, retried until Apple's revoke endpoint accepts them. user_id has no
+            // foreign key: the row outlives the account.
+            """
+            CREATE TABLE apple_revocations (
+                id TEXT PRIMARY KEY NOT NULL,
+                user_id TEXT NOT NULL,
+                client_id TEXT NOT NULL,
+                token \(blob) NOT NULL,
+                created_at \(time) NOT NULL,
+                attempts INTEGER NOT NULL DEFAULT 0,
+                next_attempt_at \(time) NOT NULL,
+                last_error TEXT
+            )
+            """,
+            "CREATE INDEX apple_revocations_next_attempt_at ON apple_revocations (next_attempt_at)",
+        ]
+    }
+
+
+    /// Migration 3: MFA tokens, and challenges bound to the session or MFA token that asked.
+    @Sendable
+    static func secondFactors(_ dialect: SQLDialect) -> [String] {
+        let blob = dialect.blobType
+        let time = dialect.bigIntegerType
+        return [
+            // An mfa_token proves a first factor for five minutes and five wrong tries (S7: kept
+            // only as a SHA-256 hash). first_factor is the amr value of the sign-in method.
+            """
+            CREATE TABLE mfa_tokens (
+                token_hash \(blob) PRIMARY KEY NOT NULL,
+                user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                first_factor TEXT NOT NULL,
+                created_at \(time) NOT NULL,
+                expires_at \(time) NOT NULL,
+                failures INTEGER NOT NULL DEFAULT 0,
+                ended_at \(time),
+                ended_reason TEXT
+            )
+            """,
+            "CREATE INDEX mfa_tokens_user_id ON mfa_tokens (user_id)",
+            "CREATE INDEX mfa_tokens_expires_at ON mfa_tokens (expires_at)",
+            // A register or step_up challenge belongs to the session that asked for it; an mfa
+            // challenge to the mfa_token (S16).
+            "ALTER TABLE challenges ADD COLUMN session_id TEXT REFERENCES sessions (id) ON DELETE CASCADE",
+            "ALTER TABLE challenges ADD COLUMN mfa_token_hash \(blob) REFERENCES mfa_tokens (token_hash) ON DELETE CASCADE",
+            "CREATE INDEX challenges_session_id ON challenges (session_id)",
+            "CREATE INDEX challenges_mfa_token_hash ON challenges (mfa_token_hash)",
+        ]
+    }
 
     /// Migration 1: the whole v1 schema.
     @Sendable

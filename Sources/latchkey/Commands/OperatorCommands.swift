@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyJOSE
 import LatchkeyHTTP
 import LatchkeyServer
 
@@ -48,7 +49,7 @@ enum OperatorCommands {
         }
     }
 
-    static let usersShow = Command(path: ["users", "show"], summary: "Show one user and their live sessions.", arguments: ["ID"], options: [config]) { arguments in
+    static let usersShow = Command(path: ["users", "show"], summary: "Show one user, their second factors and live sessions.", arguments: ["ID"], options: [config]) { arguments in
         try await withApplication(arguments) { application in
             let id = arguments[argument: "ID"]
             guard let user = try await UserStore(database: application.database).find(id) else {
@@ -59,6 +60,23 @@ enum OperatorCommands {
             print("email       \(user.email ?? "-") (verified: \(user.emailVerified), private relay: \(user.isPrivateEmail))")
             print("name        \([user.givenName, user.familyName].compactMap { $0 }.joined(separator: " "))")
             print("created     \(date(user.createdAt))")
+            let identities = try await application.identities(userID: user.id)
+            print("identities  \(identities.count)")
+            for identity in identities {
+                var state = identity.revokedAt.map { "revoked \(date($0))" } ?? "active"
+                if identity.provider == "apple" {
+                    state += identity.hasAppleRefreshToken ? ", Apple token stored, validated \(date(identity.lastValidatedAt))" : ", no Apple token"
+                }
+                if let transfer = identity.transferSubject { state += ", transfer id \(transfer) imported" }
+                print("  \(identity.provider)  \(identity.subject)  \(identity.email ?? "-")  \(state)")
+            }
+            let factors = FactorService(sessions: application.sessions, masterKey: application.masterKey)
+            let devices = try await factors.devices(userID: user.id)
+            let totp = try await factors.totpStatus(userID: user.id)
+            print("factors     \(devices.count) device key\(devices.count == 1 ? "" : "s"), TOTP \(totp)")
+            for device in devices {
+                print("  \(device.id)  \(device.label)  added \(date(device.createdAt))  last used \(date(device.lastUsedAt))")
+            }
             let sessions = try await application.sessions.sessions(userID: user.id)
             print("sessions    \(sessions.count) live")
             for session in sessions {
@@ -97,6 +115,28 @@ enum OperatorCommands {
         }
     }
 
+    static let usersRemoveDevice = Command(
+        path: ["users", "remove-device"], summary: "Remove a lost device key from a user.", arguments: ["USER", "DEVICE"], options: [config],
+        details: """
+            For a user who lost the device and cannot sign in with it. The key stops working at
+            once; the removal is audited. `latchkey users show USER` lists the user's device keys.
+            """
+    ) { arguments in
+        try await withApplication(arguments) { application in
+            let user = arguments[argument: "USER"]
+            let device = arguments[argument: "DEVICE"]
+            do {
+                try await FactorService(sessions: application.sessions, masterKey: application.masterKey).removeDevice(
+                    device, userID: user, principal: nil, context: RequestContext(requestID: "cli"))
+            } catch let error as HTTPError where error.status == 404 {
+                printError("latchkey: user \(user) has no device key \(device)")
+                return 1
+            }
+            print("removed \(device)")
+            return 0
+        }
+    }
+
     static let sessionsList = Command(
         path: ["sessions", "list"], summary: "List a user's live sessions.",
         options: [config, Option(name: "user", valueName: "ID", help: "the user", isRequired: true)]
@@ -124,7 +164,54 @@ enum OperatorCommands {
         }
     }
 
-    static let all = [keysList, keysRotate, usersList, usersShow, usersSetPassword, sessionsList, sessionsRevoke]
+    static let usersDelete = Command(
+        path: ["users", "delete"], summary: "Delete an account as DELETE /v1/me does.", arguments: ["ID"], options: [config],
+        details: """
+            Ends every session, deletes the user's personal data (the audit log keeps the user id and
+            events only) and revokes their Apple tokens at Apple. A revocation Apple does not accept
+            now stays queued in the database; a running server retries it until Apple does.
+            """
+    ) { arguments in
+        try await withApplication(arguments) { application in
+            let id = arguments[argument: "ID"]
+            guard try await UserStore(database: application.database).find(id) != nil else {
+                printError("latchkey: no user \(id)")
+                return 1
+            }
+            let queued = try await application.deleteUser(id: id)
+            print("deleted \(id)")
+            if queued > 0 { print("\(queued) Apple token revocation(s) queued: Apple was not reachable from here; the server retries them") }
+            return 0
+        }
+    }
+
+    static let appleImportTransfers = Command(
+        path: ["apple", "import-transfers"], summary: "Import team-transfer ids so returning users keep their accounts.",
+        arguments: ["FILE"], options: [config],
+        details: """
+            FILE is a JSON array from the sending team's migration: each entry has "transfer_sub" and
+            either "sub" (the user's Apple id at the sending team, as stored here) or "user_id". A
+            later Sign in with Apple whose token carries that transfer_sub links to the account.
+            """
+    ) { arguments in
+        let path = arguments[argument: "FILE"]
+        guard let data = FileManager.default.contents(atPath: path) else { throw UsageError(message: "\(path) cannot be read") }
+        let json: JSONValue
+        do {
+            json = try JSONValue(parsing: Array(data))
+        } catch {
+            throw UsageError(message: "\(path) is not JSON (\(error))")
+        }
+        return try await withApplication(arguments) { application in
+            let result = try await application.importAppleTransfers(json)
+            print("recorded \(result.recorded) transfer ids; \(result.unknown) entries matched no Apple account")
+            return 0
+        }
+    }
+
+    static let all = [
+        keysList, keysRotate, usersList, usersShow, usersSetPassword, usersDelete, usersRemoveDevice, sessionsList, sessionsRevoke, appleImportTransfers,
+    ]
 
     /// Opens the configured database (migrating it) without serving, runs `body`, closes.
     static func withApplication(_ arguments: ParsedArguments, _ body: (LatchkeyApplication) async throws -> Int32) async throws -> Int32 {

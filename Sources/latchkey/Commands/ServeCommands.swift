@@ -83,11 +83,13 @@ enum Banner {
 
             DEVELOPMENT MODE: local data, generated keys. Never expose this server to the internet.
 
+            Sandbox Apple at \(application.publicURL)/sandbox/apple (client id \(configuration.apple.clientIDs.joined(separator: ", "))).
+
             Try:
+              latchkey demo --url \(application.publicURL)     (the whole Sign in with Apple story)
               curl \(application.publicURL)/healthz
-              curl \(application.publicURL)/readyz
               curl \(application.publicURL)/metrics
-              curl \(application.publicURL)/.well-known/apple-app-site-association
+              curl \(application.publicURL)/.well-known/jwks.json
             Stop with Ctrl-C.
 
             """

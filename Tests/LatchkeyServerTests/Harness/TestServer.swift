@@ -37,14 +37,22 @@ final class TestServer: Sendable {
         return configuration
     }
 
+    /// A handle on an application the test opened and stops itself (for restarts).
+    static func attached(_ application: LatchkeyApplication, clock: TestClock, directory: URL) -> TestServer {
+        TestServer(directory: directory, application: application, clock: clock)
+    }
+
     /// Starts a server, runs `body`, and stops the server whatever happens.
-    static func with<T>(_ configure: (inout Configuration) -> Void = { _ in }, _ body: (TestServer) async throws -> T) async throws -> T {
+    static func with<T>(
+        clock: TestClock = TestClock(), appleTimeout: Duration = .seconds(10), _ configure: (inout Configuration) -> Void = { _ in },
+        _ body: (TestServer) async throws -> T
+    ) async throws -> T {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-test-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var configuration = configuration(in: directory)
         configure(&configuration)
-        let clock = TestClock()
-        let application = try await LatchkeyApplication.open(configuration: configuration, accessLog: false, clock: { clock.now })
+        let application = try await LatchkeyApplication.open(
+            configuration: configuration, accessLog: false, clock: { clock.now }, appleTimeout: appleTimeout)
         let server = TestServer(directory: directory, application: application, clock: clock)
         do {
             try application.start()

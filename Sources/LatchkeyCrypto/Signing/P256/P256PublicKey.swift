@@ -161,7 +161,16 @@ extension P256.Signing {
         }
 
         /// Checks a signature over a SHA-256 digest computed by the caller.
-        func isValidSignature(_ signature: ECDSASignature, digest: [UInt8]) -> Bool {
+        ///
+        /// For a caller that keeps only the SHA-256 of what was signed, as Latchkey keeps device
+        /// challenges (SECURITY.md S7, S16).
+        ///
+        /// - Parameters:
+        ///   - signature: The signature.
+        ///   - digest: The SHA-256 of the signed bytes, 32 bytes.
+        /// - Returns: Whether the signature is valid; false for a digest of another length.
+        public func isValidSignature(_ signature: ECDSASignature, digest: [UInt8]) -> Bool {
+            guard digest.count == HashFunction.sha256.byteCount else { return false }
             let der = signature.derRepresentation
             let valid = try? verifiers.withContext { context in
                 OpenSSLErrors.clear()

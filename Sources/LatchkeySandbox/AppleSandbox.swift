@@ -1,0 +1,402 @@
+public import Foundation
+public import LatchkeyCrypto
+public import LatchkeyHTTP
+public import LatchkeyJOSE
+import Synchronization
+
+/// A local stand-in for Apple's Sign in with Apple servers (API.md "Sandbox").
+///
+/// It does what Apple's side of the flow does, with the same wire shapes, so the server's Apple
+/// code runs unchanged against it:
+/// - publishes RS256 signing keys generated at start (``jwks``), and can rotate them;
+/// - mints what a device would get from `ASAuthorizationAppleIDProvider`: an identity token and
+///   a single-use authorization code that lives five minutes (``authorize(_:)``);
+/// - exchanges codes and validates refresh tokens at its token endpoint, and revokes tokens, each
+///   after checking the client secret exactly as Apple does (``ClientSecretRules``);
+/// - sends signed server-to-server notifications (``notify(subject:type:email:)``).
+///
+/// State lives in memory and dies with the process. It is mounted only in development mode and
+/// in tests; see ``register(on:prefix:)``.
+public final class AppleSandbox: Sendable {
+    /// The developer account the sandbox trusts: whose client secrets it accepts.
+    public struct Developer: Sendable {
+        /// The 10-character team id: the client secret's `iss`.
+        public var teamID: String
+        /// The Sign in with Apple key's id: the client secret's `kid`.
+        public var keyID: String
+        /// The public half of the team's `.p8` key.
+        public var publicKey: P256.Signing.PublicKey
+        /// The bundle and Services ids of the team's apps; the first is the default `aud`.
+        public var clientIDs: [String]
+
+        /// Creates a developer account.
+        public init(teamID: String, keyID: String, publicKey: P256.Signing.PublicKey, clientIDs: [String]) {
+            self.teamID = teamID
+            self.keyID = keyID
+            self.publicKey = publicKey
+            self.clientIDs = clientIDs
+        }
+    }
+
+    /// What the device asks for in ``authorize(_:)``; every field has a default.
+    public struct Authorization: Sendable {
+        /// The user's stable id; a new one when `nil`.
+        public var subject: String?
+        /// The email Apple shares, or `nil` for none (managed Apple Accounts have none).
+        public var email: String?
+        /// Whether that is a private relay address.
+        public var isPrivateEmail = false
+        /// 0 unsupported, 1 unknown, 2 likely real.
+        public var realUserStatus = 2
+        /// The client id (`aud`); the developer's first when `nil`.
+        public var audience: String?
+        /// What the app put in `ASAuthorizationAppleIDRequest.nonce`: the SHA-256 hex of its raw
+        /// nonce. The token carries it verbatim, with `nonce_supported: true`.
+        public var nonce: String?
+        /// The user's id at the team the app came from, during a team transfer.
+        public var transferSubject: String?
+
+        /// Creates an authorization request.
+        public init(
+            subject: String? = nil, email: String? = nil, isPrivateEmail: Bool = false, realUserStatus: Int = 2,
+            audience: String? = nil, nonce: String? = nil, transferSubject: String? = nil
+        ) {
+            self.subject = subject
+            self.email = email
+            self.isPrivateEmail = isPrivateEmail
+            self.realUserStatus = realUserStatus
+            self.audience = audience
+            self.nonce = nonce
+            self.transferSubject = transferSubject
+        }
+    }
+
+    /// What ``authorize(_:)`` returns: what the app sends its server.
+    public struct Credential: Sendable {
+        public var identityToken: String
+        public var authorizationCode: String
+        public var subject: String
+    }
+
+    /// A revocation the sandbox accepted. Never holds the token itself.
+    public struct Revocation: Sendable {
+        public var clientID: String
+        /// The user whose token it was, when the sandbox issued it.
+        public var subject: String?
+        public var tokenTypeHint: String?
+        public var time: Date
+    }
+
+    /// The `iss` of identity tokens and notifications, and the `aud` client secrets must name.
+    public let issuer: String
+    /// The trusted developer account.
+    public let developer: Developer
+    private let clock: @Sendable () -> Date
+    private let client: any HTTPClient
+    private let state: Mutex<State>
+
+    /// How long an authorization code is good for.
+    public static let codeLifetime: TimeInterval = 300
+    /// How long identity tokens live (Apple: ten minutes).
+    public static let identityTokenLifetime: TimeInterval = 600
+
+    private struct Grant {
+        var subject: String
+        var clientID: String
+        var issuedAt: Date
+        var used = false
+        var email: String?
+        var isPrivateEmail: Bool
+    }
+
+    private struct State {
+        /// Newest last; the newest signs.
+        var signers: [JWSSigner]
+        var codes: [String: Grant] = [:]
+        /// Refresh tokens by SHA-256, so a dump of the state holds no usable token.
+        var refreshTokens: [[UInt8]: Grant] = [:]
+        var revokedSubjects: Set<String> = []
+        var revocations: [Revocation] = []
+        var notificationURL: URL?
+        var keyRequests = 0
+        var tokenRequests = 0
+    }
+
+    /// Creates a sandbox with one freshly generated RS256 key.
+    ///
+    /// - Parameters:
+    ///   - issuer: The `iss` it signs with; Apple's by default, so the server's default issuer
+    ///     setting accepts it once `keys_url` points here.
+    ///   - developer: Whose client secrets it accepts.
+    ///   - client: Sends notifications.
+    ///   - clock: The time; injected so tests can move it.
+    public init(
+        issuer: String = "https://appleid.apple.com", developer: Developer, client: any HTTPClient,
+        clock: @escaping @Sendable () -> Date = { Date() }
+    ) throws {
+        self.issuer = issuer
+        self.developer = developer
+        self.client = client
+        self.clock = clock
+        self.state = Mutex(State(signers: [try Self.newSigner()]))
+    }
+
+    private static func newSigner() throws -> JWSSigner {
+        .rs256(try RSA.Signing.PrivateKey(keySize: 2048), keyID: Base64URL.encode(SecureRandom.bytes(count: 6)))
+    }
+
+    // MARK: Keys
+
+    /// The published JWK Set, as `/auth/keys` serves it.
+    public var jwks: JSONValue {
+        state.withLock { state in
+            state.keyRequests += 1
+            return JWKSet(keys: state.signers.compactMap { try? $0.publicJWK }).json
+        }
+    }
+
+    /// How many times ``jwks`` was fetched.
+    public var keyRequests: Int { state.withLock { $0.keyRequests } }
+
+    /// How many requests reached the token endpoint.
+    public var tokenRequests: Int { state.withLock { $0.tokenRequests } }
+
+    /// Publishes a new key and signs with it from now on; with `dropOldest`, the oldest key
+    /// leaves the set, as Apple's keys eventually do.
+    public func rotateKeys(dropOldest: Bool = false) throws {
+        let signer = try Self.newSigner()
+        state.withLock { state in
+            if dropOldest { state.signers.removeFirst() }
+            state.signers.append(signer)
+        }
+    }
+
+    private var currentSigner: JWSSigner { state.withLock { $0.signers.last! } }
+
+    /// Signs any claims with the current key, as Apple signs identity tokens and notifications:
+    /// for tests that need a token failing exactly one check.
+    public func sign(_ claims: JWTClaims, type: String? = nil) throws -> String {
+        try currentSigner.sign(claims, type: type)
+    }
+
+    // MARK: The device
+
+    /// Mints what the device would get from Apple: an identity token and an authorization code.
+    public func authorize(_ request: Authorization) throws -> Credential {
+        let now = clock()
+        let subject = request.subject ?? Self.newSubject()
+        let audience = request.audience ?? developer.clientIDs.first ?? ""
+        var claims = identityClaims(subject: subject, audience: audience, email: request.email, isPrivateEmail: request.isPrivateEmail, now: now)
+        claims["real_user_status"] = .number(Double(request.realUserStatus))
+        claims["auth_time"] = .number(now.timeIntervalSince1970.rounded(.down))
+        if let nonce = request.nonce {
+            claims["nonce"] = .string(nonce)
+            claims["nonce_supported"] = true
+        }
+        if let transferSubject = request.transferSubject { claims["transfer_sub"] = .string(transferSubject) }
+        let code = "c" + Self.token()
+        state.withLock { state in
+            state.revokedSubjects.remove(subject)
+            state.codes[code] = Grant(subject: subject, clientID: audience, issuedAt: now, email: request.email, isPrivateEmail: request.isPrivateEmail)
+        }
+        return Credential(identityToken: try currentSigner.sign(claims, type: nil), authorizationCode: code, subject: subject)
+    }
+
+    /// The user withdraws the app's authorization in Settings: their tokens stop working. The
+    /// matching notification is sent separately (``notify(subject:type:email:)``).
+    public func revokeConsent(subject: String) {
+        _ = state.withLock { $0.revokedSubjects.insert(subject) }
+    }
+
+    /// Every revocation accepted so far, oldest first.
+    public var revocations: [Revocation] { state.withLock { $0.revocations } }
+
+    private func identityClaims(subject: String, audience: String, email: String?, isPrivateEmail: Bool, now: Date) -> JWTClaims {
+        var claims = JWTClaims()
+        claims.issuer = issuer
+        claims.audience = [audience]
+        claims.subject = subject
+        claims.issuedAt = now
+        claims.expiresAt = now.addingTimeInterval(Self.identityTokenLifetime)
+        if let email {
+            claims["email"] = .string(email)
+            // Apple has sent these as strings and as booleans; the sandbox sends one of each.
+            claims["email_verified"] = true
+            claims["is_private_email"] = .string(isPrivateEmail ? "true" : "false")
+        }
+        return claims
+    }
+
+    /// An id shaped like Apple's: `000123.<32 hex>.1234`.
+    private static func newSubject() -> String {
+        let digits = SecureRandom.bytes(count: 16).map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+        return "000\(Int.random(in: 100...999)).\(digits).\(Int.random(in: 1000...9999))"
+    }
+
+    private static func token() -> String {
+        Base64URL.encode(SecureRandom.bytes(count: 32))
+    }
+
+    // MARK: The token endpoint
+
+    /// An error body as Apple's endpoints send it: 400 `{"error": "invalid_client"}` and so on.
+    public struct EndpointError: Error, Sendable {
+        public var code: String
+        public var description: String
+        var response: HTTPResponse { .json(["error": .string(code), "error_description": .string(description)], status: 400) }
+    }
+
+    /// `POST /auth/token`: `authorization_code` exchanges a code once; `refresh_token` validates
+    /// a refresh token.
+    public func token(_ form: [String: String]) throws(EndpointError) -> JSONValue {
+        let now = clock()
+        state.withLock { $0.tokenRequests += 1 }
+        let clientID = try authenticateClient(form, now: now)
+        switch form["grant_type"] {
+        case "authorization_code":
+            guard let code = form["code"] else { throw EndpointError(code: "invalid_request", description: "code is required") }
+            let grant: Grant? = state.withLock { state in
+                guard var grant = state.codes[code], !grant.used, grant.clientID == clientID,
+                    now.timeIntervalSince(grant.issuedAt) < Self.codeLifetime
+                else { return nil }
+                grant.used = true
+                state.codes[code] = grant
+                return grant
+            }
+            guard let grant else { throw EndpointError(code: "invalid_grant", description: "the code is unknown, used, expired or for another client") }
+            let refreshToken = "r" + Self.token()
+            state.withLock { $0.refreshTokens[Array(refreshToken.utf8).sha256] = grant }
+            return try tokenResponse(grant, refreshToken: refreshToken, now: now)
+        case "refresh_token":
+            guard let token = form["refresh_token"] else { throw EndpointError(code: "invalid_request", description: "refresh_token is required") }
+            let grant: Grant? = state.withLock { state in
+                guard let grant = state.refreshTokens[Array(token.utf8).sha256], grant.clientID == clientID,
+                    !state.revokedSubjects.contains(grant.subject)
+                else { return nil }
+                return grant
+            }
+            guard let grant else { throw EndpointError(code: "invalid_grant", description: "the refresh token is unknown or revoked") }
+            return try tokenResponse(grant, refreshToken: nil, now: now)
+        default:
+            throw EndpointError(code: "unsupported_grant_type", description: "grant_type must be authorization_code or refresh_token")
+        }
+    }
+
+    private func tokenResponse(_ grant: Grant, refreshToken: String?, now: Date) throws(EndpointError) -> JSONValue {
+        let claims = identityClaims(subject: grant.subject, audience: grant.clientID, email: grant.email, isPrivateEmail: grant.isPrivateEmail, now: now)
+        guard let idToken = try? currentSigner.sign(claims, type: nil) else {
+            throw EndpointError(code: "server_error", description: "signing failed")
+        }
+        var body: [String: JSONValue] = [
+            "access_token": .string("a" + Self.token()), "token_type": "Bearer", "expires_in": 3600, "id_token": .string(idToken),
+        ]
+        if let refreshToken { body["refresh_token"] = .string(refreshToken) }
+        return .object(body)
+    }
+
+    /// `POST /auth/revoke`: 200 whether or not the token was still valid, as Apple answers.
+    public func revoke(_ form: [String: String]) throws(EndpointError) {
+        let now = clock()
+        let clientID = try authenticateClient(form, now: now)
+        guard let token = form["token"] else { throw EndpointError(code: "invalid_request", description: "token is required") }
+        state.withLock { state in
+            let grant = state.refreshTokens.removeValue(forKey: Array(token.utf8).sha256)
+            state.revocations.append(Revocation(clientID: clientID, subject: grant?.subject, tokenTypeHint: form["token_type_hint"], time: now))
+        }
+    }
+
+    /// Checks `client_id` and `client_secret` as Apple does (``ClientSecretRules``).
+    private func authenticateClient(_ form: [String: String], now: Date) throws(EndpointError) -> String {
+        guard let clientID = form["client_id"], let secret = form["client_secret"] else {
+            throw EndpointError(code: "invalid_client", description: "client_id and client_secret are required")
+        }
+        do {
+            try ClientSecretRules(issuer: issuer, developer: developer).check(secret, clientID: clientID, now: now)
+        } catch {
+            throw EndpointError(code: "invalid_client", description: error.reason)
+        }
+        return clientID
+    }
+
+    // MARK: Notifications
+
+    /// Where ``notify(subject:type:email:)`` posts: the server's `/v1/apple/notifications`.
+    public func setNotificationURL(_ url: URL) {
+        state.withLock { $0.notificationURL = url }
+    }
+
+    /// Sends a signed server-to-server notification, as Apple would, and returns the status the
+    /// server answered.
+    ///
+    /// `consent-revoked` and `account-delete` also stop the user's refresh tokens working, as
+    /// they do at Apple.
+    public func notify(subject: String, type: String, email: String? = nil) async throws -> Int {
+        let now = clock()
+        guard let url = state.withLock({ $0.notificationURL }) else {
+            throw EndpointError(code: "invalid_request", description: "no notification endpoint is set")
+        }
+        if ["consent-revoked", "account-delete", "account-deleted"].contains(type) { revokeConsent(subject: subject) }
+        let audience = state.withLock { state in state.refreshTokens.values.first { $0.subject == subject }?.clientID }
+            ?? developer.clientIDs.first ?? ""
+        var event: [String: JSONValue] = [
+            "type": .string(type), "sub": .string(subject), "event_time": .number((now.timeIntervalSince1970 * 1000).rounded(.down)),
+        ]
+        if let email {
+            event["email"] = .string(email)
+            event["is_private_email"] = "true"
+        }
+        var claims = JWTClaims()
+        claims.issuer = issuer
+        claims.audience = [audience]
+        claims.issuedAt = now
+        claims.expiresAt = now.addingTimeInterval(300)
+        claims.tokenID = UUID().uuidString.lowercased()
+        // Apple serialises the event object into a string.
+        claims["events"] = .string(JSONValue.object(event).serializedString)
+        let payload = try currentSigner.sign(claims, type: nil)
+        let body = JSONValue.object(["payload": .string(payload)]).serialized
+        let response = try await client.send(
+            OutboundRequest(url: url, method: .post, headers: ["Content-Type": "application/json"], body: body))
+        return response.status
+    }
+}
+
+/// Apple's rules for a client secret (APPLE.md "Code exchange"): an ES256 JWT whose header names
+/// the team's key in `kid`, with `iss` the team id, `sub` the client id, `aud` Apple's issuer,
+/// and a lifetime of at most 15,777,000 seconds (six months).
+public struct ClientSecretRules: Sendable {
+    /// The longest lifetime Apple accepts, `exp - iat`.
+    public static let maximumLifetime: TimeInterval = 15_777_000
+
+    let issuer: String
+    let developer: AppleSandbox.Developer
+
+    /// Checks a client secret presented with `clientID`.
+    ///
+    /// - Throws: ``JOSEError`` naming the failed rule.
+    func check(_ secret: String, clientID: String, now: Date) throws(JOSEError) {
+        let jws = try JWS(compact: secret)
+        guard jws.keyID == developer.keyID else { throw JOSEError(.unknownKey, "kid must be the team's key id") }
+        let verifier = JWTVerifier(
+            keys: try JWSKeySet([.es256(developer.publicKey, keyID: developer.keyID)]),
+            policy: JWTValidationPolicy(
+                issuer: developer.teamID, audiences: [issuer], algorithms: [.es256], requiredClaims: ["iss", "iat", "exp", "aud", "sub"]))
+        let claims = try verifier.verify(secret, now: now).claims
+        guard claims.subject == clientID, developer.clientIDs.contains(clientID) else {
+            throw JOSEError(.wrongAudience, "sub must be one of the team's client ids and equal client_id")
+        }
+        guard let issuedAt = claims.issuedAt, let expiresAt = claims.expiresAt, expiresAt.timeIntervalSince(issuedAt) <= Self.maximumLifetime else {
+            throw JOSEError(.expired, "a client secret may live at most 15,777,000 seconds")
+        }
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}
+
+extension Array<UInt8> {
+    fileprivate var sha256: [UInt8] { HashFunction.sha256.hash(self) }
+}

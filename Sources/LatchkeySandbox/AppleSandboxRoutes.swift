@@ -1,0 +1,83 @@
+public import LatchkeyHTTP
+import LatchkeyJOSE
+
+extension AppleSandbox {
+    /// Mounts the sandbox under `prefix` (API.md "Sandbox"):
+    ///
+    /// - `GET auth/keys`, `POST auth/token`, `POST auth/revoke`: Apple's endpoints, same shapes.
+    /// - `POST authorize` `{sub?, email?, is_private_email?, real_user_status?, aud?, nonce?,
+    ///   transfer_sub?}` → `{identity_token, authorization_code, sub}`.
+    /// - `POST notify` `{sub, type, email?}` → `{status}`: the status our endpoint answered.
+    /// - `GET revocations` → `{revocations: [{client_id, sub, token_type_hint, time}]}`: what
+    ///   `auth/revoke` accepted, so a demo or a test can see that a deletion reached "Apple".
+    public func register(on router: Router, prefix: String = "/sandbox/apple") {
+        router.get("\(prefix)/auth/keys", synchronous: { _ in .json(self.jwks) })
+
+        router.post("\(prefix)/auth/token", synchronous: { request in
+            do {
+                return .json(try self.token(try request.formBody()))
+            } catch let error as EndpointError {
+                return error.response
+            }
+        })
+
+        router.post("\(prefix)/auth/revoke", synchronous: { request in
+            do {
+                try self.revoke(try request.formBody())
+                return .empty(status: 200)
+            } catch let error as EndpointError {
+                return error.response
+            }
+        })
+
+        router.post("\(prefix)/authorize") { request in
+            let body = try request.jsonBody()
+            func string(_ name: String) throws -> String? {
+                switch body[name] {
+                case nil, .null?: return nil
+                case .string(let value)?: return value
+                default: throw HTTPError.invalidRequest("\(name) must be a string")
+                }
+            }
+            var authorization = Authorization(
+                subject: try string("sub"), email: try string("email"), audience: try string("aud"), nonce: try string("nonce"),
+                transferSubject: try string("transfer_sub"))
+            if let value = body["is_private_email"] {
+                guard let flag = value.boolValue else { throw HTTPError.invalidRequest("is_private_email must be true or false") }
+                authorization.isPrivateEmail = flag
+            }
+            if let value = body["real_user_status"] {
+                guard let status = value.numberValue, [0, 1, 2].contains(status) else {
+                    throw HTTPError.invalidRequest("real_user_status must be 0, 1 or 2")
+                }
+                authorization.realUserStatus = Int(status)
+            }
+            let credential = try self.authorize(authorization)
+            return .json([
+                "identity_token": .string(credential.identityToken), "authorization_code": .string(credential.authorizationCode),
+                "sub": .string(credential.subject),
+            ])
+        }
+
+        router.post("\(prefix)/notify") { request in
+            let body = try request.jsonBody()
+            guard let subject = body["sub"]?.stringValue, let type = body["type"]?.stringValue else {
+                throw HTTPError.invalidRequest("sub and type are required strings")
+            }
+            let status = try await self.notify(subject: subject, type: type, email: body["email"]?.stringValue)
+            return .json(["status": .number(Double(status))])
+        }
+
+        router.get("\(prefix)/revocations", synchronous: { _ in
+            .json([
+                "revocations": .array(self.revocations.map { revocation in
+                    [
+                        "client_id": .string(revocation.clientID), "sub": revocation.subject.map(JSONValue.string) ?? .null,
+                        "token_type_hint": revocation.tokenTypeHint.map(JSONValue.string) ?? .null,
+                        "time": .string(revocation.time.ISO8601Format()),
+                    ]
+                })
+            ])
+        })
+    }
+}

@@ -1,0 +1,40 @@
+import Foundation
+import LatchkeyHTTP
+import LatchkeyJOSE
+import LatchkeyStore
+
+/// The errors of API.md's table that second factors answer with.
+extension HTTPError {
+    /// 403 `mfa_required`: the first factor was right; `mfa_token` and `factors` say how to go on.
+    static func mfaRequired(token: String, factors: [JSONValue]) -> HTTPError {
+        HTTPError(
+            status: 403, code: "mfa_required", description: "this account needs a second factor; complete it at /v1/mfa/verify",
+            extraFields: ["mfa_token": .string(token), "factors": .array(factors)])
+    }
+
+    /// 403 `insufficient_authentication`: the action needs a second factor in the last five minutes.
+    static func insufficientAuthentication() -> HTTPError {
+        HTTPError(
+            status: 403, code: "insufficient_authentication",
+            description: "this needs a second factor in the last five minutes; verify a device key challenge (step_up) or sign in again")
+    }
+}
+
+extension HTTPError.GrantFailure {
+    /// A device signature did not verify.
+    static let invalidSignature = HTTPError.GrantFailure(rawValue: "invalid_signature")
+    /// A TOTP or recovery code was wrong or already used.
+    static let invalidCode = HTTPError.GrantFailure(rawValue: "invalid_code")
+}
+
+/// Runs a store operation and maps the store's expected failures to API.md's statuses: a busy
+/// database is 503 `overloaded`, a uniqueness clash is 409 `conflict` with `conflict` as its text.
+func mappingStoreErrors<T: Sendable>(conflict: String = "this already exists", _ body: () async throws -> T) async throws -> T {
+    do {
+        return try await body()
+    } catch let error as StoreError where error.code == .busy {
+        throw HTTPError.overloaded(retryAfter: 1)
+    } catch let error as StoreError where error.code == .constraint {
+        throw HTTPError(status: 409, code: "conflict", description: conflict)
+    }
+}

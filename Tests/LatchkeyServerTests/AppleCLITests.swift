@@ -1,0 +1,83 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LatchkeyJOSE
+import LatchkeyStore
+import LatchkeyTestSupport
+import Testing
+
+/// `latchkey demo`, `latchkey apple import-transfers` and `latchkey users delete`, run as an
+/// operator runs them.
+@Suite("latchkey demo and the Apple operator commands")
+struct AppleCLITests {
+    @Test("latchkey demo walks the whole seed story against a fresh development server and exits 0")
+    func demo() throws {
+        let directory = try ServeTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try ServerProcess(["serve", "--dev", "--listen", "127.0.0.1:0"], in: directory)
+        #expect(server.banner.contains("latchkey demo --url \(server.baseURL)"))
+        let result = try Subprocess.run(Executables.latchkey, ["demo", "--url", server.baseURL], directory: directory)
+        #expect(result.status == 0, "\(result.output)\(result.error)")
+        for step in 1...9 { #expect(result.output.contains("\n\(step). "), "step \(step)") }
+        #expect(result.output.contains("reason consent_revoked"))
+        #expect(result.output.contains("created: false, still Ada Lovelace"))
+        #expect(result.output.contains("Apple saw the revocation"))
+        #expect(!result.output.contains("✗"))
+        server.send(SIGTERM)
+        #expect(server.waitForExit(timeout: 15) == 0)
+
+        // Against a server that is not there: a clear failure, exit 1.
+        let nobody = try Subprocess.run(Executables.latchkey, ["demo", "--url", "http://127.0.0.1:9"], directory: directory)
+        #expect(nobody.status == 1)
+        #expect(nobody.output.contains("is the server running"))
+    }
+
+    @Test("import-transfers records transfer ids and users delete deletes the account, queueing the Apple revocation")
+    func operatorCommands() async throws {
+        let directory = try ServeTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try ServerProcess(["serve", "--dev", "--listen", "127.0.0.1:0"], in: directory)
+        let (subject, userID) = try await Self.signIn(server.baseURL)
+        server.send(SIGTERM)
+        #expect(server.waitForExit(timeout: 15) == 0)
+
+        let file = directory.appendingPathComponent("transfers.json")
+        try Data(#"[{"sub": "\#(subject)", "transfer_sub": "t.1"}, {"user_id": "usr_nobody", "transfer_sub": "t.2"}]"#.utf8).write(to: file)
+        let imported = try Subprocess.run(Executables.latchkey, ["apple", "import-transfers", file.path], directory: directory)
+        #expect(imported.status == 0, "\(imported.error)")
+        #expect(imported.output.contains("recorded 1 transfer ids; 1 entries matched no Apple account"))
+        try Data("{".utf8).write(to: file)
+        #expect(try Subprocess.run(Executables.latchkey, ["apple", "import-transfers", file.path], directory: directory).status == 2)
+
+        let shown = try Subprocess.run(Executables.latchkey, ["users", "show", userID], directory: directory)
+        #expect(shown.output.contains("apple  \(subject)"))
+        #expect(shown.output.contains("Apple token stored") && shown.output.contains("transfer id t.1 imported"))
+
+        let deleted = try Subprocess.run(Executables.latchkey, ["users", "delete", userID], directory: directory)
+        #expect(deleted.status == 0, "\(deleted.error)")
+        #expect(deleted.output.contains("deleted \(userID)"))
+        #expect(deleted.output.contains("1 Apple token revocation(s) queued"), "no Apple team is configured for the CLI here")
+        let again = try Subprocess.run(Executables.latchkey, ["users", "delete", userID], directory: directory)
+        #expect(again.status == 1)
+        #expect(again.error.contains("no user"))
+    }
+
+    /// Signs in through the server's sandbox, as the demo does; returns the Apple and user ids.
+    static func signIn(_ baseURL: String) async throws -> (subject: String, userID: String) {
+        func post(_ path: String, _ body: JSONValue) async throws -> JSONValue {
+            var request = URLRequest(url: URL(string: baseURL + path)!)
+            request.httpMethod = "POST"
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = Data(body.serialized)
+            return try JSONValue(parsing: Array(try await URLSession.shared.data(for: request).0))
+        }
+        let nonce = AppleFlow.nonce()
+        let credential = try await post("/sandbox/apple/authorize", ["nonce": .string(nonce.hashed), "email": "ada@example.com"])
+        let token = try await post("/v1/auth/apple", [
+            "identity_token": credential["identity_token"] ?? .null, "authorization_code": credential["authorization_code"] ?? .null,
+            "nonce": .string(nonce.raw),
+        ])
+        return (try #require(credential["sub"]?.stringValue), try #require(token["user"]?["id"]?.stringValue))
+    }
+}

@@ -1,0 +1,187 @@
+import Foundation
+import LatchkeyCrypto
+import LatchkeyHTTP
+import LatchkeyJOSE
+import LatchkeySandbox
+import LatchkeyServer
+import LatchkeyStore
+import Testing
+
+/// What happens to an Apple account after sign-in: notifications, daily validation, deletion,
+/// team transfer.
+@Suite("Sign in with Apple: notifications, validation, deletion, transfer")
+struct AppleLifecycleTests {
+    /// Signs in through the dev-mode sandbox and returns the token response body.
+    static func signedIn(_ server: TestServer) async throws -> (body: JSONValue, subject: String, sandbox: AppleSandbox) {
+        let sandbox = try #require(server.application.sandbox)
+        let (response, credential) = try await AppleFlow.signIn(server, sandbox: sandbox, names: ("Ada", "Lovelace"))
+        #expect(response.status == 200)
+        return (try response.json, credential.subject, sandbox)
+    }
+
+    static func notification(_ sandbox: AppleSandbox, now: Date, type: String, subject: String, jti: String = UUID().uuidString, email: String? = nil) throws -> String {
+        var claims = JWTClaims()
+        claims.issuer = "https://appleid.apple.com"
+        claims.audience = ["com.example.app"]
+        claims.issuedAt = now
+        claims.tokenID = jti
+        var event: [String: JSONValue] = ["type": .string(type), "sub": .string(subject), "event_time": 1_764_500_000_000]
+        if let email { event["email"] = .string(email) }
+        claims["events"] = .string(JSONValue.object(event).serializedString)
+        return try sandbox.sign(claims)
+    }
+
+    @Test("S9, S27: consent-revoked ends every session, marks the identity revoked, and refresh answers consent_revoked")
+    func s9ConsentRevoked() async throws {
+        try await TestServer.with { server in
+            let (body, subject, sandbox) = try await Self.signedIn(server)
+            let refreshToken = try #require(body["refresh_token"]?.stringValue)
+            let userID = try #require(body["user"]?["id"]?.stringValue)
+            #expect(try await sandbox.notify(subject: subject, type: "consent-revoked") == 200)
+            let refresh = try await SessionTests.refresh(server, refreshToken)
+            #expect(refresh.status == 400)
+            #expect(try refresh.json["reason"] == "consent_revoked")
+            let revokedAt = try await server.database.read {
+                try $0.queryOne("SELECT revoked_at FROM identities WHERE subject = ?", [.text(subject)])!.optionalInt("revoked_at")
+            }
+            #expect(revokedAt != nil)
+            let events = try await SessionTests.auditEvents(server, userID: userID)
+            #expect(events.contains("apple.notification") && events.contains("apple.consent_revoked"))
+
+            // Signing in again brings the identity back, name kept.
+            let (again, _) = try await AppleFlow.signIn(server, sandbox: sandbox, subject: subject)
+            #expect(try again.json["created"] == false)
+            #expect(try again.json["user"]?["given_name"] == "Ada")
+        }
+    }
+
+    @Test("S27: a notification is applied once per jti, audited; a bad signature is 400 and applies nothing")
+    func s27Deduplicated() async throws {
+        try await TestServer.with { server in
+            let (_, subject, sandbox) = try await Self.signedIn(server)
+            let payload = try Self.notification(sandbox, now: server.clock.now, type: "email-disabled", subject: subject, jti: "jti-1")
+            for _ in 0..<2 {
+                #expect(try await server.request(.post, "/v1/apple/notifications", json: ["payload": .string(payload)]).status == 200)
+            }
+            #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM audit_log WHERE event = 'apple.notification'") == 1)
+            #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM identities WHERE email_disabled_at IS NOT NULL") == 1)
+
+            let enabled = try Self.notification(sandbox, now: server.clock.now, type: "email-enabled", subject: subject, email: "new@privaterelay.appleid.com")
+            #expect(try await server.request(.post, "/v1/apple/notifications", json: ["payload": .string(enabled)]).status == 200)
+            let email = try await server.database.read {
+                try $0.queryOne("SELECT email, email_disabled_at FROM identities WHERE subject = ?", [.text(subject)])!
+            }
+            #expect(email.optionalString("email") == "new@privaterelay.appleid.com" && email.optionalInt("email_disabled_at") == nil)
+
+            var forged = Array(try Self.notification(sandbox, now: server.clock.now, type: "account-delete", subject: subject).utf8)
+            forged[forged.count - 5] = forged[forged.count - 5] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+            let refused = try await server.request(.post, "/v1/apple/notifications", json: ["payload": .string(String(decoding: forged, as: UTF8.self))])
+            #expect(refused.status == 400)
+            #expect(try refused.json["error"] == "invalid_request")
+            #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM users") == 1)
+            #expect(try await server.request(.post, "/v1/apple/notifications", json: ["payload": 1]).status == 400)
+
+            let unknown = try Self.notification(sandbox, now: server.clock.now, type: "something-new", subject: subject)
+            #expect(try await server.request(.post, "/v1/apple/notifications", json: ["payload": .string(unknown)]).status == 200)
+            #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM audit_log WHERE event = 'apple.notification' AND outcome = 'ignored'") == 1)
+        }
+    }
+
+    @Test("account-delete and account-deleted both delete the account; Apple already revoked, so nothing is queued", arguments: ["account-delete", "account-deleted"])
+    func accountDeleteNotification(_ type: String) async throws {
+        try await TestServer.with { server in
+            let (body, subject, sandbox) = try await Self.signedIn(server)
+            let access = try #require(body["access_token"]?.stringValue)
+            let payload = try Self.notification(sandbox, now: server.clock.now, type: type, subject: subject)
+            #expect(try await server.request(.post, "/v1/apple/notifications", json: ["payload": .string(payload)]).status == 200)
+            #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM users") == 0)
+            #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM apple_revocations") == 0)
+            #expect(try await server.request(.get, "/v1/me", headers: ["Authorization": "Bearer \(access)"]).status == 401)
+        }
+    }
+
+    @Test("S9: daily validation finds a withdrawn authorization, ends the sessions, and checks each user at most once a day")
+    func s9DailyValidation() async throws {
+        try await TestServer.with { server in
+            let (body, subject, sandbox) = try await Self.signedIn(server)
+            let refreshToken = try #require(body["refresh_token"]?.stringValue)
+            let before = sandbox.tokenRequests
+
+            // Not due yet: the code exchange counts as today's validation.
+            try await server.application.runAppleJobs()
+            #expect(sandbox.tokenRequests == before)
+
+            // A day later the token still works: one check, then none for another day.
+            server.clock.advance(by: 86_400 + 1)
+            try await server.application.runAppleJobs()
+            #expect(sandbox.tokenRequests == before + 1)
+            server.clock.advance(by: 3 * 3600)
+            try await server.application.runAppleJobs()
+            #expect(sandbox.tokenRequests == before + 1, "at most once per user per day")
+
+            // The user withdraws consent at Apple (no notification arrives): the next check finds it.
+            sandbox.revokeConsent(subject: subject)
+            server.clock.advance(by: 86_400 + 3600)
+            try await server.application.runAppleJobs()
+            #expect(sandbox.tokenRequests == before + 2)
+            let refresh = try await SessionTests.refresh(server, refreshToken)
+            #expect(refresh.status == 400)
+            #expect(try refresh.json["reason"] == "consent_revoked")
+        }
+    }
+
+    @Test("team transfer: an imported transfer id links the returning user to the old account")
+    func teamTransfer() async throws {
+        try await TestServer.with { server in
+            let (body, oldSubject, sandbox) = try await Self.signedIn(server)
+            let userID = try #require(body["user"]?["id"]?.stringValue)
+            let result = try await server.application.importAppleTransfers([
+                ["sub": .string(oldSubject), "transfer_sub": "transfer.abc"], ["sub": "000999.unknown.1111", "transfer_sub": "transfer.x"],
+            ])
+            #expect(result.recorded == 1 && result.unknown == 1)
+            let (linked, credential) = try await AppleFlow.signIn(server, sandbox: sandbox, transferSubject: "transfer.abc")
+            #expect(linked.status == 200)
+            #expect(try linked.json["created"] == false)
+            #expect(try linked.json["user"]?["id"]?.stringValue == userID)
+            #expect(try linked.json["user"]?["given_name"] == "Ada")
+            let identity = try await server.database.read {
+                try $0.queryOne("SELECT subject, transfer_sub FROM identities WHERE user_id = ?", [.text(userID)])!
+            }
+            #expect(try identity.string("subject") == credential.subject && identity.optionalString("transfer_sub") == nil)
+            #expect(try await SessionTests.auditEvents(server, userID: userID).contains("sign_in.transfer_linked"))
+
+            // An unknown transfer id creates a new account as usual.
+            let (fresh, _) = try await AppleFlow.signIn(server, sandbox: sandbox, transferSubject: "transfer.nobody")
+            #expect(try fresh.json["created"] == true)
+        }
+    }
+
+    @Test("S18: with a device key, Apple sign-in answers mfa_required, and DELETE /v1/me needs a second factor in the last five minutes")
+    func s18SecondFactorGates() async throws {
+        try await TestServer.with { server in
+            let (body, subject, sandbox) = try await Self.signedIn(server)
+            let bearer = ["Authorization": "Bearer \(try #require(body["access_token"]?.stringValue))"]
+            let device = SoftwareDevice()
+            let registered = try await device.register(on: server, bearer: bearer)
+            #expect(registered.status == 201)
+            let deviceID = try #require(try registered.json["id"]?.stringValue)
+
+            let (again, _) = try await AppleFlow.signIn(server, sandbox: sandbox, subject: subject)
+            #expect(again.status == 403)
+            #expect(try again.json["error"] == "mfa_required")
+            #expect(try again.json["mfa_token"]?.stringValue != nil)
+
+            server.clock.advance(by: 301)
+            let refused = try await server.request(.delete, "/v1/me", headers: bearer)
+            #expect(refused.status == 403)
+            #expect(try refused.json["error"] == "insufficient_authentication")
+            #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM users") == 1)
+
+            let stepped = try await device.stepUp(on: server, bearer: bearer, deviceID: deviceID)
+            #expect(stepped.status == 200)
+            let fresh = ["Authorization": "Bearer \(try #require(try stepped.json["access_token"]?.stringValue))"]
+            #expect(try await server.request(.delete, "/v1/me", headers: fresh).status == 204)
+            #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM users") == 0)
+        }
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import LatchkeyCrypto
+import LatchkeyHTTP
+import LatchkeyJOSE
+import LatchkeyStore
+@testable import LatchkeyServer
+
+/// A software P-256 key standing in for the Secure Enclave key of the WWDC24 sample
+/// (`generateClientKeys()` / `signChallenge(_:)`): it exports its public key and signs exactly as
+/// iOS does, so tests (and later `latchkey demo`) run the real client flow.
+struct SoftwareDevice: Sendable {
+    let key = P256.Signing.PrivateKey()
+
+    /// What `SecKeyCopyExternalRepresentation` returns: 04‖X‖Y, 65 bytes.
+    var publicKey: [UInt8] { key.publicKey.x963Representation }
+
+    /// What `SecKeyCreateSignature(.ecdsaSignatureMessageX962SHA256)` returns: DER over SHA-256.
+    func sign(_ challenge: [UInt8]) throws -> [UInt8] {
+        try key.signature(for: challenge).derRepresentation
+    }
+
+    /// Signs the base64url `challenge` of a `{challenge_id, challenge, expires_in}` body.
+    func sign(challengeBody body: JSONValue) throws -> (challengeID: String, signature: String) {
+        let challenge = Base64URL.decode(body["challenge"]?.stringValue ?? "") ?? []
+        return (body["challenge_id"]?.stringValue ?? "", Base64URL.encode(try sign(challenge)))
+    }
+
+    /// The whole registration: ask for a `register` challenge, sign it, post the key.
+    ///
+    /// - Returns: The response to `POST /v1/devices`.
+    func register(on server: TestServer, bearer: [String: String], label: String = "Ada's iPhone") async throws -> TestResponse {
+        let challenge = try await server.request(.post, "/v1/challenges", json: ["purpose": "register"], headers: bearer).json
+        let (id, signature) = try sign(challengeBody: challenge)
+        return try await server.request(
+            .post, "/v1/devices",
+            json: ["public_key": .string(Base64URL.encode(publicKey)), "label": .string(label), "challenge_id": .string(id), "signature": .string(signature)],
+            headers: bearer)
+    }
+
+    /// A step-up: a `step_up` challenge for `deviceID`, signed and verified.
+    ///
+    /// - Returns: The response to `POST /v1/challenges/{id}/verify`.
+    func stepUp(on server: TestServer, bearer: [String: String], deviceID: String) async throws -> TestResponse {
+        let challenge = try await server.request(.post, "/v1/challenges", json: ["purpose": "step_up", "device_id": .string(deviceID)], headers: bearer).json
+        let (id, signature) = try sign(challengeBody: challenge)
+        return try await server.request(.post, "/v1/challenges/\(id)/verify", json: ["signature": .string(signature)], headers: bearer)
+    }
+}
+
+extension TestServer {
+    /// Signs `user` in through ``SessionService/signIn(method:context:authenticate:)``, the seam
+    /// every sign-in endpoint ends in, as a password sign-in would once its check passed.
+    ///
+    /// - Returns: The tokens, or the `mfa_required` error's body.
+    func signIn(_ user: User, method: String = "pwd") async throws -> Result<TokenResponse, HTTPError> {
+        do {
+            return .success(
+                try await application.sessions.signIn(method: method, context: RequestContext(ip: "127.0.0.1")) { _, _ in
+                    SessionService.FirstFactor(user: user, created: false, method: method)
+                })
+        } catch let error as HTTPError {
+            return .failure(error)
+        }
+    }
+
+    /// The event names of a user's audit entries, newest first.
+    func auditEvents(_ userID: String) async throws -> [String] {
+        try await AuditLog(database: database).entries(userID: userID, limit: 1000).map(\.event)
+    }
+}

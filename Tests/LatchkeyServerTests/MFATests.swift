@@ -1,0 +1,143 @@
+import Foundation
+import LatchkeyCrypto
+import LatchkeyHTTP
+import LatchkeyJOSE
+@testable import LatchkeyServer
+import LatchkeyStore
+import LatchkeyTestSupport
+import Testing
+
+@Suite("MFA at sign-in")
+struct MFATests {
+    /// Signs in through the seam and expects `mfa_required`.
+    static func mfaRequired(_ server: TestServer, _ user: User) async throws -> (token: String, factors: JSONValue) {
+        guard case .failure(let error) = try await server.signIn(user) else {
+            Issue.record("expected mfa_required")
+            return ("", .null)
+        }
+        #expect(error.status == 403 && error.errorCode == "mfa_required")
+        return (try #require(error.extraFields["mfa_token"]?.stringValue), try #require(error.extraFields["factors"]))
+    }
+
+    static func verify(_ server: TestServer, _ fields: JSONValue) async throws -> TestResponse {
+        try await server.request(.post, "/v1/mfa/verify", json: fields)
+    }
+
+    @Test("S7: without a second factor the seam signs in; with one it answers mfa_required and stores only the token's hash")
+    func s7MFARequired() async throws {
+        try await TestServer.with { server in
+            let (user, token, _, deviceID) = try await DeviceKeyTests.registered(server)
+            let someone = try await server.createUser(email: "b@example.com")
+            guard case .success(let tokens) = try await server.signIn(someone) else { Issue.record("expected a session"); return }
+            #expect(tokens.session.amr == ["pwd"])
+
+            let sessionsBefore = try await server.application.sessions.sessions(userID: user.id).count
+            let (mfaToken, factors) = try await Self.mfaRequired(server, user)
+            #expect(factors == [["type": "device_key", "id": .string(deviceID), "label": "Ada's iPhone"]])
+            #expect(Base64URL.decode(mfaToken)?.count == 32, "256 random bits")
+            #expect(try await server.application.sessions.sessions(userID: user.id).count == sessionsBefore, "no session yet")
+            let stored = try await server.database.read { try $0.query("SELECT token_hash FROM mfa_tokens", []) }.map { try $0.blob("token_hash") }
+            #expect(stored == [HashFunction.sha256.hash(Array(mfaToken.utf8))])
+            #expect(try await server.auditEvents(user.id).contains("mfa.required"))
+            #expect(server.application.metrics.value(.signIns, ["method": "pwd", "outcome": "mfa_required"]) == 1)
+            _ = token
+        }
+    }
+
+    @Test("S16: a device signature completes the sign-in with amr pwd, hwk, mfa; the mfa_token then is spent")
+    func s16DeviceKey() async throws {
+        try await TestServer.with { server in
+            let (user, _, device, deviceID) = try await DeviceKeyTests.registered(server)
+            let (mfaToken, _) = try await Self.mfaRequired(server, user)
+            let challenge = try await server.request(.post, "/v1/mfa/challenge", json: ["mfa_token": .string(mfaToken), "device_id": .string(deviceID)])
+            #expect(challenge.status == 200)
+            let (challengeID, signature) = try device.sign(challengeBody: try challenge.json)
+            let response = try await Self.verify(server, ["mfa_token": .string(mfaToken), "challenge_id": .string(challengeID), "signature": .string(signature)])
+            #expect(response.status == 200, "\(response.text)")
+            let body = try response.json
+            let claims = try Insecure.unverifiedContents(of: try #require(body["access_token"]?.stringValue)).claims
+            #expect(claims["amr"] == ["pwd", "hwk", "mfa"])
+            let sessionID = try #require(body["session_id"]?.stringValue)
+            let session = try #require(try await server.application.sessions.session(sessionID))
+            #expect(session.secondFactorAt != nil && session.amr == ["pwd", "hwk", "mfa"])
+            #expect(try await server.auditEvents(user.id).contains("device_key.used"))
+
+            let again = try await Self.verify(server, ["mfa_token": .string(mfaToken), "challenge_id": .string(challengeID), "signature": .string(signature)])
+            #expect(again.status == 400)
+            #expect(try again.json["reason"] == "reused")
+
+            // A challenge for another mfa_token cannot be used with this one.
+            let (second, _) = try await Self.mfaRequired(server, user)
+            let (third, _) = try await Self.mfaRequired(server, user)
+            let foreign = try await server.request(.post, "/v1/mfa/challenge", json: ["mfa_token": .string(second), "device_id": .string(deviceID)]).json
+            let (foreignID, foreignSignature) = try device.sign(challengeBody: foreign)
+            let crossed = try await Self.verify(server, ["mfa_token": .string(third), "challenge_id": .string(foreignID), "signature": .string(foreignSignature)])
+            #expect(try crossed.json["reason"] == "unknown")
+        }
+    }
+
+    @Test("S19: a TOTP code signs in once; the same code again is refused; a recovery code works once")
+    func s19TOTPAndRecoveryCodes() async throws {
+        try await TestServer.with { server in
+            let (user, _, secret, codes) = try await TOTPTests.enrolled(server)
+            server.clock.advance(by: 30)
+            let code = TOTP.code(secret: secret, step: TOTP.step(at: server.clock.now))
+            let (first, factors) = try await Self.mfaRequired(server, user)
+            #expect(factors == [["type": "totp"], ["type": "recovery_code"]])
+            let signedIn = try await Self.verify(server, ["mfa_token": .string(first), "totp_code": .string(code)])
+            #expect(signedIn.status == 200, "\(signedIn.text)")
+            let claims = try Insecure.unverifiedContents(of: try #require(try signedIn.json["access_token"]?.stringValue)).claims
+            #expect(claims["amr"] == ["pwd", "otp", "mfa"])
+
+            let (second, _) = try await Self.mfaRequired(server, user)
+            let reused = try await Self.verify(server, ["mfa_token": .string(second), "totp_code": .string(code)])
+            #expect(reused.status == 400)
+            #expect(try reused.json["reason"] == "invalid_code")
+            #expect(try await server.auditEvents(user.id).contains("totp.failed"))
+
+            // Recovery codes: any case, hyphens optional; each one once.
+            let recovery = codes[3].uppercased().replacingOccurrences(of: "-", with: "")
+            let withCode = try await Self.verify(server, ["mfa_token": .string(second), "recovery_code": .string(recovery)])
+            #expect(withCode.status == 200)
+            let rcClaims = try Insecure.unverifiedContents(of: try #require(try withCode.json["access_token"]?.stringValue)).claims
+            #expect(rcClaims["amr"] == ["pwd", "rc", "mfa"])
+            let (third, _) = try await Self.mfaRequired(server, user)
+            let again = try await Self.verify(server, ["mfa_token": .string(third), "recovery_code": .string(codes[3])])
+            #expect(again.status == 400)
+            #expect(try again.json["reason"] == "invalid_code")
+            #expect(try await server.auditEvents(user.id).contains("recovery_code.used"))
+            let used = try await server.database.read { try $0.query("SELECT used_at FROM recovery_codes WHERE used_at IS NOT NULL", []) }
+            #expect(used.count == 1)
+        }
+    }
+
+    @Test("S7: five wrong tries end the mfa_token, even for a right code afterwards; it also expires after five minutes")
+    func s7FiveTries() async throws {
+        try await TestServer.with { server in
+            let (user, _, secret, _) = try await TOTPTests.enrolled(server)
+            server.clock.advance(by: 60)
+            let (mfaToken, _) = try await Self.mfaRequired(server, user)
+            for attempt in 1...5 {
+                let wrong = try await Self.verify(server, ["mfa_token": .string(mfaToken), "recovery_code": .string("nope-\(attempt)")])
+                #expect(wrong.status == 400)
+                #expect(try wrong.json["reason"] == "invalid_code")
+            }
+            let code = TOTP.code(secret: secret, step: TOTP.step(at: server.clock.now))
+            let ended = try await Self.verify(server, ["mfa_token": .string(mfaToken), "totp_code": .string(code)])
+            #expect(ended.status == 400)
+            #expect(try ended.json["reason"] == "revoked")
+            #expect(try await server.auditEvents(user.id).contains("mfa.ended"))
+            #expect(server.application.metrics.value(.secondFactors, ["factor": "recovery_code", "use": "mfa", "outcome": "failure"]) == 5)
+
+            let (late, _) = try await Self.mfaRequired(server, user)
+            server.clock.advance(by: 301)
+            let expired = try await Self.verify(server, ["mfa_token": .string(late), "totp_code": .string(TOTP.code(secret: secret, step: TOTP.step(at: server.clock.now)))])
+            #expect(try expired.json["reason"] == "expired")
+            let unknown = try await Self.verify(server, ["mfa_token": "made-up", "totp_code": "123456"])
+            #expect(try unknown.json["reason"] == "unknown")
+            let both = try await Self.verify(server, ["mfa_token": .string(late), "totp_code": "123456", "recovery_code": "x"])
+            #expect(both.status == 400)
+            #expect(try both.json["error"] == "invalid_request")
+        }
+    }
+}
