@@ -24,7 +24,7 @@ struct AuditLogTests {
                 Self.entry(2, event: "sign_in.password", outcome: "failure", details: ["reason": "wrong_password"]),
                 Self.entry(3, user: "u2", event: "refresh.reuse", outcome: "session_revoked", details: ["session": "s1"]),
                 Self.entry(4, user: nil, event: "sign_in.password", outcome: "unknown_user"),
-                Self.entry(5, event: "device.added", details: ["quote": "it's \"fine\"", "unicode": "日本 🔐", "path": "/a/b"]),
+                Self.entry(5, event: "device.added", details: ["quote": "it's \"fine\"", "unicode": "日本 🔐", "path": "/a/b", "control": "a\u{1}b\tc\\d\n"]),
             ]
             for entry in recorded {
                 try await log.record(entry)

@@ -84,7 +84,7 @@ public struct AuditLog: Sendable {
                 """),
             [
                 .time(entry.time), SQLValue(entry.userID), .text(entry.event), .text(entry.outcome), SQLValue(entry.ip),
-                SQLValue(entry.requestID), .text(try Self.encode(entry.details)),
+                SQLValue(entry.requestID), .text(Self.encode(entry.details)),
             ])
     }
 
@@ -132,15 +132,36 @@ public struct AuditLog: Sendable {
         }
     }
 
-    private static func encode(_ details: [String: String]) throws -> String {
+    /// A flat JSON object of strings, keys sorted: written by hand because it is on the path of
+    /// every sign-in and refresh, where Foundation's encoder cost more than the insert.
+    static func encode(_ details: [String: String]) -> String {
         guard !details.isEmpty else { return "{}" }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        do {
-            return String(decoding: try encoder.encode(details), as: UTF8.self)
-        } catch {
-            throw StoreError.misuse("audit details did not encode as JSON")
+        var output = "{"
+        for (index, key) in details.keys.sorted().enumerated() {
+            if index > 0 { output += "," }
+            appendQuoted(key, to: &output)
+            output += ":"
+            appendQuoted(details[key]!, to: &output)
         }
+        return output + "}"
+    }
+
+    private static func appendQuoted(_ text: String, to output: inout String) {
+        output += "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": output += "\\\""
+            case "\\": output += "\\\\"
+            case "\n": output += "\\n"
+            case "\r": output += "\\r"
+            case "\t": output += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: output.unicodeScalars.append(scalar)
+            }
+        }
+        output += "\""
     }
 
     private static func decode(_ json: String) throws -> [String: String] {

@@ -82,6 +82,9 @@ final class SQLiteConnection: SQLConnection {
         // corrupts; only a power loss may drop the last commits, never half of one (S28).
         try uncachedQuery("PRAGMA synchronous = NORMAL")
         try uncachedQuery("PRAGMA foreign_keys = ON")
+        // The writer keeps up to 32 MiB of pages (SQLite's default is 2 MiB): a sign-in touches
+        // about a dozen B-tree pages, and rereading them from the OS cost a pread call each.
+        if role == .writer { try uncachedQuery("PRAGMA cache_size = -32768") }
         // No SQL functions with side effects from inside the schema (views, triggers).
         try uncachedQuery("PRAGMA trusted_schema = OFF")
         if role == .reader {
