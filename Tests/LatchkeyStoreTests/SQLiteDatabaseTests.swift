@@ -170,7 +170,7 @@ struct SQLiteDatabaseTests {
 
     @Test("prepared statements are cached and reused, and the cache is bounded")
     func statementCache() async throws {
-        try await withDatabase(readers: 1, statementCacheSize: 4) { database, _ in
+        try await withDatabase(readers: 1, statementCacheSize: 5) { database, _ in
             try await createScratchTable(database)
             let before = await database.statistics()
             for index in 0..<50 {
@@ -180,14 +180,15 @@ struct SQLiteDatabaseTests {
                 }
             }
             let after = await database.statistics()
-            // BEGIN IMMEDIATE, the INSERT and COMMIT: prepared at most once each, then reused.
-            #expect(after.cacheMisses - before.cacheMisses <= 3)
-            #expect(after.cacheHits - before.cacheHits >= 147)
+            // BEGIN IMMEDIATE, SAVEPOINT, the INSERT, RELEASE and COMMIT: prepared at most once
+            // each, then reused.
+            #expect(after.cacheMisses - before.cacheMisses <= 5)
+            #expect(after.cacheHits - before.cacheHits >= 245)
             // More distinct statements than the capacity: the cache stays bounded.
             try await database.read { connection in
                 for index in 0..<20 { _ = try connection.queryOne("SELECT \(index) AS n", []) }
             }
-            #expect(await database.statistics().cachedStatements <= 8)
+            #expect(await database.statistics().cachedStatements <= 10, "5 on the writer, 5 on the reader")
         }
     }
 

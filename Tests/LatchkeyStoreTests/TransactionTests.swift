@@ -103,6 +103,37 @@ struct TransactionTests {
         }
     }
 
+    @Test("S28: writes that commit together stay apart: one that throws leaves nothing, its neighbours land")
+    func groupCommitIsolation() async throws {
+        struct Refused: Error {}
+        try await withDatabase { database, _ in
+            try await database.write { try $0.execute("CREATE TABLE log (id INTEGER PRIMARY KEY, note TEXT)", []) }
+            let outcomes = try await withThrowingTaskGroup(of: (Int, Bool).self) { group in
+                for id in 0..<300 {
+                    group.addTask {
+                        do {
+                            try await database.write { connection in
+                                try connection.execute("INSERT INTO log (id, note) VALUES (?, 'a')", [.integer(Int64(id))])
+                                try connection.execute("UPDATE log SET note = 'b' WHERE id = ?", [.integer(Int64(id))])
+                                if id % 7 == 0 { throw Refused() }
+                            }
+                            return (id, true)
+                        } catch is Refused {
+                            return (id, false)
+                        }
+                    }
+                }
+                return try await group.reduce(into: [Int: Bool]()) { $0[$1.0] = $1.1 }
+            }
+            let stored = try await database.read { connection in
+                try connection.query("SELECT id, note FROM log ORDER BY id", []).map { (Int(try $0.int("id")), try $0.string("note")) }
+            }
+            #expect(stored.map(\.0) == (0..<300).filter { $0 % 7 != 0 })
+            #expect(stored.allSatisfy { $0.1 == "b" })
+            #expect(outcomes.filter { !$0.value }.count == 43)
+        }
+    }
+
     @Test("two databases on one file (as two processes) both write under contention; every write lands")
     func twoInstancesContend() async throws {
         let directory = try TemporaryDirectory()

@@ -171,6 +171,11 @@ final class SQLiteConnection: SQLConnection {
         try execute("COMMIT", [])
     }
 
+    /// Whether a transaction is open.
+    var isInTransaction: Bool {
+        handle.map { sqlite3_get_autocommit($0) == 0 } ?? false
+    }
+
     /// `ROLLBACK` when a transaction is open; SQLite may already have rolled back after some
     /// errors (a full disk, an interrupt). Errors are ignored: the caller is already throwing.
     func rollbackIfOpen() {

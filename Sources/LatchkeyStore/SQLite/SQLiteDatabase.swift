@@ -21,6 +21,7 @@ import Synchronization
 ///   go through one connection on one serial queue, so our own writes queue up in memory in
 ///   arrival order instead of fighting over the file lock with `SQLITE_BUSY`. Serial execution
 ///   also makes a read-modify-write inside one ``write(_:)`` safe against our other writes.
+///   Writes that wait together commit together (see ``write(_:)``).
 /// - **N readers** (``Configuration/readers``, default 2). WAL lets readers read the last
 ///   committed snapshot while the writer writes, so each reader connection has its own serial
 ///   queue, and a read goes to the reader with the fewest jobs in flight. Readers run with
@@ -182,8 +183,14 @@ public final class SQLiteDatabase: SQLDatabase {
         }
     }
 
-    /// Runs `body` as one write transaction on the writer connection: `BEGIN IMMEDIATE`, the
-    /// body, `COMMIT`; `ROLLBACK` when anything throws (S28).
+    /// Runs `body` as a write on the writer connection: all of it or none of it (S28), answered
+    /// after the commit that makes it durable.
+    ///
+    /// Writes that queue up while the writer is busy share one transaction (group commit):
+    /// `BEGIN IMMEDIATE`, each body inside a savepoint of its own, `COMMIT`. A body that throws
+    /// rolls back to its savepoint, so it leaves nothing and its neighbours keep their changes;
+    /// pages every write touches (the end of the audit log, of an index) reach the WAL once per
+    /// group instead of once per write. Bodies still run one at a time, in arrival order.
     ///
     /// - Parameter body: The statements.
     /// - Returns: What `body` returns, after the commit.
@@ -194,10 +201,7 @@ public final class SQLiteDatabase: SQLDatabase {
     @discardableResult
     public func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
         try checkOpen()
-        return try await writer.run { connection in
-            try connection.beginImmediate()
-            return try Self.finish(connection, body)
-        }
+        return try await writer.write(body)
     }
 
     /// Runs the body of an open transaction and commits, or rolls back when anything throws.

@@ -52,6 +52,101 @@ final class SQLiteWorker: Sendable {
         }
     }
 
+    /// Runs `body` as a write on the connection, sharing one transaction with the writes that
+    /// queued up beside it (group commit; see ``SQLiteDatabase/write(_:)``).
+    ///
+    /// - Throws: What `body` throws (its own changes undone); ``StoreError/Code/busy`` when the
+    ///   queue is full or the lock stayed taken; a ``StoreError`` when the group's commit failed.
+    func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+        guard pending.wrappingAdd(1, ordering: .relaxed).newValue <= limit else {
+            pending.wrappingSubtract(1, ordering: .relaxed)
+            throw StoreError.busy("the \(role) queue is full (\(limit) jobs)")
+        }
+        defer { pending.wrappingSubtract(1, ordering: .relaxed) }
+        return try await withCheckedThrowingContinuation { continuation in
+            let write = GroupedWrite(body: body, continuation: continuation)
+            let startDrain = group.withLock { group in
+                group.writes.append(write)
+                defer { group.draining = true }
+                return !group.draining
+            }
+            if startDrain { queue.async { self.drainWrites() } }
+        }
+    }
+
+    /// Writes waiting for the next group transaction, and whether a drain is on the queue.
+    private let group = Mutex<(writes: [any GroupWrite], draining: Bool)>(([], false))
+
+    /// The most writes one transaction takes.
+    static let maximumGroup = 64
+
+    /// Runs the waiting writes in group transactions until none is left.
+    private func drainWrites() {
+        while true {
+            let writes: [any GroupWrite] = group.withLock { group in
+                let taken = Array(group.writes.prefix(Self.maximumGroup))
+                group.writes.removeFirst(taken.count)
+                if taken.isEmpty { group.draining = false }
+                return taken
+            }
+            guard !writes.isEmpty else { return }
+            connection.withLock { connection in
+                guard let connection else {
+                    writes.forEach { $0.fail(StoreError.closed("the database is closed")) }
+                    return
+                }
+                Self.commit(writes, on: connection)
+            }
+        }
+    }
+
+    /// `BEGIN IMMEDIATE`, each write inside a savepoint of its own (a write that throws undoes
+    /// only its own changes), `COMMIT`; then every write learns its outcome. A write is answered
+    /// only after the commit that made it durable. If SQLite ends the transaction itself (a full
+    /// disk, an I/O error), the writes before are lost with it and fail too.
+    private static func commit(_ writes: [any GroupWrite], on connection: SQLiteConnection) {
+        var remaining = writes[...]
+        while !remaining.isEmpty {
+            do {
+                try connection.beginImmediate()
+            } catch {
+                remaining.forEach { $0.fail(error) }
+                return
+            }
+            var applied: [any GroupWrite] = []
+            var abort: (any Error)?
+            while abort == nil, let write = remaining.popFirst() {
+                do {
+                    try connection.execute("SAVEPOINT latchkey_write", [])
+                    try write.apply(GuardedConnection(connection: connection))
+                    try connection.execute("RELEASE latchkey_write", [])
+                    applied.append(write)
+                } catch {
+                    write.fail(error)
+                    do {
+                        guard connection.isInTransaction else { throw error }
+                        try connection.execute("ROLLBACK TO latchkey_write", [])
+                        try connection.execute("RELEASE latchkey_write", [])
+                    } catch {
+                        abort = error
+                    }
+                }
+            }
+            if let abort {
+                connection.rollbackIfOpen()
+                applied.forEach { $0.fail(abort) }
+                continue
+            }
+            do {
+                try connection.commit()
+                applied.forEach { $0.succeed() }
+            } catch {
+                connection.rollbackIfOpen()
+                applied.forEach { $0.fail(error) }
+            }
+        }
+    }
+
     /// Closes the connection at once; only while no job can have been queued (a failed init).
     /// Runs `job` on the queue and reports only whether it succeeded, without an `await`: the
     /// health probe uses it so that a busy cooperative thread pool cannot delay it.
@@ -85,6 +180,70 @@ final class SQLiteWorker: Sendable {
                 }
                 continuation.resume()
             }
+        }
+    }
+}
+
+/// A write waiting in a group: it runs its body, keeps the result until the commit, then
+/// resumes its caller.
+private protocol GroupWrite: Sendable {
+    func apply(_ connection: any SQLConnection) throws
+    func succeed()
+    func fail(_ error: any Error)
+}
+
+private final class GroupedWrite<T: Sendable>: GroupWrite {
+    private let body: @Sendable (any SQLConnection) throws -> T
+    private let continuation: CheckedContinuation<T, any Error>
+    private let result = Mutex<T?>(nil)
+
+    init(body: @escaping @Sendable (any SQLConnection) throws -> T, continuation: CheckedContinuation<T, any Error>) {
+        self.body = body
+        self.continuation = continuation
+    }
+
+    func apply(_ connection: any SQLConnection) throws {
+        let value = try body(connection)
+        result.withLock { $0 = value }
+    }
+
+    func succeed() {
+        continuation.resume(returning: result.withLock { $0.take()! })
+    }
+
+    func fail(_ error: any Error) {
+        continuation.resume(throwing: error)
+    }
+}
+
+/// The connection a write's body sees: everything but transaction control, which belongs to
+/// the group (a body that committed or rolled back would end its neighbours' transaction).
+private struct GuardedConnection: SQLConnection {
+    let connection: SQLiteConnection
+
+    func execute(_ sql: String, _ bindings: [SQLValue]) throws -> Int {
+        try Self.check(sql)
+        return try connection.execute(sql, bindings)
+    }
+
+    func query(_ sql: String, _ bindings: [SQLValue]) throws -> [SQLRow] {
+        try Self.check(sql)
+        return try connection.query(sql, bindings)
+    }
+
+    func queryOne(_ sql: String, _ bindings: [SQLValue]) throws -> SQLRow? {
+        try Self.check(sql)
+        return try connection.queryOne(sql, bindings)
+    }
+
+    var lastInsertRowID: Int64 { connection.lastInsertRowID }
+
+    private static let transactionWords: Set<String> = ["BEGIN", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE"]
+
+    private static func check(_ sql: String) throws {
+        let word = sql.drop { $0.isWhitespace }.prefix { $0.isLetter }.uppercased()
+        if transactionWords.contains(word) {
+            throw StoreError.misuse("the transaction was ended inside the closure; never run BEGIN, COMMIT or ROLLBACK there")
         }
     }
 }
