@@ -11,7 +11,7 @@ import Testing
 /// operator runs them.
 @Suite("latchkey demo and the Apple operator commands")
 struct AppleCLITests {
-    @Test("latchkey demo walks the whole seed story against a fresh development server and exits 0")
+    @Test("latchkey demo walks both seeds' stories (Apple sign-in, device key as second factor) against a fresh development server")
     func demo() throws {
         let directory = try ServeTests.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -19,9 +19,11 @@ struct AppleCLITests {
         #expect(server.banner.contains("latchkey demo --url \(server.baseURL)"))
         let result = try Subprocess.run(Executables.latchkey, ["demo", "--url", server.baseURL], directory: directory)
         #expect(result.status == 0, "\(result.output)\(result.error)")
-        for step in 1...9 { #expect(result.output.contains("\n\(step). "), "step \(step)") }
+        for step in 1...12 { #expect(result.output.contains("\n\(step). "), "step \(step)") }
         #expect(result.output.contains("reason consent_revoked"))
         #expect(result.output.contains("created: false, still Ada Lovelace"))
+        #expect(result.output.contains("403 mfa_required"))
+        #expect(result.output.contains("signed in with amr apple, hwk, mfa"))
         #expect(result.output.contains("Apple saw the revocation"))
         #expect(!result.output.contains("✗"))
         server.send(SIGTERM)

@@ -31,6 +31,26 @@ struct AppleUpstreamTests {
         }
     }
 
+    @Test("outside development mode the sandbox is not mounted: its paths are 404")
+    func sandboxOnlyInDevelopment() async throws {
+        let clock = TestClock()
+        try await AppleStandIn.with(clock: clock) { apple in
+            try await TestServer.with(clock: clock, { configuration in
+                apple.configure(&configuration)
+                configuration.dev = false
+                try? Data(SecureRandom.bytes(count: 32)).write(to: URL(fileURLWithPath: configuration.masterKeyFile))
+                chmod(configuration.masterKeyFile, 0o600)
+            }) { server in
+                #expect(server.application.sandbox == nil)
+                for (method, path) in [(HTTPMethod.get, "/sandbox/apple/auth/keys"), (.post, "/sandbox/apple/authorize"), (.post, "/sandbox/apple/notify")] {
+                    let response = try await server.request(method, path, json: method == .get ? nil : [:])
+                    #expect(response.status == 404, "\(path)")
+                }
+                #expect(try await AppleFlow.signIn(server, sandbox: apple.sandbox).response.status == 200, "the configured Apple still works")
+            }
+        }
+    }
+
     @Test("S6: Apple rotates its keys mid-run and sign-ins keep working; an unknown kid refetches at most once a minute")
     func s6KeyRotation() async throws {
         let clock = TestClock()

@@ -3,8 +3,9 @@ import LatchkeyCrypto
 import LatchkeyHTTP
 import LatchkeyJOSE
 
-/// `latchkey demo`: the seed's Sign in with Apple story, step by step, against a development
-/// server and its sandbox Apple, over HTTP exactly as an app would do it.
+/// `latchkey demo`: the seeds' stories, step by step, against a development server and its
+/// sandbox Apple, over HTTP exactly as an app would do it: Sign in with Apple from first sign-in
+/// to account deletion, with the WWDC24 sample's device key as a second factor on the way.
 enum DemoCommand {
     static let demo = Command(
         path: ["demo"], summary: "Walk the Sign in with Apple story against a development server.",
@@ -82,8 +83,10 @@ final class Demo {
         try expect(signIn["created"] == false && signIn["user"]?["given_name"] == "Ada", "the account and its name should be kept", signIn)
         done("created: false, still \(name(signIn))")
 
-        announce("The user deletes the account in the app (DELETE /v1/me)")
-        let deleted = try await call(.delete, "/v1/me", bearer: signIn["access_token"]?.stringValue)
+        let stepped = try await deviceKeyChapter(first, email: email, bearer: signIn["access_token"]?.stringValue)
+
+        announce("The user deletes the account in the app (DELETE /v1/me, second factor fresh)")
+        let deleted = try await call(.delete, "/v1/me", bearer: stepped["access_token"]?.stringValue)
         try expect(deleted.status == 204, "deletion should answer 204", deleted.body)
         done("sessions ended and personal data deleted")
 
@@ -97,6 +100,56 @@ final class Demo {
             try await Task.sleep(for: .milliseconds(100))
         }
         throw Failure(message: "the sandbox saw no revocation within 5 seconds")
+    }
+
+    /// The WWDC24 sample's second factor: a P-256 key (in software here, in the Secure Enclave
+    /// on a device) registered with proof of possession, then signing the server's challenge
+    /// when the next sign-in answers `mfa_required`.
+    ///
+    /// - Returns: The token response of the sign-in completed with the device key.
+    private func deviceKeyChapter(_ credential: Credential, email: String, bearer: String?) async throws -> JSONValue {
+        let deviceKey = P256.Signing.PrivateKey()
+        announce("The app makes a device key (Secure Enclave; software here) and registers it (POST /v1/challenges, POST /v1/devices)")
+        let challenge = try await call(.post, "/v1/challenges", json: ["purpose": "register"], bearer: bearer)
+        try expect(challenge.status == 200, "a register challenge should be issued", challenge.body)
+        let registered = try await call(.post, "/v1/devices", json: [
+            "public_key": .string(Base64URL.encode(deviceKey.publicKey.x963Representation)), "label": "Demo iPhone",
+            "challenge_id": challenge.body["challenge_id"] ?? .null, "signature": .string(try sign(challenge.body, with: deviceKey)),
+        ], bearer: bearer)
+        try expect(registered.status == 201, "the device key should register", registered.body)
+        let deviceID = registered.body["id"] ?? .null
+        done("device key \(deviceID.stringValue ?? "?") registered: it signed the challenge with the key it claims")
+
+        announce("The user signs in again; a second factor is now needed")
+        let again = try await authorize(subject: credential.subject, email: email)
+        let refused = try await call(.post, "/v1/auth/apple", json: [
+            "identity_token": .string(again.identityToken), "authorization_code": .string(again.code), "nonce": .string(again.rawNonce),
+        ])
+        try expect(refused.status == 403 && refused.body["error"] == "mfa_required", "sign-in should answer mfa_required", refused.body)
+        done("403 mfa_required with an mfa_token and the factors: \(refused.body["factors"]?.arrayValue?.compactMap { $0["type"]?.stringValue }.joined(separator: ", ") ?? "")")
+
+        announce("The app signs the server's challenge with the device key (POST /v1/mfa/challenge, POST /v1/mfa/verify)")
+        let mfaToken = refused.body["mfa_token"] ?? .null
+        let mfaChallenge = try await call(.post, "/v1/mfa/challenge", json: ["mfa_token": mfaToken, "device_id": deviceID])
+        try expect(mfaChallenge.status == 200, "an mfa challenge should be issued", mfaChallenge.body)
+        let verified = try await call(.post, "/v1/mfa/verify", json: [
+            "mfa_token": mfaToken, "challenge_id": mfaChallenge.body["challenge_id"] ?? .null,
+            "signature": .string(try sign(mfaChallenge.body, with: deviceKey)),
+        ])
+        let amr = (try? Insecure.unverifiedContents(of: verified.body["access_token"]?.stringValue ?? "").claims["amr"])?.arrayValue?
+            .compactMap(\.stringValue) ?? []
+        try expect(verified.status == 200 && amr.contains("hwk"), "the signed challenge should give tokens whose amr has hwk", verified.body)
+        done("signed in with amr \(amr.joined(separator: ", "))")
+        return verified.body
+    }
+
+    /// What `SecKeyCreateSignature(.ecdsaSignatureMessageX962SHA256)` gives for a challenge
+    /// body's `challenge`: DER, base64url.
+    private func sign(_ challenge: JSONValue, with key: P256.Signing.PrivateKey) throws -> String {
+        guard let bytes = Base64URL.decode(challenge["challenge"]?.stringValue ?? "") else {
+            throw Failure(message: "the challenge is not base64url: \(challenge.serializedString)")
+        }
+        return Base64URL.encode(try key.signature(for: bytes).derRepresentation)
     }
 
     // MARK: Steps
@@ -171,7 +224,7 @@ final class Demo {
     /// A body with its tokens cut short, so the output carries no usable secret.
     static func redacted(_ body: JSONValue) -> JSONValue {
         guard case .object(var members) = body else { return body }
-        for name in ["access_token", "refresh_token", "identity_token", "authorization_code"] {
+        for name in ["access_token", "refresh_token", "identity_token", "authorization_code", "mfa_token"] {
             if let value = members[name]?.stringValue { members[name] = .string(String(value.prefix(6)) + "…") }
         }
         return .object(members)
