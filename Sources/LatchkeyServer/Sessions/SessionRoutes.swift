@@ -12,12 +12,7 @@ struct SessionRoutes {
         let sessions = sessions
         let bearer = bearer
 
-        router.get("/.well-known/jwks.json", synchronous: { _ in
-            var response = HTTPResponse(status: 200, body: sessions.keys.cached.jwks)
-            response.headers.set("Content-Type", "application/json; charset=utf-8")
-            response.headers.set("Cache-Control", "public, max-age=\(SigningKeyRing.jwksMaxAge)")
-            return response
-        })
+        router.get("/.well-known/jwks.json", synchronous: { _ in sessions.keys.jwksResponse })
 
         router.post("/v1/token") { request in
             let fields = try Self.fields(of: request)

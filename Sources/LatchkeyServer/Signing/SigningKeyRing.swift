@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyCrypto
+import LatchkeyHTTP
 import LatchkeyJOSE
 import LatchkeyStore
 import Synchronization
@@ -38,7 +39,8 @@ public final class SigningKeyRing: Sendable {
         var keys: [Key]
         var signer: JWSSigner?
         var signerID: String?
-        var jwks: [UInt8]
+        /// `GET /.well-known/jwks.json`, built once per key change rather than per request.
+        var jwksResponse: HTTPResponse
         var verificationKeys: JWSKeySet
         var loadedAt: Date
         var nextTransition: Date?
@@ -133,9 +135,19 @@ public final class SigningKeyRing: Sendable {
         }
         let published = keys.map(\.publicJWK)
         return Snapshot(
-            keys: keys, signer: signer, signerID: signerID, jwks: JWKSet(keys: published).json.serialized,
+            keys: keys, signer: signer, signerID: signerID, jwksResponse: Self.jwksResponse(JWKSet(keys: published)),
             verificationKeys: try JWSKeySet(jwks: JWKSet(keys: published)), loadedAt: now, nextTransition: transitions.min())
     }
+
+    /// The JWKS answer: JSON, cacheable for ``jwksMaxAge`` seconds.
+    private static func jwksResponse(_ set: JWKSet) -> HTTPResponse {
+        var response = HTTPResponse.json(set.json)
+        response.headers.set("Cache-Control", "public, max-age=\(jwksMaxAge)")
+        return response
+    }
+
+    /// The JWKS answer for the keys published now.
+    var jwksResponse: HTTPResponse { snapshot.withLock { $0.jwksResponse } }
 
     /// Re-reads the key table every ``reloadInterval`` until the task is cancelled, so the JWKS
     /// of a process that signs nothing still shows keys that other processes added.
