@@ -97,6 +97,9 @@ struct AppleLifecycleTests {
             #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM users") == 0)
             #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM apple_revocations") == 0)
             #expect(try await server.request(.get, "/v1/me", headers: ["Authorization": "Bearer \(access)"]).status == 401)
+            let refresh = try await SessionTests.refresh(server, try #require(body["refresh_token"]?.stringValue))
+            #expect(refresh.status == 400)
+            #expect(try refresh.json["reason"] == "account_deleted", "the app learns why, not just that")
         }
     }
 

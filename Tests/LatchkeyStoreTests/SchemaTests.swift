@@ -5,8 +5,8 @@ import Testing
 @Suite("Schema (migration 1)")
 struct SchemaTests {
     static let tables = [
-        "apple_identity_tokens", "apple_notifications", "apple_revocations", "audit_log", "challenges", "device_keys", "identities", "mfa_tokens", "password_credentials",
-        "rate_limits", "recovery_codes", "refresh_tokens", "schema_migrations", "sessions", "signing_keys",
+        "apple_identity_tokens", "apple_notifications", "apple_revocations", "audit_log", "challenges", "device_keys",
+        "ended_refresh_tokens", "identities", "mfa_tokens", "password_credentials", "rate_limits", "recovery_codes", "refresh_tokens", "schema_migrations", "sessions", "signing_keys",
         "totp_factors", "users",
     ]
 

@@ -6,7 +6,8 @@ import LatchkeyStore
 /// `latchkey users delete` all end here.
 ///
 /// In one transaction: the user's Apple refresh tokens move to the revocation outbox, every
-/// session ends (bearer checks in this process see it at once), the user row and everything
+/// session ends (bearer checks in this process see it at once; the live refresh tokens leave a
+/// tombstone, so a later refresh answers reason `account_deleted`), the user row and everything
 /// hanging off it (identities, credentials, factors, sessions) are deleted, and the user's audit
 /// entries lose their IP address and details, keeping only user id, event and time (API.md).
 struct AccountDeletion {
@@ -35,6 +36,16 @@ struct AccountDeletion {
             }
         }
         try sessions.revokeAll(userID: userID, reason: "account_deleted", context: context, now: now, on: connection)
+        try connection.execute(
+            dialect.sql(
+                """
+                INSERT INTO ended_refresh_tokens (token_hash, reason, expires_at)
+                SELECT refresh_tokens.token_hash, 'account_deleted', sessions.absolute_expires_at
+                FROM refresh_tokens JOIN sessions ON sessions.id = refresh_tokens.session_id
+                WHERE sessions.user_id = ? AND refresh_tokens.retired_at IS NULL AND sessions.absolute_expires_at > ?
+                ON CONFLICT DO NOTHING
+                """),
+            [.text(userID), .time(now)])
         try connection.execute(dialect.sql("DELETE FROM users WHERE id = ?"), [.text(userID)])
         try connection.execute(dialect.sql("UPDATE audit_log SET ip = NULL, details = '{}' WHERE user_id = ?"), [.text(userID)])
         try sessions.audit.record(

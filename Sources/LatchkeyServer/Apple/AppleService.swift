@@ -232,13 +232,14 @@ final class AppleService: Sendable {
         }
     }
 
-    /// Deletes what is left of old remembered tokens and handled notifications.
+    /// Deletes old remembered identity tokens, handled notifications and refresh-token tombstones.
     func purgeExpired() async throws {
         let now = clock()
         let dialect = database.dialect
         try await database.write { connection in
             try connection.execute(dialect.sql("DELETE FROM apple_identity_tokens WHERE expires_at < ?"), [.time(now)])
             try connection.execute(dialect.sql("DELETE FROM apple_notifications WHERE expires_at < ?"), [.time(now)])
+            try connection.execute(dialect.sql("DELETE FROM ended_refresh_tokens WHERE expires_at < ?"), [.time(now)])
         }
     }
 }

@@ -241,7 +241,14 @@ public final class SessionService: Sendable {
                     WHERE refresh_tokens.token_hash = ?
                     """),
                 [.blob(hash)])
-            else { return .refused(.unknown, "the refresh token is not known") }
+            else {
+                // The account may be gone with its sessions; a tombstone says so (API.md reasons).
+                if let ended = try connection.queryOne(
+                    dialect.sql("SELECT reason FROM ended_refresh_tokens WHERE token_hash = ?"), [.blob(hash)]) {
+                    return .refused(HTTPError.GrantFailure(rawValue: try ended.string("reason")), "the account was deleted")
+                }
+                return .refused(.unknown, "the refresh token is not known")
+            }
             var session = try Session.session(row)
             func record(_ event: String, _ outcome: String, _ details: [String: String] = [:]) throws {
                 try self.audit.record(

@@ -49,6 +49,17 @@ public enum LatchkeySchema {
             )
             """,
             "CREATE INDEX apple_revocations_next_attempt_at ON apple_revocations (next_attempt_at)",
+            // Tombstones of the live refresh tokens of deleted accounts (hashes only, no personal
+            // data), so a client refreshing afterwards learns reason account_deleted instead of
+            // "unknown"; kept until the session would have expired.
+            """
+            CREATE TABLE ended_refresh_tokens (
+                token_hash \(blob) PRIMARY KEY NOT NULL,
+                reason TEXT NOT NULL,
+                expires_at \(time) NOT NULL
+            )
+            """,
+            "CREATE INDEX ended_refresh_tokens_expires_at ON ended_refresh_tokens (expires_at)",
         ]
     }
 
