@@ -1,7 +1,7 @@
 import Foundation
 import LatchkeyHTTP
 import LatchkeyJOSE
-import LatchkeyServer
+@testable import LatchkeyServer
 import LatchkeyStore
 import LatchkeyTestSupport
 import Testing
@@ -85,5 +85,32 @@ struct OperationsTests {
             #expect(versions == LatchkeySchema.migrations.map(\.version))
             #expect(server.application.appliedMigrations.count == LatchkeySchema.migrations.count)
         }
+    }
+}
+
+@Suite("Store errors on every route")
+struct StoreErrorMappingTests {
+    @Test("S24: a busy database is 503 overloaded with Retry-After, a clash 409 conflict, anything else a bare 500")
+    func s24StoreErrors() async throws {
+        let router = Router()
+        router.add(middleware: StoreErrorMiddleware())
+        router.get("/busy") { _ in throw StoreError.busy("the writer queue is full") }
+        router.get("/clash", synchronous: { _ in throw StoreError.constraint("UNIQUE constraint failed: users.secret_column") })
+        router.get("/broken") { _ in throw StoreError.io("disk I/O error at /var/lib/secret") }
+        let errors = ErrorMiddleware()
+        func answer(_ path: String) async -> HTTPResponse {
+            let request = HTTPRequest(method: .get, path: path, requestID: "r1")
+            return await errors.respond(to: request, next: router)
+        }
+        let busy = await answer("/busy")
+        #expect(busy.status == 503 && busy.headers["Retry-After"] == "1")
+        #expect(try JSONValue(parsing: busy.body)["error"] == "overloaded")
+        let clash = await answer("/clash")
+        #expect(clash.status == 409)
+        #expect(try JSONValue(parsing: clash.body)["error"] == "conflict")
+        #expect(!String(decoding: clash.body, as: UTF8.self).contains("secret_column"), "S26: no internals in the body")
+        let broken = await answer("/broken")
+        #expect(broken.status == 500)
+        #expect(!String(decoding: broken.body, as: UTF8.self).contains("secret"))
     }
 }

@@ -90,6 +90,7 @@ public final class LatchkeyApplication: Sendable {
             settings: appleSettings, httpClient: httpClient, timeout: appleTimeout, sessions: sessions, masterKey: masterKey, clock: clock)
         let bearer = BearerAuthenticator(sessions: sessions)
         let router = Router()
+        router.add(middleware: StoreErrorMiddleware())
         OperationsRoutes(configuration: configuration, database: database, metrics: metrics).register(on: router)
         SessionRoutes(sessions: sessions, bearer: bearer).register(on: router)
         AccountRoutes(sessions: sessions, apple: apple, bearer: bearer).register(on: router)

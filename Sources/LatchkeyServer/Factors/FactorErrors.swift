@@ -27,13 +27,11 @@ extension HTTPError.GrantFailure {
     static let invalidCode = HTTPError.GrantFailure(rawValue: "invalid_code")
 }
 
-/// Runs a store operation and maps the store's expected failures to API.md's statuses: a busy
-/// database is 503 `overloaded`, a uniqueness clash is 409 `conflict` with `conflict` as its text.
+/// Runs a store operation and answers a uniqueness clash with 409 `conflict` saying what clashed;
+/// ``StoreErrorMiddleware`` answers the rest (a busy database is 503) on every route.
 func mappingStoreErrors<T: Sendable>(conflict: String = "this already exists", _ body: () async throws -> T) async throws -> T {
     do {
         return try await body()
-    } catch let error as StoreError where error.code == .busy {
-        throw HTTPError.overloaded(retryAfter: 1)
     } catch let error as StoreError where error.code == .constraint {
         throw HTTPError(status: 409, code: "conflict", description: conflict)
     }
