@@ -111,21 +111,21 @@ struct AppleLifecycleTests {
             let before = sandbox.tokenRequests
 
             // Not due yet: the code exchange counts as today's validation.
-            try await server.application.runAppleJobs()
+            try await server.application.runBackgroundJobs()
             #expect(sandbox.tokenRequests == before)
 
             // A day later the token still works: one check, then none for another day.
             server.clock.advance(by: 86_400 + 1)
-            try await server.application.runAppleJobs()
+            try await server.application.runBackgroundJobs()
             #expect(sandbox.tokenRequests == before + 1)
             server.clock.advance(by: 3 * 3600)
-            try await server.application.runAppleJobs()
+            try await server.application.runBackgroundJobs()
             #expect(sandbox.tokenRequests == before + 1, "at most once per user per day")
 
             // The user withdraws consent at Apple (no notification arrives): the next check finds it.
             sandbox.revokeConsent(subject: subject)
             server.clock.advance(by: 86_400 + 3600)
-            try await server.application.runAppleJobs()
+            try await server.application.runBackgroundJobs()
             #expect(sandbox.tokenRequests == before + 2)
             let refresh = try await SessionTests.refresh(server, refreshToken)
             #expect(refresh.status == 400)

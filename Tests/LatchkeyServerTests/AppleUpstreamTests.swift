@@ -187,7 +187,7 @@ struct AppleUpstreamTests {
             clock.advance(by: 3600)
             let second = try await LatchkeyApplication.open(configuration: configuration, accessLog: false, clock: { clock.now })
             try second.start()
-            try await second.runAppleJobs()
+            try await second.runBackgroundJobs()
             #expect(apple.sandbox.revocations.map(\.subject) == [subject])
             #expect(try await second.database.read { try $0.queryOne("SELECT count(*) AS n FROM apple_revocations", [])!.int("n") } == 0)
             await second.shutdown()

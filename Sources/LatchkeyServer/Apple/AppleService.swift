@@ -215,31 +215,4 @@ final class AppleService: Sendable {
                   details: ["source": source]),
             on: connection)
     }
-
-    /// The background work: Apple's keys kept fresh, the revocation outbox sent, stored refresh
-    /// tokens validated, old replay records purged. Every 30 to 60 seconds (jittered, so several
-    /// server processes do not fall into step); the first pass comes after the first wait.
-    func runPeriodically() -> Task<Void, Never> {
-        Task { [self] in
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(.random(in: 30...60)))
-                guard !Task.isCancelled else { return }
-                if !settings.clientIDs.isEmpty { await keys.refreshIfStale() }
-                _ = try? await outbox.runDue()
-                _ = try? await validateDueTokens()
-                try? await purgeExpired()
-            }
-        }
-    }
-
-    /// Deletes old remembered identity tokens, handled notifications and refresh-token tombstones.
-    func purgeExpired() async throws {
-        let now = clock()
-        let dialect = database.dialect
-        try await database.write { connection in
-            try connection.execute(dialect.sql("DELETE FROM apple_identity_tokens WHERE expires_at < ?"), [.time(now)])
-            try connection.execute(dialect.sql("DELETE FROM apple_notifications WHERE expires_at < ?"), [.time(now)])
-            try connection.execute(dialect.sql("DELETE FROM ended_refresh_tokens WHERE expires_at < ?"), [.time(now)])
-        }
-    }
 }

@@ -139,18 +139,18 @@ public final class LatchkeyApplication: Sendable {
         sessions.setPublicURL(publicURL, audience: configuration.audience)
         if apple.settings.usesSandbox { apple.settings.useSandbox(at: publicURL) }
         sandbox?.setNotificationURL(URL(string: publicURL + "/v1/apple/notifications")!)
-        let jobs = [signingKeys.reloadPeriodically(clock: clock), apple.runPeriodically()]
+        let jobs = [signingKeys.reloadPeriodically(clock: clock), housekeeping.start()]
         backgroundJobs.withLock { $0 = jobs }
     }
 
-    /// Runs the Apple background work once, now: the revocation outbox, the daily refresh-token
-    /// validation and the purge of old replay records. It also runs every 30–60 seconds on its
-    /// own; operators and tests call this to not wait.
-    public func runAppleJobs() async throws {
-        try await apple.outbox.runDue()
-        try await apple.validateDueTokens()
-        try await apple.purgeExpired()
+    /// Runs the periodic work once, now (``Housekeeping``): the Apple revocation outbox, the
+    /// daily Apple refresh-token validation and the purge of expired rows. It also runs every
+    /// 30–60 seconds on its own; operators and tests call this to not wait.
+    public func runBackgroundJobs() async throws {
+        try await housekeeping.runOnce()
     }
+
+    private var housekeeping: Housekeeping { Housekeeping(apple: apple, database: database, clock: clock) }
 
     /// The port the server listens on (the real one when `listen` asked for port 0).
     public var boundPort: Int { server.boundPort }
