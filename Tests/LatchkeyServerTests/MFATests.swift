@@ -140,4 +140,33 @@ struct MFATests {
             #expect(try both.json["error"] == "invalid_request")
         }
     }
+
+    @Test("S14: wrong second factors count per account across mfa_tokens: the 10th in 15 minutes blocks with 429, even a right code")
+    func s14AcrossTokens() async throws {
+        try await TestServer.with { server in
+            let (user, _, secret, _) = try await TOTPTests.enrolled(server)
+            server.clock.advance(by: 60)
+            var failures = 0
+            while failures < 10 {
+                let (mfaToken, _) = try await Self.mfaRequired(server, user)
+                for _ in 0..<min(4, 10 - failures) {
+                    failures += 1
+                    let wrong = try await Self.verify(server, ["mfa_token": .string(mfaToken), "recovery_code": .string("nope-\(failures)")])
+                    #expect(wrong.status == 400, "failure \(failures)")
+                }
+            }
+            let (fresh, _) = try await Self.mfaRequired(server, user)
+            let code = TOTP.code(secret: secret, step: TOTP.step(at: server.clock.now))
+            let blocked = try await Self.verify(server, ["mfa_token": .string(fresh), "totp_code": .string(code)])
+            #expect(blocked.status == 429)
+            #expect(blocked.headers["Retry-After"] != nil)
+            #expect(try await server.auditEvents(user.id).contains("mfa.rate_limited"))
+
+            // After the block, a right code works and clears the count.
+            server.clock.advance(by: 61)
+            let (later, _) = try await Self.mfaRequired(server, user)
+            let ok = try await Self.verify(server, ["mfa_token": .string(later), "totp_code": .string(TOTP.code(secret: secret, step: TOTP.step(at: server.clock.now)))])
+            #expect(ok.status == 200)
+        }
+    }
 }

@@ -95,7 +95,8 @@ public final class LatchkeyApplication: Sendable {
         SessionRoutes(sessions: sessions, bearer: bearer).register(on: router)
         AccountRoutes(sessions: sessions, apple: apple, bearer: bearer).register(on: router)
         AppleRoutes(apple: apple).register(on: router)
-        FactorRoutes(factors: FactorService(sessions: sessions, masterKey: masterKey), bearer: bearer).register(on: router)
+        let factors = FactorService(sessions: sessions, masterKey: masterKey, failuresPerAccount: configuration.rateLimits.loginPerAccount15m)
+        FactorRoutes(factors: factors, bearer: bearer).register(on: router)
         let passwords = try await PasswordService(database: database, sessions: sessions, metrics: metrics, configuration: configuration)
         if configuration.password.enabled { PasswordRoutes(passwords: passwords, bearer: bearer).register(on: router) }
         var sandbox: AppleSandbox?

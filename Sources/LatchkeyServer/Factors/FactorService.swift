@@ -13,6 +13,9 @@ public final class FactorService: Sendable {
     let sessions: SessionService
     let masterKey: MasterKey
     let audit: AuditLog
+    /// Wrong second factors per account, across `mfa_token`s: without it, someone holding the
+    /// password could sign in again and again for five fresh tries each time.
+    let failureLimiter: LoginRateLimiter
 
     var database: any SQLDatabase { sessions.database }
     var dialect: SQLDialect { sessions.database.dialect }
@@ -24,10 +27,13 @@ public final class FactorService: Sendable {
     /// - Parameters:
     ///   - sessions: The sessions the factors sign into and step up.
     ///   - masterKey: The key that seals TOTP secrets.
-    public init(sessions: SessionService, masterKey: MasterKey) {
+    ///   - failuresPerAccount: Wrong second factors allowed per account in 15 minutes before
+    ///     back-off (`rate_limits.login_per_account_15m`).
+    public init(sessions: SessionService, masterKey: MasterKey, failuresPerAccount: Int = 10) {
         self.sessions = sessions
         self.masterKey = masterKey
         self.audit = AuditLog(database: sessions.database)
+        self.failureLimiter = LoginRateLimiter(database: sessions.database, perAccount: failuresPerAccount, perIP: .max)
     }
 
     /// Records an audit entry inside the caller's transaction.

@@ -112,6 +112,12 @@ extension FactorService {
         do {
             (session, refreshToken, user) = try await commit { connection -> Result<(Session, String, User), HTTPError> in
                 let mfa = try MFAToken.usable(token, now: now, dialect: dialect, on: connection)
+                let accountKey = LoginRateLimiter.Key(scope: "mfa_account", key: "mfa:account:" + mfa.userID, limit: self.failureLimiter.perAccount)
+                if let block = try self.failureLimiter.block([accountKey], now: now, on: connection) {
+                    try self.record("mfa.rate_limited", "rate_limited", userID: mfa.userID, context: context, now: now, on: connection)
+                    self.metrics.increment(.rateLimitHits, ["scope": "mfa_account"])
+                    return .failure(.rateLimited(retryAfter: block.retryAfter))
+                }
                 var details = ["use": "mfa"]
                 let accepted: Bool
                 switch proof {
@@ -127,6 +133,7 @@ extension FactorService {
                     accepted = try RecoveryCodes.spend(code, userID: mfa.userID, now: now, dialect: dialect, on: connection)
                 }
                 guard accepted else {
+                    try self.failureLimiter.recordFailure([accountKey], now: now, on: connection)
                     try self.record("\(proof.factor).failed", "failure", userID: mfa.userID, context: context, now: now, details: details, on: connection)
                     try connection.execute(dialect.sql("UPDATE mfa_tokens SET failures = failures + 1 WHERE token_hash = ?"), [.blob(mfa.hash)])
                     let failures = try connection.queryOne(dialect.sql("SELECT failures FROM mfa_tokens WHERE token_hash = ?"), [.blob(mfa.hash)])?.int("failures") ?? 0
@@ -141,6 +148,7 @@ extension FactorService {
                     }
                     return .failure(.invalidGrant(.invalidCode, "the code is wrong or was already used"))
                 }
+                try self.failureLimiter.reset(accountKey, on: connection)
                 try connection.execute(
                     dialect.sql("UPDATE mfa_tokens SET ended_at = ?, ended_reason = 'completed' WHERE token_hash = ?"), [.time(now), .blob(mfa.hash)])
                 guard let user = try self.sessions.users.find(mfa.userID, on: connection) else {
