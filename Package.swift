@@ -28,6 +28,8 @@ let package = Package(
             providers: [.apt(["libevent-dev"])]),
         .systemLibrary(
             name: "CLatchkeyArgon2", pkgConfig: "libargon2", providers: [.apt(["libargon2-dev"])]),
+        // glibc's <malloc.h>: part of libc, nothing to link.
+        .systemLibrary(name: "CLatchkeyMalloc"),
 
         // Swift modules; dependencies point one way: C → Crypto → JOSE → … → executable.
         .target(
@@ -58,7 +60,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .executableTarget(
             name: "latchkey",
-            dependencies: ["LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyStore", "LatchkeyServer"],
+            dependencies: ["CLatchkeyMalloc", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyStore", "LatchkeyServer"],
             swiftSettings: swiftSettings),
         // `make bench`: operations per second of the crypto hot paths, read by scripts/bench.
         .executableTarget(

@@ -11,8 +11,17 @@ import LatchkeyHTTP
 struct PasswordPolicy: Sendable {
     /// `password.min_length`: at least 8.
     let minimumLength: Int
-    /// The vendored list of common passwords.
-    let commonPasswords: CommonPasswords
+    /// The vendored list of common passwords, fetched when a new password is first checked.
+    ///
+    /// Not at start: building the set normalises 19,640 entries, which reaches ICU's
+    /// normalisation data and leaves the set on the heap, and a server that only refreshes
+    /// sessions never needs it (0.8 MB resident, measured on `latchkey serve --dev` at its first sign-up).
+    private let commonPasswords: @Sendable () -> CommonPasswords
+
+    init(minimumLength: Int, commonPasswords: @escaping @Sendable () -> CommonPasswords = { .shared }) {
+        self.minimumLength = minimumLength
+        self.commonPasswords = commonPasswords
+    }
 
     /// The longest password accepted, in code points after normalisation: well beyond the 64
     /// that S12 asks for, and small enough that hashing it costs no more than a short one.
@@ -47,7 +56,7 @@ struct PasswordPolicy: Sendable {
         guard normalized.unicodeScalars.count >= minimumLength else {
             throw Self.refusal(.tooShort, field: field, "\(field) must be at least \(minimumLength) characters long")
         }
-        guard !commonPasswords.contains(normalized) else {
+        guard !commonPasswords().contains(normalized) else {
             throw Self.refusal(
                 .common, field: field, "\(field) is one of the most commonly used passwords, which attackers try first; choose another")
         }

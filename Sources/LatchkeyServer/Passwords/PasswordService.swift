@@ -31,7 +31,7 @@ public final class PasswordService: Sendable {
         self.audit = AuditLog(database: database)
         let password = configuration.password
         self.pool = Argon2Pool(threads: password.hashingThreads, queueLimit: password.hashingQueueLimit)
-        self.policy = PasswordPolicy(minimumLength: password.minLength, commonPasswords: .shared)
+        self.policy = PasswordPolicy(minimumLength: password.minLength)
         self.limiter = LoginRateLimiter(
             database: database, perAccount: configuration.rateLimits.loginPerAccount15m, perIP: configuration.rateLimits.loginPerIP15m)
         let parameters = password.argon2

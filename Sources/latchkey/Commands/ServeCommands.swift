@@ -21,6 +21,7 @@ enum ServeCommands {
             database and exits 0; a second signal exits at once.
             """
     ) { arguments in
+        MallocTuning.apply()
         let configuration = try loadConfiguration(arguments, dev: arguments.flags.contains("dev"), listen: arguments[option: "listen"])
         // Catch the signals before the port opens, so no SIGTERM can arrive unhandled; a client
         // that hangs up mid-write must not end the process.
