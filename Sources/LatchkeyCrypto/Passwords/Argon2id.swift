@@ -113,6 +113,14 @@ public enum Argon2id {
         try PHCString(parsing: phcString).parameters
     }
 
+    /// A PHC string that no password verifies against: a random salt and a random tag at
+    /// `parameters`. Verifying against it costs exactly what verifying against a real hash at
+    /// those parameters costs, which is what checking an unknown user needs (SECURITY.md S13),
+    /// without hashing anything to make it.
+    public static func unmatchablePHCString(parameters: Parameters) -> String {
+        PHCString(parameters: parameters, salt: SecureRandom.bytes(count: 16), hash: SecureRandom.bytes(count: 32)).encoded
+    }
+
     /// Computes raw Argon2id output with every input of RFC 9106 §3.1 (`argon2_ctx`).
     ///
     /// - Parameters:
@@ -163,7 +171,7 @@ public enum Argon2id {
                                 t_cost: parameters.iterations, m_cost: parameters.memoryKiB,
                                 lanes: parameters.parallelism, threads: parameters.parallelism,
                                 version: ARGON2_VERSION_13.rawValue,
-                                allocate_cbk: nil, free_cbk: nil, flags: 0)
+                                allocate_cbk: Argon2Memory.allocate, free_cbk: Argon2Memory.deallocate, flags: 0)
                             return argon2_ctx(&context, Argon2_id)
                         }
                     }

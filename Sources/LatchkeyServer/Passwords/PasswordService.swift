@@ -36,13 +36,8 @@ public final class PasswordService: Sendable {
             database: database, perAccount: configuration.rateLimits.loginPerAccount15m, perIP: configuration.rateLimits.loginPerIP15m)
         let parameters = password.argon2
         self.parameters = parameters
+        self.dummyHash = Argon2id.unmatchablePHCString(parameters: parameters)
         let pool = pool
-        do {
-            self.dummyHash = try await pool.run { try Argon2id.hash(password: SecureRandom.bytes(count: 32), parameters: parameters) }
-        } catch {
-            await pool.shutdown()
-            throw error
-        }
         metrics.gauge(.queueDepth, ["queue": "argon2"]) { Double(pool.depth) }
     }
 

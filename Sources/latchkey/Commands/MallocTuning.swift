@@ -8,10 +8,11 @@ private import CLatchkeyMalloc
 ///   holds a lock: the two event loops, the task pool, dispatch's threads, the SQLite writer,
 ///   the Argon2 threads and the access-log writer each ended up with one, and each arena keeps
 ///   its high-water mark (2-2.7 MB each after load to `/healthz`, measured).
-/// - the mmap threshold grows to the largest block ever freed: the first Argon2id hash (19 MiB
-///   at OWASP's parameters, made at start for the dummy hash) raised it to 19 MiB and the trim
-///   threshold to 38 MiB, so every later large buffer came from an arena that was then never
-///   trimmed. Setting the thresholds fixes them at these values and turns that growth off.
+/// - the mmap threshold grows to the largest block ever freed: one Argon2id hash (19 MiB at
+///   OWASP's parameters) raised it to 19 MiB and the trim threshold to 38 MiB, so every later
+///   large buffer came from an arena that was then never trimmed. Setting the thresholds fixes
+///   them at these values and turns that growth off. Argon2id keeps its own memory per hashing
+///   thread (`Argon2Memory`), so hashes do not pay for mapping 19 MiB afresh each time.
 enum MallocTuning {
     /// Arenas: one per core is enough for two event loops, which do most allocations.
     static let arenaLimit: Int32 = 2
