@@ -97,4 +97,26 @@ struct Argon2idTests {
             try Argon2id.derive(password: password, salt: [UInt8](repeating: 1, count: 7), parameters: Self.cheap)
         }
     }
+
+    @Test("S13: an unmatchable PHC string has the given parameters, a fresh salt each time, and no password verifies")
+    func s13Unmatchable() throws {
+        let first = Argon2id.unmatchablePHCString(parameters: Self.cheap)
+        let second = Argon2id.unmatchablePHCString(parameters: Self.cheap)
+        #expect(first != second)
+        #expect(try Argon2id.parameters(ofPHCString: first) == Self.cheap)
+        #expect(try !Argon2id.verify(password: Array("".utf8), phcString: first))
+        #expect(try !Argon2id.verify(password: Array("password".utf8), phcString: first))
+    }
+
+    @Test("hashing many times on one thread reuses its memory and stays correct")
+    func memoryReuse() throws {
+        let reference = try Argon2id.derive(password: Array("pw".utf8), salt: Array("saltsalt".utf8), parameters: Self.cheap)
+        for _ in 0..<20 {
+            #expect(try Argon2id.derive(password: Array("pw".utf8), salt: Array("saltsalt".utf8), parameters: Self.cheap) == reference)
+        }
+        let larger = Argon2id.Parameters(memoryKiB: Self.cheap.memoryKiB * 4, iterations: 1, parallelism: 1)
+        let grown = try Argon2id.derive(password: Array("pw".utf8), salt: Array("saltsalt".utf8), parameters: larger)
+        #expect(grown != reference)
+        #expect(try Argon2id.derive(password: Array("pw".utf8), salt: Array("saltsalt".utf8), parameters: Self.cheap) == reference)
+    }
 }
