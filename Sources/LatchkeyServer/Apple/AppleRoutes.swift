@@ -25,6 +25,5 @@ struct AppleRoutes {
             try await apple.handleNotification(try body.string("payload", maxLength: JWS.maxCompactLength)!, context: RequestContext(request))
             return .empty(status: 200)
         }
-
     }
 }

@@ -72,6 +72,11 @@ public final class LatchkeyApplication: Sendable {
     ) async throws -> LatchkeyApplication {
         let (masterKey, created) = try MasterKey.load(path: configuration.masterKeyFile, createIfMissing: configuration.dev)
         let appleSettings = try AppleSettings(configuration)
+        let httpClient = URLSessionHTTPClient()
+        var sandbox: AppleSandbox?
+        if configuration.dev, let developer = appleSettings.sandboxDeveloper {
+            sandbox = try AppleSandbox(issuer: appleSettings.issuer, developer: developer, client: httpClient, clock: clock)
+        }
         let database = try openDatabase(configuration)
         let applied: [Migration]
         let signingKeys: SigningKeyRing
@@ -85,7 +90,6 @@ public final class LatchkeyApplication: Sendable {
         }
         let metrics = Metrics()
         let sessions = SessionService(database: database, keys: signingKeys, metrics: metrics, configuration: configuration, clock: clock)
-        let httpClient = URLSessionHTTPClient()
         let apple = AppleService(
             settings: appleSettings, httpClient: httpClient, timeout: appleTimeout, sessions: sessions, masterKey: masterKey, clock: clock)
         let bearer = BearerAuthenticator(sessions: sessions)
@@ -97,13 +101,9 @@ public final class LatchkeyApplication: Sendable {
         AppleRoutes(apple: apple).register(on: router)
         let factors = FactorService(sessions: sessions, masterKey: masterKey, failuresPerAccount: configuration.rateLimits.loginPerAccount15m)
         FactorRoutes(factors: factors, bearer: bearer).register(on: router)
-        let passwords = try await PasswordService(database: database, sessions: sessions, metrics: metrics, configuration: configuration)
+        let passwords = PasswordService(database: database, sessions: sessions, metrics: metrics, configuration: configuration)
         if configuration.password.enabled { PasswordRoutes(passwords: passwords, bearer: bearer).register(on: router) }
-        var sandbox: AppleSandbox?
-        if configuration.dev, let developer = appleSettings.sandboxDeveloper {
-            sandbox = try AppleSandbox(issuer: appleSettings.issuer, developer: developer, client: httpClient, clock: clock)
-            sandbox?.register(on: router)
-        }
+        sandbox?.register(on: router)
 
         let (host, port) = configuration.listenAddress
         var serverConfiguration = HTTPServer.Configuration()

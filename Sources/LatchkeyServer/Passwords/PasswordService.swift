@@ -18,13 +18,13 @@ public final class PasswordService: Sendable {
     let policy: PasswordPolicy
     let limiter: LoginRateLimiter
     let parameters: Argon2id.Parameters
-    /// A hash of a random password, verified when the username is unknown (S13).
+    /// A PHC string no password matches, verified when the username is unknown (S13).
     private let dummyHash: String
 
     /// The `method` label of sign-in metrics and the `amr` value of password sign-ins.
     static let method = "pwd"
 
-    init(database: any SQLDatabase, sessions: SessionService, metrics: Metrics, configuration: Configuration) async throws {
+    init(database: any SQLDatabase, sessions: SessionService, metrics: Metrics, configuration: Configuration) {
         self.database = database
         self.sessions = sessions
         self.metrics = metrics
