@@ -114,18 +114,7 @@ struct PasswordPoolTests {
     static func flood(port: Int, request: [UInt8], count: Int, connected: () -> Void) -> [Probe] {
         var sockets = [Int32]()
         for _ in 0..<count {
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var time = timeval(tv_sec: 30, tv_usec: 0)
-            setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            if connected != 0 { close(descriptor) }
-            sockets.append(connected == 0 ? descriptor : -1)
+            sockets.append(RawHTTP.connect(port: port, timeout: 30) ?? -1)
         }
         connected()
         for descriptor in sockets where descriptor >= 0 {

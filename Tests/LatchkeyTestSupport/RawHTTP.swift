@@ -15,12 +15,13 @@ public enum RawHTTP {
         case response([UInt8])
     }
 
-    /// Connects to 127.0.0.1:`port`, writes `request`, reads until the server closes or the
-    /// timeout passes, and returns what arrived.
-    public static func exchange(port: Int, _ request: [UInt8], timeout: TimeInterval = 10) -> Result {
+    /// A blocking TCP connection to 127.0.0.1:`port` whose reads time out after `timeout`; the
+    /// caller closes it.
+    ///
+    /// - Returns: The socket, or `nil` when the connection was refused.
+    public static func connect(port: Int, timeout: TimeInterval) -> Int32? {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { return .refused }
-        defer { close(descriptor) }
+        guard descriptor >= 0 else { return nil }
         var time = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - timeout.rounded(.down)) * 1_000_000))
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
@@ -28,9 +29,20 @@ public enum RawHTTP {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard connected == 0 else { return .refused }
+        guard connected == 0 else {
+            close(descriptor)
+            return nil
+        }
+        return descriptor
+    }
+
+    /// Connects to 127.0.0.1:`port`, writes `request`, reads until the server closes or the
+    /// timeout passes, and returns what arrived.
+    public static func exchange(port: Int, _ request: [UInt8], timeout: TimeInterval = 10) -> Result {
+        guard let descriptor = connect(port: port, timeout: timeout) else { return .refused }
+        defer { close(descriptor) }
         var written = 0
         while written < request.count {
             let count = request[written...].withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
