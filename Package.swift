@@ -46,7 +46,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .target(
             name: "LatchkeyStore",
-            dependencies: ["CLatchkeySQLite", "LatchkeyCrypto"],
+            dependencies: ["CLatchkeySQLite", "LatchkeyCrypto", "LatchkeyJOSE"],
             swiftSettings: swiftSettings),
         // A local stand-in for Apple's Sign in with Apple servers: development mode and tests.
         .target(
