@@ -29,15 +29,21 @@ final class SQLiteWorker: Sendable {
     /// Jobs waiting for the connection or running on it now.
     var queueDepth: Int { pending.load(ordering: .relaxed) }
 
+    /// Counts one more job waiting or running, or refuses it when the queue is full; the caller
+    /// subtracts it when the job is done.
+    private func reserve() throws {
+        guard pending.wrappingAdd(1, ordering: .relaxed).newValue <= limit else {
+            pending.wrappingSubtract(1, ordering: .relaxed)
+            throw StoreError.busy("the \(role) queue is full (\(limit) jobs)")
+        }
+    }
+
     /// Runs `job` with the connection on the worker's queue.
     ///
     /// - Throws: What `job` throws; ``StoreError/Code/busy`` when the queue is full;
     ///   ``StoreError/Code/closed`` when the connection was closed before the job's turn came.
     func run<T: Sendable>(_ job: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
-        guard pending.wrappingAdd(1, ordering: .relaxed).newValue <= limit else {
-            pending.wrappingSubtract(1, ordering: .relaxed)
-            throw StoreError.busy("the \(role) queue is full (\(limit) jobs)")
-        }
+        try reserve()
         defer { pending.wrappingSubtract(1, ordering: .relaxed) }
         return try await withCheckedThrowingContinuation { continuation in
             queue.async {
@@ -58,10 +64,7 @@ final class SQLiteWorker: Sendable {
     /// - Throws: What `body` throws (its own changes undone); ``StoreError/Code/busy`` when the
     ///   queue is full or the lock stayed taken; a ``StoreError`` when the group's commit failed.
     func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
-        guard pending.wrappingAdd(1, ordering: .relaxed).newValue <= limit else {
-            pending.wrappingSubtract(1, ordering: .relaxed)
-            throw StoreError.busy("the \(role) queue is full (\(limit) jobs)")
-        }
+        try reserve()
         defer { pending.wrappingSubtract(1, ordering: .relaxed) }
         return try await withCheckedThrowingContinuation { continuation in
             let write = GroupedWrite(body: body, continuation: continuation)
@@ -238,12 +241,18 @@ private struct GuardedConnection: SQLConnection {
 
     var lastInsertRowID: Int64 { connection.lastInsertRowID }
 
-    private static let transactionWords: Set<String> = ["BEGIN", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE"]
+    private static let transactionWords = ["BEGIN", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE"].map { Array($0.utf8) }
 
+    /// Refuses a statement whose first word is transaction control. It runs for every statement
+    /// on the writer, so it compares bytes in place instead of making a string.
     private static func check(_ sql: String) throws {
-        let word = sql.drop { $0.isWhitespace }.prefix { $0.isLetter }.uppercased()
-        if transactionWords.contains(word) {
-            throw StoreError.misuse("the transaction was ended inside the closure; never run BEGIN, COMMIT or ROLLBACK there")
+        let bytes = sql.utf8.drop { $0 == 0x20 || (0x09...0x0D).contains($0) }
+        for word in transactionWords where bytes.starts(with: word, by: { $0 & 0xDF == $1 }) {
+            // The whole word: a first word `ENDS` is not `END`.
+            let next = bytes.dropFirst(word.count).first.map { $0 & 0xDF }
+            if next.map({ !(0x41...0x5A).contains($0) }) ?? true {
+                throw StoreError.misuse("the transaction was ended inside the closure; never run BEGIN, COMMIT or ROLLBACK there")
+            }
         }
     }
 }
