@@ -62,6 +62,7 @@ enum PercentEncoding {
     /// Encodes fields as `a=1&b=2`, in name order, escaping everything but RFC 3986's
     /// unreserved characters.
     static func encodeForm(_ fields: [String: String]) -> String {
+        let hex = Array("0123456789ABCDEF".utf8)
         func escape(_ text: String) -> String {
             var output = ""
             for byte in text.utf8 {
@@ -70,7 +71,6 @@ enum PercentEncoding {
                     UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
                     output.unicodeScalars.append(Unicode.Scalar(byte))
                 default:
-                    let hex = Array("0123456789ABCDEF".utf8)
                     output += "%" + String(decoding: [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]], as: UTF8.self)
                 }
             }
