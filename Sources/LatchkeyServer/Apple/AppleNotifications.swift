@@ -45,9 +45,7 @@ extension AppleService {
                 dialect.sql("INSERT INTO apple_notifications (jti, received_at, expires_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING"),
                 [.text(String(jti.prefix(200))), .time(now), .time(keepUntil)])
             guard fresh == 1 else { return .alreadySeen }
-            let identity = try connection.queryOne(
-                dialect.sql("SELECT id, user_id FROM identities WHERE provider = 'apple' AND issuer = ? AND subject = ?"),
-                [.text(self.settings.issuer), .text(subject)])
+            let identity = try self.appleIdentity(subject: subject, on: connection)
             var outcome = NotificationOutcome.applied
             if let identity {
                 let identityID = try identity.string("id")

@@ -116,16 +116,12 @@ final class AppleService: Sendable {
             [.blob(token.replayKey), .time(max(token.expiresAt, now).addingTimeInterval(60))])
         guard remembered == 1 else { throw Self.replayed }
 
-        var identity = try connection.queryOne(
-            dialect.sql("SELECT * FROM identities WHERE provider = 'apple' AND issuer = ? AND subject = ?"),
-            [.text(settings.issuer), .text(token.subject)])
+        var identity = try appleIdentity(subject: token.subject, on: connection)
         var event = "sign_in"
         if identity == nil, let transferSubject = token.transferSubject {
             // A user of an app that moved to our team: the operator imported the sending team's
             // transfer ids; the identity keeps its account and takes the new subject.
-            identity = try connection.queryOne(
-                dialect.sql("SELECT * FROM identities WHERE provider = 'apple' AND issuer = ? AND transfer_sub = ?"),
-                [.text(settings.issuer), .text(transferSubject)])
+            identity = try appleIdentity(transferSubject: transferSubject, on: connection)
             if let identity {
                 try connection.execute(
                     dialect.sql("UPDATE identities SET subject = ?, transfer_sub = NULL WHERE id = ?"),
@@ -192,6 +188,20 @@ final class AppleService: Sendable {
                   details: ["method": "apple", "created": created ? "true" : "false", "code_exchanged": appleRefreshToken == nil ? "false" : "true"]),
             on: connection)
         return .init(user: user, created: created, method: "apple")
+    }
+
+    /// The Apple identity of our issuer with this `sub`, read inside the caller's transaction.
+    func appleIdentity(subject: String, on connection: any SQLConnection) throws -> SQLRow? {
+        try connection.queryOne(
+            database.dialect.sql("SELECT * FROM identities WHERE provider = 'apple' AND issuer = ? AND subject = ?"),
+            [.text(settings.issuer), .text(subject)])
+    }
+
+    /// The Apple identity an operator imported this team-transfer id for.
+    private func appleIdentity(transferSubject: String, on connection: any SQLConnection) throws -> SQLRow? {
+        try connection.queryOne(
+            database.dialect.sql("SELECT * FROM identities WHERE provider = 'apple' AND issuer = ? AND transfer_sub = ?"),
+            [.text(settings.issuer), .text(transferSubject)])
     }
 
     /// Stores Apple's refresh token sealed under the master key, bound to its identity row.
