@@ -89,7 +89,15 @@ final class SQLiteConnection: SQLConnection {
         try uncachedQuery("PRAGMA foreign_keys = ON")
         // The writer keeps up to 32 MiB of pages (SQLite's default is 2 MiB): a sign-in touches
         // about a dozen B-tree pages, and rereading them from the OS cost a pread call each.
-        if role == .writer { try uncachedQuery("PRAGMA cache_size = -32768") }
+        if role == .writer {
+            try uncachedQuery("PRAGMA cache_size = -32768")
+            // Each grouped write runs in a savepoint, whose undo pages (the statement journal)
+            // go to a temporary file once they pass 64 KiB; a group of sign-ins passes that, and
+            // those file writes cost as much as the WAL's. Kept in memory (at most a group's
+            // pages), Apple sign-ins under load wrote 28 KB each instead of 100 KB and ran 12%
+            // faster (A/B, same run).
+            try uncachedQuery("PRAGMA temp_store = MEMORY")
+        }
         // No SQL functions with side effects from inside the schema (views, triggers).
         try uncachedQuery("PRAGMA trusted_schema = OFF")
         if role == .reader {
