@@ -66,7 +66,8 @@ struct PasswordPoolTests {
             // Nearly every probe within 50 ms, and none held up for long. Single outliers of 50 to
             // 170 ms show up on this shared two-core machine in a debug build, and as much with a
             // burst of 500 plain /healthz requests (no hashing at all), so the bound on every
-            // probe is looser: the scheduler's, not the pool's.
+            // probe is looser here: the scheduler's, not the pool's. The release build's figure,
+            // every probe within 50 ms through a 500-connection flood, is `scripts/bench passwords`.
             let times = health.map(\.milliseconds).sorted()
             let p99 = times[min(times.count - 1, times.count * 99 / 100)]
             #expect(p99 < 50, "99th percentile of /healthz during the flood: \(p99) ms over \(times.count) probes")
