@@ -37,6 +37,8 @@ struct AccessLogTests {
             #expect(!line.contains(secret), "\(secret) leaked into the access log")
         }
         let parsed = try JSONValue(parsing: line)
+        #expect(parsed.serializedString == line, "compact, members in name order, like every JSON object we write")
+        #expect(parsed.objectValue?.count == 11)
         #expect(parsed["route"] == "/v1/sessions/{id}")
         #expect(parsed["status"] == 200)
         #expect(parsed["time"]?.stringValue?.hasSuffix("Z") == true)

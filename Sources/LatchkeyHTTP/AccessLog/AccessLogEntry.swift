@@ -65,20 +65,36 @@ public struct AccessLogEntry: Sendable {
     /// Path and user agent are cut to 256 characters so that a hostile client cannot make one
     /// line arbitrarily long.
     public var jsonLine: String {
-        var members: [String: JSONValue] = [
-            "time": .string(Self.rfc3339(time)),
-            "request_id": .string(requestID),
-            "method": .string(String(method.rawValue.prefix(32))),
-            "route": route.map { .string($0) } ?? .null,
-            "path": .string(String(path.prefix(256))),
-            "status": .number(Double(status)),
+        var output = [UInt8]()
+        writeJSONLine(into: &output)
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Appends ``jsonLine`` to `output` without a dictionary or a string in between: the log
+    /// writer formats every request this way.
+    public func writeJSONLine(into output: inout [UInt8]) {
+        // In name order, as JSON objects are serialized everywhere else.
+        let members: KeyValuePairs<String, JSONValue> = [
             "duration_seconds": .number((durationSeconds * 1_000_000).rounded() / 1_000_000),
+            "method": .string(String(method.rawValue.prefix(32))),
+            "path": .string(String(path.prefix(256))),
             "remote_address": .string(remoteAddress),
             "request_bytes": .number(Double(requestBytes)),
+            "request_id": .string(requestID),
             "response_bytes": .number(Double(responseBytes)),
+            "route": route.map { .string($0) } ?? .null,
+            "status": .number(Double(status)),
+            "time": .string(Self.rfc3339(time)),
+            "user_agent": userAgent.map { .string(String($0.prefix(256))) } ?? .null,
         ]
-        members["user_agent"] = userAgent.map { .string(String($0.prefix(256))) } ?? .null
-        return JSONValue.object(members).serializedString
+        output.append(UInt8(ascii: "{"))
+        for (offset, member) in members.enumerated() {
+            if offset > 0 { output.append(UInt8(ascii: ",")) }
+            JSONValue.string(member.key).serialize(into: &output)
+            output.append(UInt8(ascii: ":"))
+            member.value.serialize(into: &output)
+        }
+        output.append(UInt8(ascii: "}"))
     }
 
     /// `2026-11-30T18:00:00.123Z`.

@@ -42,7 +42,7 @@ public final class StandardErrorAccessLog: AccessLogSink {
             var output = [UInt8]()
             output.reserveCapacity(entries.count * 256)
             for entry in entries {
-                output.append(contentsOf: entry.jsonLine.utf8)
+                entry.writeJSONLine(into: &output)
                 output.append(0x0A)
             }
             if dropped > 0 {

@@ -7,14 +7,15 @@ extension JSONValue {
     public var serialized: [UInt8] {
         var output = [UInt8]()
         output.reserveCapacity(128)
-        write(to: &output)
+        serialize(into: &output)
         return output
     }
 
     /// ``serialized`` as a `String`.
     public var serializedString: String { String(decoding: serialized, as: UTF8.self) }
 
-    private func write(to output: inout [UInt8]) {
+    /// Appends ``serialized`` to `output`, for writers that fill one buffer with many values.
+    public func serialize(into output: inout [UInt8]) {
         switch self {
         case .null: output.append(contentsOf: "null".utf8)
         case .bool(let value): output.append(contentsOf: (value ? "true" : "false").utf8)
@@ -24,7 +25,7 @@ extension JSONValue {
             output.append(UInt8(ascii: "["))
             for (offset, element) in elements.enumerated() {
                 if offset > 0 { output.append(UInt8(ascii: ",")) }
-                element.write(to: &output)
+                element.serialize(into: &output)
             }
             output.append(UInt8(ascii: "]"))
         case .object(let members):
@@ -33,7 +34,7 @@ extension JSONValue {
                 if offset > 0 { output.append(UInt8(ascii: ",")) }
                 Self.write(string: name, to: &output)
                 output.append(UInt8(ascii: ":"))
-                members[name]!.write(to: &output)
+                members[name]!.serialize(into: &output)
             }
             output.append(UInt8(ascii: "}"))
         }
@@ -50,22 +51,30 @@ extension JSONValue {
     }
 
     private static func write(string: String, to output: inout [UInt8]) {
-        let hex = Array("0123456789abcdef".utf8)
         output.append(UInt8(ascii: "\""))
-        for byte in string.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-            case UInt8(ascii: "\\"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-            case 0x0A: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case 0x0D: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case 0x09: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0..<0x20:
-                output.append(contentsOf: Array("\\u00".utf8))
-                output.append(hex[Int(byte >> 4)])
-                output.append(hex[Int(byte & 0xF)])
-            default: output.append(byte)
+        var string = string
+        string.withUTF8 { bytes in
+            // Most strings (ids, names, routes) need no escape: one scan, then one copy.
+            if bytes.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+                output.append(contentsOf: bytes)
+                return
+            }
+            for byte in bytes {
+                switch byte {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"): output.append(contentsOf: [UInt8(ascii: "\\"), byte])
+                case 0x0A: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+                case 0x0D: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+                case 0x09: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+                case 0..<0x20: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), 0x30, 0x30, hexDigit(byte >> 4), hexDigit(byte & 0xF)])
+                default: output.append(byte)
+                }
             }
         }
         output.append(UInt8(ascii: "\""))
+    }
+
+    /// The lowercase hexadecimal digit of a value below 16.
+    private static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 }

@@ -34,10 +34,12 @@ enum ServeCommands {
             await application.shutdown()
             throw CLIError("listen: cannot serve on \(configuration.listen) (\(error))")
         }
+        let trimmer = MallocTuning.trimWhenIdle { [metrics = application.metrics] in metrics.value(.httpConnections) }
         // Written unbuffered: scripts and tests wait for the "listening on" line.
         FileHandle.standardOutput.write(Data(Banner.text(for: application).utf8))
         let signal = await signals.next()
         printError("latchkey: \(signal == SIGINT ? "SIGINT" : "SIGTERM"): finishing requests in flight, then stopping")
+        trimmer.cancel()
         await application.shutdown()
         printError("latchkey: stopped")
         return 0
