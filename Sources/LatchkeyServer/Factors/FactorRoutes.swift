@@ -8,24 +8,26 @@ struct FactorRoutes {
     let factors: FactorService
     let bearer: BearerAuthenticator
 
+    /// The longest id or token a body may carry (ours are under 50 bytes).
+    static let idLength = 512
+
     func register(on router: Router) {
         let factors = factors
         let bearer = bearer
 
         router.post("/v1/challenges") { request in
             let principal = try await bearer.authenticate(request)
-            let body = try Self.object(request)
-            guard let purpose = try Self.string(body, "purpose").flatMap(ChallengePurpose.init(rawValue:)), purpose != .mfa else {
+            let body = try JSONFields(request)
+            guard let purpose = ChallengePurpose(rawValue: try body.required("purpose", maxLength: Self.idLength)), purpose != .mfa else {
                 throw HTTPError.invalidRequest("purpose must be register or step_up")
             }
-            let deviceID = try Self.string(body, "device_id")
+            let deviceID = try body.optional("device_id", maxLength: Self.idLength)
             return .json(try await factors.issueChallenge(for: principal, purpose: purpose, deviceID: deviceID))
         }
 
         router.post("/v1/challenges/{id}/verify") { request in
             let principal = try await bearer.authenticate(request)
-            let body = try Self.object(request)
-            let signature = try Self.binary(body, "signature")
+            let signature = try JSONFields(request).binary("signature")
             let token = try await factors.stepUp(
                 principal, challengeID: request.pathParameters["id"] ?? "", signature: signature, context: RequestContext(request))
             return token.response()
@@ -33,14 +35,13 @@ struct FactorRoutes {
 
         router.post("/v1/devices") { request in
             let principal = try await bearer.authenticate(request)
-            let body = try Self.object(request)
-            let publicKey = try Self.binary(body, "public_key")
-            guard let label = try Self.string(body, "label"), (1...100).contains(label.count) else {
-                throw HTTPError.invalidRequest("label is required, 1 to 100 characters")
-            }
-            guard let challengeID = try Self.string(body, "challenge_id") else { throw HTTPError.invalidRequest("challenge_id is required") }
+            let body = try JSONFields(request)
+            let publicKey = try body.binary("public_key")
+            let label = try body.required("label", maxLength: 400)
+            guard label.count <= 100 else { throw HTTPError.invalidRequest("label must be at most 100 characters") }
+            let challengeID = try body.required("challenge_id", maxLength: Self.idLength)
             let device = try await factors.registerDevice(
-                for: principal, publicKey: publicKey, label: label, challengeID: challengeID, signature: try Self.binary(body, "signature"),
+                for: principal, publicKey: publicKey, label: label, challengeID: challengeID, signature: try body.binary("signature"),
                 context: RequestContext(request))
             return .json(device.json, status: 201)
         }
@@ -66,7 +67,7 @@ struct FactorRoutes {
 
         router.post("/v1/totp/confirm") { request in
             let principal = try await bearer.authenticate(request)
-            guard let code = try Self.string(Self.object(request), "code") else { throw HTTPError.invalidRequest("code is required") }
+            let code = try JSONFields(request).required("code", maxLength: Self.idLength)
             let codes = try await factors.confirmTOTP(for: principal, code: code, context: RequestContext(request))
             var response = HTTPResponse.json(["recovery_codes": .array(codes.map(JSONValue.string))])
             response.headers.set("Cache-Control", "no-store")
@@ -80,46 +81,26 @@ struct FactorRoutes {
         }
 
         router.post("/v1/mfa/challenge") { request in
-            let body = try Self.object(request)
-            guard let token = try Self.string(body, "mfa_token") else { throw HTTPError.invalidRequest("mfa_token is required") }
-            guard let deviceID = try Self.string(body, "device_id") else { throw HTTPError.invalidRequest("device_id is required") }
+            let body = try JSONFields(request)
+            let token = try body.required("mfa_token", maxLength: Self.idLength)
+            let deviceID = try body.required("device_id", maxLength: Self.idLength)
             return .json(try await factors.mfaChallenge(token: token, deviceID: deviceID))
         }
 
         router.post("/v1/mfa/verify") { request in
-            let body = try Self.object(request)
-            guard let token = try Self.string(body, "mfa_token") else { throw HTTPError.invalidRequest("mfa_token is required") }
-            let challengeID = try Self.string(body, "challenge_id")
-            let code = try Self.string(body, "totp_code")
-            let recoveryCode = try Self.string(body, "recovery_code")
+            let body = try JSONFields(request)
+            let token = try body.required("mfa_token", maxLength: Self.idLength)
+            let challengeID = try body.optional("challenge_id", maxLength: Self.idLength)
+            let code = try body.optional("totp_code", maxLength: Self.idLength)
+            let recoveryCode = try body.optional("recovery_code", maxLength: Self.idLength)
             let proof: MFAProof
             switch (challengeID, code, recoveryCode) {
-            case (let challengeID?, nil, nil): proof = .deviceSignature(challengeID: challengeID, signature: try Self.binary(body, "signature"))
+            case (let challengeID?, nil, nil): proof = .deviceSignature(challengeID: challengeID, signature: try body.binary("signature"))
             case (nil, let code?, nil): proof = .totp(code)
             case (nil, nil, let recoveryCode?): proof = .recoveryCode(recoveryCode)
             default: throw HTTPError.invalidRequest("give exactly one of challenge_id with signature, totp_code or recovery_code")
             }
             return try await factors.mfaVerify(token: token, proof: proof, context: RequestContext(request)).response()
         }
-    }
-
-    /// The body as a JSON object.
-    static func object(_ request: HTTPRequest) throws -> [String: JSONValue] {
-        guard case .object(let members) = try request.jsonBody() else { throw HTTPError.invalidRequest("the body must be a JSON object") }
-        return members
-    }
-
-    /// An optional string field of at most 512 characters.
-    static func string(_ body: [String: JSONValue], _ name: String) throws -> String? {
-        guard let value = body[name], value != .null else { return nil }
-        guard let string = value.stringValue, string.utf8.count <= 512 else { throw HTTPError.invalidRequest("\(name) must be a string") }
-        return string
-    }
-
-    /// A required binary field: base64url without padding, or standard base64 with padding.
-    static func binary(_ body: [String: JSONValue], _ name: String) throws -> [UInt8] {
-        guard let text = try string(body, name) else { throw HTTPError.invalidRequest("\(name) is required") }
-        guard let bytes = Base64URL.decodeLenient(text) else { throw HTTPError.invalidRequest("\(name) is not base64url or base64") }
-        return bytes
     }
 }

@@ -14,8 +14,8 @@ struct PasswordRoutes {
             let body = try JSONFields(request)
             let response = try await passwords.signUp(
                 username: try Self.username(body), password: try Self.password(body, "password"),
-                givenName: try body.string("given_name", required: false, maxLength: 256),
-                familyName: try body.string("family_name", required: false, maxLength: 256), context: RequestContext(request))
+                givenName: try body.optional("given_name", maxLength: 256),
+                familyName: try body.optional("family_name", maxLength: 256), context: RequestContext(request))
             return response.response(status: 201)
         }
 
@@ -37,7 +37,7 @@ struct PasswordRoutes {
     }
 
     static func username(_ body: JSONFields) throws -> String {
-        try body.string("username", maxLength: 1024) ?? ""
+        try body.required("username", maxLength: 1024)
     }
 
     /// A password of any length the body allows: ``PasswordPolicy`` judges its length and says why.

@@ -10,13 +10,12 @@ struct JSONFields {
         self.members = members
     }
 
-    /// The string `name`: `nil` when absent or null and not required.
+    /// The string `name`, or `nil` when it is absent or null.
     ///
-    /// - Throws: `invalid_request` when it is required and absent, not a string, empty or too long.
-    func string(_ name: String, required: Bool = true, maxLength: Int) throws -> String? {
+    /// - Throws: `invalid_request` when it is not a string, empty or longer than `maxLength` bytes.
+    func optional(_ name: String, maxLength: Int) throws -> String? {
         switch members[name] {
         case nil, .null?:
-            if required { throw HTTPError.invalidRequest("\(name) is required") }
             return nil
         case .string(let value)?:
             guard !value.isEmpty, value.utf8.count <= maxLength else {
@@ -26,5 +25,22 @@ struct JSONFields {
         default:
             throw HTTPError.invalidRequest("\(name) must be a string")
         }
+    }
+
+    /// The string `name`.
+    ///
+    /// - Throws: `invalid_request` when it is absent, not a string, empty or too long.
+    func required(_ name: String, maxLength: Int) throws -> String {
+        guard let value = try optional(name, maxLength: maxLength) else { throw HTTPError.invalidRequest("\(name) is required") }
+        return value
+    }
+
+    /// The required binary field `name`: base64url without padding, or standard base64 with
+    /// padding (what `SecKey` and CryptoKit hand an app).
+    func binary(_ name: String, maxLength: Int = 512) throws -> [UInt8] {
+        guard let bytes = Base64URL.decodeLenient(try required(name, maxLength: maxLength)) else {
+            throw HTTPError.invalidRequest("\(name) is not base64url or base64")
+        }
+        return bytes
     }
 }
