@@ -56,7 +56,6 @@ let package = Package(
         .target(
             name: "LatchkeyServer",
             dependencies: ["LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyStore", "LatchkeySandbox"],
-            resources: [.copy("Passwords/Resources")],
             swiftSettings: swiftSettings),
         .executableTarget(
             name: "latchkey",

@@ -2,7 +2,7 @@ import Foundation
 import LatchkeyCrypto
 import LatchkeyHTTP
 import LatchkeyJOSE
-import LatchkeyServer
+@testable import LatchkeyServer
 import LatchkeyStore
 import LatchkeyTestSupport
 import Testing
@@ -130,6 +130,13 @@ struct PasswordAccountTests {
             #expect(users.isEmpty)
             #expect(try await Self.audit(server, event: "password.signup").isEmpty)
         }
+    }
+
+    @Test("S12: the common-password list compiled in is Django's file byte for byte, all 19,640 of it")
+    func s12VendoredList() {
+        let file = Array((CommonPasswords.vendoredList + "\n").utf8)
+        #expect(HashFunction.sha256.hexDigest(file) == "29ca0fa5303165f012f3e9775e3e95a3071cdd59f219973ec1cbb308d0214a6f")
+        #expect(CommonPasswords.shared.count == 19_640)
     }
 
     @Test("S12: min_length is configurable upwards")

@@ -68,22 +68,15 @@ struct PasswordPolicy: Sendable {
 }
 
 /// The list of common passwords new ones are checked against (SECURITY.md S12): Django's list
-/// of 19,640, vendored with its licence in `Resources/` (see `Resources/SOURCE.md`).
+/// of 19,640, vendored with its source and licence in `CommonPasswordList.swift`.
 ///
 /// Loaded once per process into a set; entries and candidates are compared after NFKC and
 /// lowercasing, so "PassWord1" is as refused as "password1".
 final class CommonPasswords: Sendable {
     private let entries: Set<String>
 
-    /// The vendored list, read on first use.
-    static let shared: CommonPasswords = {
-        guard let url = Bundle.module.url(forResource: "common-passwords", withExtension: "txt", subdirectory: "Resources"),
-            let text = try? String(contentsOf: url, encoding: .utf8)
-        else {
-            fatalError("the resource Resources/common-passwords.txt of LatchkeyServer is missing from the installation")
-        }
-        return CommonPasswords(text.split(whereSeparator: \.isNewline).map(String.init))
-    }()
+    /// The vendored list (`CommonPasswordList.swift`), made into a set on first use.
+    static let shared = CommonPasswords(vendoredList.split(separator: "\n").map(String.init))
 
     /// A list from the given passwords.
     init(_ passwords: some Sequence<String>) {

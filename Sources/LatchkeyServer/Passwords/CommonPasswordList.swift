@@ -1,3 +1,46 @@
+// The list new passwords are checked against (SECURITY.md S12): 19,640 common passwords,
+// lowercase, one a line, compiled into the server so that no installation can lose it.
+//
+// - From: Django 5.2.19, `django/contrib/auth/common-passwords.txt.gz`, decompressed and
+//   otherwise unchanged: the literal below plus a final newline is that file byte for byte
+//   (sha256 29ca0fa5303165f012f3e9775e3e95a3071cdd59f219973ec1cbb308d0214a6f, checked by a
+//   test). Fetched as the wheel `Django-5.2.19-py3-none-any.whl` from PyPI (sha256 of the
+//   wheel 5965d974a5218a2b68a11dd1276434707f23886525c23f0598eccedaf4f4ca00).
+// - Origin, as Django's documentation of `CommonPasswordValidator` says: the list of 20,000
+//   common passwords compiled by Royce Williams, de-duplicated after lowercasing.
+// - Licence: Django's BSD 3-clause licence:
+//
+//   Copyright (c) Django Software Foundation and individual contributors.
+//   All rights reserved.
+//
+//   Redistribution and use in source and binary forms, with or without modification,
+//   are permitted provided that the following conditions are met:
+//
+//       1. Redistributions of source code must retain the above copyright notice,
+//          this list of conditions and the following disclaimer.
+//
+//       2. Redistributions in binary form must reproduce the above copyright
+//          notice, this list of conditions and the following disclaimer in the
+//          documentation and/or other materials provided with the distribution.
+//
+//       3. Neither the name of Django nor the names of its contributors may be used
+//          to endorse or promote products derived from this software without
+//          specific prior written permission.
+//
+//   THIS SOFTWARE IS PROVIDED BY THE COPYRIGHT HOLDERS AND CONTRIBUTORS "AS IS" AND
+//   ANY EXPRESS OR IMPLIED WARRANTIES, INCLUDING, BUT NOT LIMITED TO, THE IMPLIED
+//   WARRANTIES OF MERCHANTABILITY AND FITNESS FOR A PARTICULAR PURPOSE ARE
+//   DISCLAIMED. IN NO EVENT SHALL THE COPYRIGHT OWNER OR CONTRIBUTORS BE LIABLE FOR
+//   ANY DIRECT, INDIRECT, INCIDENTAL, SPECIAL, EXEMPLARY, OR CONSEQUENTIAL DAMAGES
+//   (INCLUDING, BUT NOT LIMITED TO, PROCUREMENT OF SUBSTITUTE GOODS OR SERVICES;
+//   LOSS OF USE, DATA, OR PROFITS; OR BUSINESS INTERRUPTION) HOWEVER CAUSED AND ON
+//   ANY THEORY OF LIABILITY, WHETHER IN CONTRACT, STRICT LIABILITY, OR TORT
+//   (INCLUDING NEGLIGENCE OR OTHERWISE) ARISING IN ANY WAY OUT OF THE USE OF THIS
+//   SOFTWARE, EVEN IF ADVISED OF THE POSSIBILITY OF SUCH DAMAGE.
+
+extension CommonPasswords {
+    /// The vendored list, one password a line.
+    static let vendoredList = #"""
 123456
 123456789
 qwerty
@@ -19638,3 +19681,5 @@ lucky22
 donaldduck
 lilmama12
 fallen_angel
+"""#
+}
