@@ -85,6 +85,22 @@ struct ConfigurationTests {
             try ConfigurationLoader.load(file: nil, environment: ["LATCHKEY_ASSOCIATED_DOMAINS_APPLINKS": "com.example.app"])
         }
     }
+
+    @Test("trusted proxies are addresses or networks, from the file or the environment; anything else is named")
+    func trustedProxies() throws {
+        try ConfigurationTests.withFile(#"{"trusted_proxies": ["10.0.0.0/8", "::1"]}"#) { path in
+            let loaded = try ConfigurationLoader.load(file: path)
+            #expect(loaded.trustedProxies == ["10.0.0.0/8", "::1"])
+        }
+        let fromEnvironment = try ConfigurationLoader.load(file: nil, environment: ["LATCHKEY_TRUSTED_PROXIES": "127.0.0.1, 192.168.0.0/16"])
+        #expect(fromEnvironment.trustedProxies == ["127.0.0.1", "192.168.0.0/16"])
+        do {
+            _ = try ConfigurationLoader.load(file: nil, environment: ["LATCHKEY_TRUSTED_PROXIES": "10.0.0.0/8,proxy.internal"])
+            Issue.record("a host name was accepted as a trusted proxy")
+        } catch {
+            #expect(error.problems == ["trusted_proxies: proxy.internal is not an IP address or a network such as 10.0.0.0/8"])
+        }
+    }
 }
 
 @Suite("Master key")

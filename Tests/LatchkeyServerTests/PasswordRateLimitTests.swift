@@ -74,6 +74,35 @@ struct PasswordRateLimitTests {
         }
     }
 
+    @Test("S14: behind a trusted proxy each client has its own per-address limit, and the audit names the client; others cannot forge one")
+    func s14BehindProxy() async throws {
+        func logIn(_ server: TestServer, from forwarded: String) async throws -> TestResponse {
+            try await server.request(
+                .post, "/v1/auth/password/login", json: ["username": "someone", "password": "some guess here"],
+                headers: ["X-Forwarded-For": forwarded])
+        }
+        try await TestServer.with({
+            $0.rateLimits.loginPerIP15m = 3
+            $0.trustedProxies = ["127.0.0.1", "10.0.0.0/8"]
+        }) { (server: TestServer) async throws in
+            // The client wrote the first entry itself; the proxies at 10.1.2.3 and 127.0.0.1 saw 203.0.113.7.
+            for _ in 1...3 { #expect(try await logIn(server, from: "198.51.100.1, 203.0.113.7, 10.1.2.3").status == 401) }
+            #expect(try await logIn(server, from: "203.0.113.7").status == 429)
+            #expect(try await logIn(server, from: "203.0.113.8").status == 401, "another client behind the same proxy")
+            let entries = try await Account.audit(server, event: "password.login")
+            #expect(entries.first?.ip == "203.0.113.8")
+            #expect(entries.dropFirst().first?.ip == "203.0.113.7")
+            let keys = try await server.database.read { try $0.query("SELECT key FROM rate_limits ORDER BY key") }.map { try $0.string("key") }
+            #expect(keys.filter { $0.hasPrefix("login:ip:") } == ["login:ip:203.0.113.7", "login:ip:203.0.113.8"])
+        }
+        // Without trusted_proxies the header is the client's word: ignored.
+        try await TestServer.with({ $0.rateLimits.loginPerIP15m = 3 }) { (server: TestServer) async throws in
+            for index in 1...3 { #expect(try await logIn(server, from: "203.0.113.\(index)").status == 401) }
+            #expect(try await logIn(server, from: "203.0.113.9").status == 429, "one client, whatever it claims")
+            #expect(try await Account.audit(server, event: "password.login").first?.ip == "127.0.0.1")
+        }
+    }
+
     @Test("S14: the limit holds after a restart of the server process")
     func s14Restart() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-test-\(UUID())")

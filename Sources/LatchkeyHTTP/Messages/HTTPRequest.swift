@@ -13,7 +13,8 @@ public struct HTTPRequest: Sendable {
     public var headers: HTTPHeaders
     /// The body bytes; empty when there was none.
     public var body: [UInt8]
-    /// The peer's IP address (IPv4-mapped IPv6 addresses are shown as IPv4), without the port.
+    /// The client's IP address, without the port: the peer's, or the one a trusted proxy names
+    /// in `X-Forwarded-For` (``TrustedProxies``). IPv4-mapped IPv6 addresses are shown as IPv4.
     public var remoteAddress: String
     /// The values the router took from the path's `{name}` segments.
     public var pathParameters: [String: String]

@@ -38,6 +38,7 @@ final class Connection {
         var path: String
         var userAgent: String?
         var requestBytes: Int
+        var clientAddress: String
     }
 
     let id: Int
@@ -223,9 +224,11 @@ final class Connection {
             guard let value, RequestIDGenerator.isSafe(value) else { return nil }
             return String(decoding: value, as: UTF8.self)
         }
+        let clientAddress = context.trustedProxies.networks.isEmpty
+            ? remoteAddress : context.trustedProxies.clientAddress(peer: remoteAddress, forwardedFor: head.headers.values("X-Forwarded-For"))
         var request = HTTPRequest(
             method: head.method, path: head.path, query: head.query, headers: head.headers, body: body,
-            remoteAddress: remoteAddress, pathParameters: [:], requestID: incomingID ?? loop.requestIDs.makeID())
+            remoteAddress: clientAddress, pathParameters: [:], requestID: incomingID ?? loop.requestIDs.makeID())
         request.encodedPath = head.encodedPath
         state = .processing
         deadline = 0
@@ -233,7 +236,7 @@ final class Connection {
         inFlight = InFlight(
             method: head.method, requestID: request.requestID, closeAfter: closeAfter, isHTTP10: head.isHTTP10,
             startNanoseconds: logging ? Monotonic.nanoseconds() : 0, route: nil, path: logging ? head.path : "",
-            userAgent: logging ? head.headers["User-Agent"] : nil, requestBytes: headLength + body.count)
+            userAgent: logging ? head.headers["User-Agent"] : nil, requestBytes: headLength + body.count, clientAddress: clientAddress)
         guard let routes = context.router?.table else {
             spawn(request, responder: context.responder)
             return
@@ -277,7 +280,7 @@ final class Connection {
                     time: .now, requestID: inFlight.requestID, method: inFlight.method, route: inFlight.route,
                     path: inFlight.path, status: response.status,
                     durationSeconds: Double(Monotonic.nanoseconds() - inFlight.startNanoseconds) / 1e9,
-                    remoteAddress: remoteAddress, userAgent: inFlight.userAgent, requestBytes: inFlight.requestBytes,
+                    remoteAddress: inFlight.clientAddress, userAgent: inFlight.userAgent, requestBytes: inFlight.requestBytes,
                     responseBytes: loop.output.count))
         }
         if close {

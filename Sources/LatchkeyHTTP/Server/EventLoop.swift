@@ -5,6 +5,7 @@ import Synchronization
 /// What every loop of one server reads; immutable after start apart from the atomics.
 final class ServerContext: Sendable {
     let limits: HTTPServer.Limits
+    let trustedProxies: TrustedProxies
     let responder: any HTTPResponder
     /// The responder when it is a ``Router``: lets a loop resolve a request and run a synchronous
     /// route without a task. Its table is frozen by `start()`; reading it is one atomic load.
@@ -17,8 +18,12 @@ final class ServerContext: Sendable {
     /// Milliseconds between two deadline sweeps of a loop.
     let tickMilliseconds: Int
 
-    init(limits: HTTPServer.Limits, responder: any HTTPResponder, accessLog: (any AccessLogSink)?, errors: ErrorMiddleware) {
+    init(
+        limits: HTTPServer.Limits, trustedProxies: TrustedProxies, responder: any HTTPResponder, accessLog: (any AccessLogSink)?,
+        errors: ErrorMiddleware
+    ) {
         self.limits = limits
+        self.trustedProxies = trustedProxies
         self.responder = responder
         self.router = responder as? Router
         self.accessLog = accessLog

@@ -15,6 +15,8 @@ extension HTTPServer {
         public var shutdownDeadline: Duration = .seconds(10)
         /// The listen backlog.
         public var backlog: Int = 1024
+        /// Proxies whose `X-Forwarded-For` names the client (``HTTPRequest/remoteAddress``).
+        public var trustedProxies: TrustedProxies = .none
 
         /// Creates a configuration with the defaults.
         public init() {}

@@ -45,7 +45,7 @@ public final class HTTPServer: Sendable {
         precondition(configuration.eventLoops >= 1, "HTTPServer: at least one event loop")
         self.configuration = configuration
         self.context = ServerContext(
-            limits: configuration.limits, responder: responder, accessLog: accessLog,
+            limits: configuration.limits, trustedProxies: configuration.trustedProxies, responder: responder, accessLog: accessLog,
             errors: ErrorMiddleware(onUnexpectedError: onUnexpectedError))
     }
 

@@ -65,28 +65,13 @@ enum ListeningSocket {
     /// The IP address of a peer as text; IPv4-mapped IPv6 addresses as plain IPv4, so that rate
     /// limits and logs see one form per client.
     static func addressText(_ address: inout sockaddr_storage) -> String {
-        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
-        switch Int32(address.ss_family) {
-        case AF_INET:
-            withUnsafeBytes(of: &address) { raw in
-                var ip = raw.load(fromByteOffset: 4, as: in_addr.self)
-                _ = inet_ntop(AF_INET, &ip, &text, socklen_t(text.count))
+        let family = Int32(address.ss_family)
+        return withUnsafeBytes(of: &address) { raw in
+            switch family {
+            case AF_INET: IPNetwork.text(of: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF] + raw[4..<8])
+            case AF_INET6: IPNetwork.text(of: Array(raw[8..<24]))
+            default: "unknown"
             }
-        case AF_INET6:
-            withUnsafeBytes(of: &address) { raw in
-                var ip = raw.load(fromByteOffset: 8, as: in6_addr.self)
-                let bytes = withUnsafeBytes(of: &ip) { Array($0) }
-                if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF {
-                    var v4 = in_addr()
-                    withUnsafeMutableBytes(of: &v4) { $0.copyBytes(from: bytes[12..<16]) }
-                    _ = inet_ntop(AF_INET, &v4, &text, socklen_t(text.count))
-                } else {
-                    _ = inet_ntop(AF_INET6, &ip, &text, socklen_t(text.count))
-                }
-            }
-        default:
-            return "unknown"
         }
-        return text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }
 }

@@ -109,6 +109,7 @@ public final class LatchkeyApplication: Sendable {
         var serverConfiguration = HTTPServer.Configuration()
         serverConfiguration.host = host
         serverConfiguration.port = port
+        serverConfiguration.trustedProxies = TrustedProxies(networks: configuration.trustedProxies.compactMap(IPNetwork.init))
         let sink = MetricsAccessLog(metrics: metrics, next: accessLog ? StandardErrorAccessLog() : nil)
         let server = HTTPServer(configuration: serverConfiguration, responder: router, accessLog: sink)
         metrics.gauge(.httpConnections) { Double(server.activeConnections) }

@@ -31,6 +31,9 @@ public struct Configuration: Sendable, Equatable {
     public var rateLimits = RateLimits()
     /// `associated_domains`: what `/.well-known/apple-app-site-association` lists.
     public var associatedDomains = AssociatedDomains()
+    /// `trusted_proxies`: addresses or networks (`10.0.0.0/8`) of the reverse proxies in front
+    /// of the server, whose `X-Forwarded-For` names the client. Empty: every peer is a client.
+    public var trustedProxies: [String] = []
     /// `dev`: development mode (sandbox Apple, generated master key, banner).
     public var dev = false
 

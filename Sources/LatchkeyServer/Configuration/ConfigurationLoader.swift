@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyHTTP
 import LatchkeyJOSE
 
 /// A configuration that cannot be used: one line per bad setting, each naming it.
@@ -54,6 +55,7 @@ public enum ConfigurationLoader {
         ("rate_limits.login_per_ip_15m", .int(\.rateLimits.loginPerIP15m, 1...100_000)),
         ("associated_domains.webcredentials", .strings(\.associatedDomains.webcredentials)),
         ("associated_domains.applinks", .strings(\.associatedDomains.applinks)),
+        ("trusted_proxies", .strings(\.trustedProxies)),
         ("dev", .bool(\.dev)),
     ]
 
@@ -205,6 +207,9 @@ public enum ConfigurationLoader {
         }
         if configuration.masterKeyFile.isEmpty {
             problems.append("master_key_file: must name a file")
+        }
+        for proxy in configuration.trustedProxies where IPNetwork(proxy) == nil {
+            problems.append("trusted_proxies: \(proxy) is not an IP address or a network such as 10.0.0.0/8")
         }
         if configuration.refreshTokenAbsoluteTTL < configuration.refreshTokenIdleTTL {
             problems.append("refresh_token_absolute_ttl: must be at least refresh_token_idle_ttl")
