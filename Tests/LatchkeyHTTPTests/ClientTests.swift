@@ -30,7 +30,7 @@ struct ClientTests {
     @Test("status, headers and body come back as sent")
     func roundTrip() async throws {
         try await withServer(Self.router()) { _, port in
-            let client = URLSessionHTTPClient()
+            let client = EventHTTPClient()
             let response = try await client.send(
                 OutboundRequest(
                     url: URL(string: "http://127.0.0.1:\(port)/token")!, method: .post,
@@ -47,7 +47,7 @@ struct ClientTests {
     @Test("a server slower than the timeout gives timedOut, on time")
     func timeout() async throws {
         try await withServer(Self.router()) { _, port in
-            let client = URLSessionHTTPClient()
+            let client = EventHTTPClient()
             let start = ContinuousClock.now
             await #expect(throws: HTTPClientError(.timedOut, "")) {
                 try await client.send(
@@ -60,11 +60,11 @@ struct ClientTests {
     @Test("a body over the cap is refused")
     func sizeCap() async throws {
         try await withServer(Self.router()) { _, port in
-            let small = URLSessionHTTPClient(maxResponseBytes: 1000)
+            let small = EventHTTPClient(maxResponseBytes: 1000)
             await #expect(throws: HTTPClientError(.responseTooLarge, "")) {
                 try await small.send(OutboundRequest(url: URL(string: "http://127.0.0.1:\(port)/big")!))
             }
-            let large = URLSessionHTTPClient(maxResponseBytes: 10_000)
+            let large = EventHTTPClient(maxResponseBytes: 10_000)
             let response = try await large.send(OutboundRequest(url: URL(string: "http://127.0.0.1:\(port)/big")!))
             #expect(response.body.count == 5000)
         }
@@ -73,7 +73,7 @@ struct ClientTests {
     @Test("redirects are returned, not followed")
     func noRedirects() async throws {
         try await withServer(Self.router()) { _, port in
-            let response = try await URLSessionHTTPClient().send(
+            let response = try await EventHTTPClient().send(
                 OutboundRequest(url: URL(string: "http://127.0.0.1:\(port)/redirect")!))
             #expect(response.status == 302)
             #expect(response.headers["Location"] == "/big")
@@ -97,7 +97,7 @@ struct ClientTests {
         }
         let port = Int(UInt16(bigEndian: address.sin_port))
         await #expect(throws: HTTPClientError(.transport, "")) {
-            try await URLSessionHTTPClient().send(OutboundRequest(url: URL(string: "http://127.0.0.1:\(port)/")!))
+            try await EventHTTPClient().send(OutboundRequest(url: URL(string: "http://127.0.0.1:\(port)/")!))
         }
     }
 }
