@@ -83,8 +83,6 @@ final class Exchange {
     let request: PreparedRequest
     private let continuation: CheckedContinuation<OutboundResponse, any Error>
     unowned let loop: ClientLoop
-    /// Monotonic nanoseconds by which the whole exchange must be over.
-    let deadline: UInt64
     /// Set once, by `ClientLoop.finish`; every later callback finds it and does nothing.
     var finished = false
     private var resumed = false
@@ -106,10 +104,10 @@ final class Exchange {
         self.request = request
         self.continuation = continuation
         self.loop = loop
-        let timeout = max(request.timeout, .zero)
-        let (seconds, attoseconds) = timeout.components
-        deadline = Monotonic.nanoseconds() + UInt64(min(seconds, 1 << 32)) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
     }
+
+    /// Monotonic nanoseconds by which the whole exchange must be over.
+    var deadline: UInt64 { request.deadline }
 
     var host: String { request.origin.host }
 

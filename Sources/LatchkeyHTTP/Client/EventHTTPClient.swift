@@ -167,6 +167,14 @@ public final class EventHTTPClient: HTTPClient {
         let status = pthread_create(
             &thread, &attributes,
             { argument in
+                // A write to a connection the server has reset raises SIGPIPE in the writing
+                // thread, and libevent's writev and OpenSSL's write do not pass MSG_NOSIGNAL;
+                // blocked here, the write fails with EPIPE instead of ending a process that does
+                // not ignore the signal (the CLI, the bench).
+                var signals = sigset_t()
+                sigemptyset(&signals)
+                sigaddset(&signals, SIGPIPE)
+                pthread_sigmask(SIG_BLOCK, &signals, nil)
                 let loop = Unmanaged<ClientLoop>.fromOpaque(argument!).takeRetainedValue()
                 loop.run()
                 return nil
@@ -199,9 +207,13 @@ struct PreparedRequest: Sendable {
     /// Every field to send, `Host` and `Content-Length` included.
     var headers: [(name: String, value: String)]
     var body: [UInt8]
-    var timeout: Duration
+    /// Monotonic nanoseconds by which the whole exchange must be over: the request's timeout
+    /// from the moment `send` was called.
+    var deadline: UInt64
 
     init(_ request: OutboundRequest) throws(HTTPClientError) {
+        let (seconds, attoseconds) = max(request.timeout, .zero).components
+        deadline = Monotonic.nanoseconds() + UInt64(min(seconds, 1 << 32)) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
         let url = request.url
         let scheme = url.scheme?.lowercased()
         guard scheme == "http" || scheme == "https" else {
@@ -262,7 +274,6 @@ struct PreparedRequest: Sendable {
         }
         self.headers = headers
         body = request.body
-        timeout = request.timeout
     }
 
     private static let commands: [String: evhttp_cmd_type] = [
