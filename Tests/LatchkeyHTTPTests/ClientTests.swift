@@ -314,6 +314,59 @@ struct ClientTests {
         }
     }
 
+    @Test(
+        "completion, deadline and cancellation racing each other end every request once, with one of the three",
+        .timeLimit(.minutes(1)))
+    func races() async throws {
+        let router = Router()
+        router.get("/jitter") { request in
+            try await Task.sleep(for: .milliseconds(Int(request.query["ms"] ?? "0") ?? 0))
+            return .text("done \(request.query["n"] ?? "")")
+        }
+        try await withServer(router) { server, port in
+            let client = EventHTTPClient()
+            let outcomes = try await withThrowingTaskGroup(of: String.self) { group in
+                var outcomes: [String: Int] = [:]
+                for index in 0..<300 {
+                    // 16 at a time, so that the outcome depends on the timings below, not on how
+                    // fast two cores set up 300 connections.
+                    if index >= 16, let outcome = try await group.next() { outcomes[outcome, default: 0] += 1 }
+                    let serverDelay = Int.random(in: 0...20)
+                    let timeout = Int.random(in: 2...60)
+                    let cancelAfter = index % 3 == 0 ? Int.random(in: 0...40) : nil
+                    group.addTask {
+                        let request = Task {
+                            try await client.send(
+                                OutboundRequest(
+                                    url: URL(string: "http://127.0.0.1:\(port)/jitter?ms=\(serverDelay)&n=\(index)")!,
+                                    timeout: .milliseconds(timeout)))
+                        }
+                        if let cancelAfter {
+                            try? await Task.sleep(for: .milliseconds(cancelAfter))
+                            request.cancel()
+                        }
+                        do {
+                            let response = try await request.value
+                            return response.status == 200 && response.body == Array("done \(index)".utf8) ? "answered" : "wrong answer"
+                        } catch let error as HTTPClientError {
+                            return error.code == .timedOut || error.code == .cancelled ? error.code.description : "\(error)"
+                        }
+                    }
+                }
+                for try await outcome in group { outcomes[outcome, default: 0] += 1 }
+                return outcomes
+            }
+            #expect(outcomes.values.reduce(0, +) == 300)
+            #expect(Set(outcomes.keys).isSubset(of: ["answered", "timed_out", "cancelled"]), "\(outcomes)")
+            #expect(outcomes.values.allSatisfy { $0 > 0 } && outcomes.count == 3, "\(outcomes)")
+            // Every connection whose request was cut off is closed; at most 8 idle ones stay.
+            #expect(await eventually(within: .seconds(3)) { server.activeConnections <= 8 }, "\(server.activeConnections) open")
+            // And the client still works.
+            let after = try await client.send(OutboundRequest(url: URL(string: "http://127.0.0.1:\(port)/jitter?n=last")!))
+            #expect(after.body == Array("done last".utf8))
+        }
+    }
+
     @Test("a reused connection the server closed is retried once for GET, never for POST", arguments: ["GET", "POST"])
     func staleConnection(method: String) async throws {
         // The first connection answers one request, then closes when the second arrives; later
