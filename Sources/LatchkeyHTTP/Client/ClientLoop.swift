@@ -179,7 +179,9 @@ final class ClientLoop {
         // 127.0.0.1) and the hosts file, which is what the C library would do.
         dns = evdns_base_new(base, EVDNS_BASE_INITIALIZE_NAMESERVERS)
         if dns == nil, let fallback = evdns_base_new(base, 0) {
-            _ = evdns_base_resolv_conf_parse(fallback, DNS_OPTION_SEARCH | DNS_OPTION_NAMESERVERS | DNS_OPTION_MISC | DNS_OPTION_HOSTSFILE, "/etc/resolv.conf")
+            // DNS_OPTIONS_ALL, which Swift does not import.
+            let options = DNS_OPTION_SEARCH | DNS_OPTION_NAMESERVERS | DNS_OPTION_MISC | DNS_OPTION_HOSTSFILE
+            _ = evdns_base_resolv_conf_parse(fallback, options, "/etc/resolv.conf")
             dns = fallback
         }
         guard reapEvent != nil, dns != nil else {
@@ -457,7 +459,9 @@ final class ClientLoop {
                 throw HTTPClientError(.transport, "cannot set up TLS for \(origin.host)")
             }
             // Deferred callbacks, as libevent's https-client sample uses: the handshake's events
-            // reach evhttp from the loop, not from inside OpenSSL's reads and writes.
+            // reach evhttp from the loop, not from inside OpenSSL's reads and writes. Unlike a
+            // socket bufferevent, this one cannot cancel a name lookup in progress when it is
+            // freed: it then lives until the lookup ends, and closes the socket that starts.
             bufferEvent = bufferevent_openssl_socket_new(
                 base, -1, ssl, BUFFEREVENT_SSL_CONNECTING,
                 Int32(BEV_OPT_CLOSE_ON_FREE.rawValue | BEV_OPT_DEFER_CALLBACKS.rawValue))
@@ -528,7 +532,8 @@ final class ClientLoop {
         }
         // evhttp watches an idle connection for the server's close, with this read timeout; when
         // it expires evhttp closes the connection and the close callback takes it out of the pool.
-        var timeout = Self.interval(nanoseconds: UInt64(max(configuration.idleTimeout, .milliseconds(1)).milliseconds) * 1_000_000)
+        let idleMilliseconds = max(configuration.idleTimeout, .milliseconds(1)).milliseconds
+        var timeout = Self.interval(nanoseconds: UInt64(idleMilliseconds) * 1_000_000)
         evhttp_connection_set_timeout_tv(connection.handle, &timeout)
         connections.append(connection)
         idle[connection.origin] = connections

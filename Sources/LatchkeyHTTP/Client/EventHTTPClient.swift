@@ -50,6 +50,15 @@ import Synchronization
 /// went out), the request is sent once more on a new connection if its method is idempotent (RFC
 /// 9110 §9.2.2: GET, HEAD, PUT, DELETE, OPTIONS) and time remains; a POST is not, since the server
 /// may have acted on it, and fails with `transport`.
+///
+/// ## Names and lifetime
+///
+/// Names resolve through evdns with the system's `resolv.conf` and hosts file, and the connection
+/// goes to the first address found (evdns lists IPv4 before IPv6); IP literals need no lookup.
+/// There is no `shutdown()`, unlike ``HTTPServer``: the client is shared as `any HTTPClient` by
+/// services that have no single owner, so releasing it is the shutdown. `deinit` posts a stop and
+/// returns; the loop thread, which holds no reference back to the client, closes the idle
+/// connections, frees its libevent objects and ends by itself.
 public final class EventHTTPClient: HTTPClient {
     /// Limits and trust for one client.
     public struct Configuration: Sendable {
@@ -107,7 +116,8 @@ public final class EventHTTPClient: HTTPClient {
     public init(configuration: Configuration) throws(HTTPClientError) {
         precondition(configuration.maxResponseBytes >= 0, "EventHTTPClient: maxResponseBytes must not be negative")
         precondition(configuration.maxResponseHeadBytes > 0, "EventHTTPClient: maxResponseHeadBytes must be positive")
-        precondition(configuration.maxIdleConnectionsPerOrigin >= 0, "EventHTTPClient: maxIdleConnectionsPerOrigin must not be negative")
+        precondition(
+            configuration.maxIdleConnectionsPerOrigin >= 0, "EventHTTPClient: maxIdleConnectionsPerOrigin must not be negative")
         self.configuration = configuration
         tls = try configuration.additionalCAFile.map { file throws(HTTPClientError) in try TLSContext(additionalCAFile: file) }
     }

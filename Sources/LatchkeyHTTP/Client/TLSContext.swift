@@ -66,8 +66,9 @@ final class TLSContext: @unchecked Sendable {
             configured =
                 SSL_set1_host(ssl, host) == 1
                 // SSL_set_tlsext_host_name is a macro over SSL_ctrl.
-                && host.withCString {
-                    SSL_ctrl(ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME, Int(TLSEXT_NAMETYPE_host_name), UnsafeMutableRawPointer(mutating: $0))
+                && host.withCString { name in
+                    SSL_ctrl(
+                        ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME, Int(TLSEXT_NAMETYPE_host_name), UnsafeMutableRawPointer(mutating: name))
                 } == 1
         }
         ERR_clear_error()
