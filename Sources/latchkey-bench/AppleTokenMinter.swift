@@ -61,7 +61,7 @@ enum AppleCodeCollector {
             FileHandle.standardError.write(Data("usage: latchkey-bench apple-codes URL COUNT\n".utf8))
             return 2
         }
-        let client = URLSessionHTTPClient()
+        let client = EventHTTPClient()
         let url = base.appendingPathComponent("sandbox/apple/authorize")
         do {
             let lines = try await withThrowingTaskGroup(of: String.self) { group in

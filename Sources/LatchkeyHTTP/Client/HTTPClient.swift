@@ -77,6 +77,9 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let transport = Code("transport")
         /// The task calling `send` was cancelled.
         public static let cancelled = Code("cancelled")
+        /// The request cannot be sent as given: a URL that is not an absolute http or https URL,
+        /// a method or a header field that cannot go on the wire. Nothing was sent.
+        public static let invalidRequest = Code("invalid_request")
     }
 
     /// The kind of failure.

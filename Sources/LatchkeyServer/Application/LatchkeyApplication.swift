@@ -72,7 +72,7 @@ public final class LatchkeyApplication: Sendable {
     ) async throws -> LatchkeyApplication {
         let (masterKey, created) = try MasterKey.load(path: configuration.masterKeyFile, createIfMissing: configuration.dev)
         let appleSettings = try AppleSettings(configuration)
-        let httpClient = URLSessionHTTPClient()
+        let httpClient = EventHTTPClient()
         var sandbox: AppleSandbox?
         if configuration.dev, let developer = appleSettings.sandboxDeveloper {
             sandbox = try AppleSandbox(issuer: appleSettings.issuer, developer: developer, client: httpClient, clock: clock)

@@ -38,7 +38,7 @@ final class Demo {
     }
 
     let base: String
-    private let client = URLSessionHTTPClient()
+    private let client = EventHTTPClient()
     private var stepNumber = 0
 
     init(base: String) {

@@ -1,10 +1,7 @@
 import Foundation
+import LatchkeyHTTP
 import LatchkeyJOSE
 import LatchkeyServer
-
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// `latchkey jwt decode|verify`: look inside a token, or check it against a key set.
 enum JWTCommands {
@@ -92,14 +89,15 @@ enum JWTCommands {
             return Array(data)
         }
         guard scheme == "https" || Configuration.isLoopback(url.host ?? "") else { throw CLIError("a key set URL must be https (http only on loopback)") }
-        var request = URLRequest(url: url, timeoutInterval: 10)
-        request.setValue("application/json", forHTTPHeaderField: "Accept")
-        let (data, response) = try await URLSession.shared.data(for: request)
-        guard let status = (response as? HTTPURLResponse)?.statusCode, status == 200 else {
-            throw CLIError("the key set URL answered \((response as? HTTPURLResponse)?.statusCode ?? 0)")
+        let response: OutboundResponse
+        do {
+            response = try await EventHTTPClient(maxResponseBytes: maxKeySetBytes).send(
+                OutboundRequest(url: url, headers: ["Accept": "application/json"], timeout: .seconds(10)))
+        } catch let error as HTTPClientError where error.code == .responseTooLarge {
+            throw CLIError("the key set is larger than 1 MiB")
         }
-        guard data.count <= maxKeySetBytes else { throw CLIError("the key set is larger than 1 MiB") }
-        return Array(data)
+        guard response.status == 200 else { throw CLIError("the key set URL answered \(response.status)") }
+        return response.body
     }
 }
 

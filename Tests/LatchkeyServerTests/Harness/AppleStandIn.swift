@@ -35,7 +35,7 @@ final class AppleStandIn: Sendable {
         let keyFile = FileManager.default.temporaryDirectory.appendingPathComponent("apple-\(UUID()).p8")
         try Data(key.pemRepresentation.utf8).write(to: keyFile)
         let sandbox = try AppleSandbox(
-            developer: .init(teamID: teamID, keyID: keyID, publicKey: key.publicKey, clientIDs: clientIDs), client: URLSessionHTTPClient(),
+            developer: .init(teamID: teamID, keyID: keyID, publicKey: key.publicKey, clientIDs: clientIDs), client: EventHTTPClient(),
             clock: { clock.now })
         let router = Router()
         let standIn = AppleStandIn(sandbox: sandbox, keyFile: keyFile, server: HTTPServer(configuration: {
