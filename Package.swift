@@ -28,13 +28,14 @@ let package = Package(
             providers: [.apt(["libevent-dev"])]),
         .systemLibrary(
             name: "CLatchkeyArgon2", pkgConfig: "libargon2", providers: [.apt(["libargon2-dev"])]),
+        .systemLibrary(name: "CLatchkeyUnistring", providers: [.apt(["libunistring-dev"])]),
         // glibc's <malloc.h>: part of libc, nothing to link.
         .systemLibrary(name: "CLatchkeyMalloc"),
 
         // Swift modules; dependencies point one way: C → Crypto → JOSE → … → executable.
         .target(
             name: "LatchkeyCrypto",
-            dependencies: ["CLatchkeyOpenSSL", "CLatchkeyArgon2"],
+            dependencies: ["CLatchkeyOpenSSL", "CLatchkeyArgon2", "CLatchkeyUnistring"],
             swiftSettings: swiftSettings),
         .target(
             name: "LatchkeyJOSE",

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The `latchkey` executable: one table of commands, dispatched on the leading words.
 @main
@@ -25,7 +26,7 @@ enum Latchkey {
     static var overview: String {
         var text = "latchkey: self-hosted authentication for apps on Apple platforms\n\ncommands:\n"
         for command in commands {
-            text += "  " + command.path.joined(separator: " ").padding(toLength: 17, withPad: " ", startingAt: 0)
+            text += "  " + command.path.joined(separator: " ").padded(to: 17)
             text += command.summary + "\n"
         }
         return text
@@ -76,5 +77,5 @@ enum Latchkey {
 
 /// Writes a line to standard error.
 func printError(_ message: String) {
-    FileHandle.standardError.write(Data((message + "\n").utf8))
+    StandardStreams.write(message + "\n", to: STDERR_FILENO)
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 import Synchronization
 
@@ -82,7 +82,7 @@ public final class StandardErrorAccessLog: AccessLogSink {
         self.shared = shared
         let (seconds, attoseconds) = flushInterval.components
         let microseconds = UInt32(clamping: seconds * 1_000_000 + attoseconds / 1_000_000_000_000)
-        Thread.detachNewThread {
+        DetachedThread.start {
             // A write to a pipe whose reader is gone raises SIGPIPE in the writing thread; blocked
             // here, the write fails with EPIPE instead of ending the server.
             var signals = sigset_t()

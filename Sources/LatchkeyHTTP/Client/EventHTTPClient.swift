@@ -1,5 +1,5 @@
 internal import CLatchkeyEvent
-import Foundation
+import FoundationEssentials
 import Glibc
 import Synchronization
 
@@ -168,14 +168,10 @@ public final class EventHTTPClient: HTTPClient {
     }
 
     private static func spawn(_ loop: ClientLoop) throws(HTTPClientError) {
-        var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        defer { pthread_attr_destroy(&attributes) }
-        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
         var thread = pthread_t()
         let argument = Unmanaged.passRetained(loop).toOpaque()
         let status = pthread_create(
-            &thread, &attributes,
+            &thread, nil,
             { argument in
                 // A write to a connection the server has reset raises SIGPIPE in the writing
                 // thread, and libevent's writev and OpenSSL's write do not pass MSG_NOSIGNAL;
@@ -194,6 +190,7 @@ public final class EventHTTPClient: HTTPClient {
             loop.discard()
             throw HTTPClientError(.transport, "cannot start the HTTP client's thread: \(String(cString: strerror(status)))")
         }
+        pthread_detach(thread)
     }
 }
 

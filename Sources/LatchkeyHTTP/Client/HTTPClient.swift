@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// Sends HTTP requests to other servers (Apple's token and key endpoints).
 public protocol HTTPClient: Sendable {

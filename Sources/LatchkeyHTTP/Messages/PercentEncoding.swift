@@ -1,6 +1,6 @@
 /// Percent-decoding of paths (RFC 3986 §2.1) and of `application/x-www-form-urlencoded` text
 /// (WHATWG URL Standard §5.1).
-enum PercentEncoding {
+public enum PercentEncoding {
     /// Decodes `%XX` escapes; with `plusIsSpace`, `+` becomes a space as in form bodies.
     ///
     /// - Returns: The decoded text, or `nil` for a broken escape, a decoded NUL or control
@@ -62,21 +62,26 @@ enum PercentEncoding {
     /// Encodes fields as `a=1&b=2`, in name order, escaping everything but RFC 3986's
     /// unreserved characters.
     static func encodeForm(_ fields: [String: String]) -> String {
+        fields.sorted { $0.key < $1.key }.map { encode($0.key) + "=" + encode($0.value) }.joined(separator: "&")
+    }
+
+    /// Escapes every byte of the UTF-8 text except RFC 3986's unreserved characters and the
+    /// ASCII characters in `kept`.
+    public static func encode(_ text: String, keeping kept: String = "") -> String {
         let hex = Array("0123456789ABCDEF".utf8)
-        func escape(_ text: String) -> String {
-            var output = ""
-            for byte in text.utf8 {
-                switch byte {
-                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                    UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-                    output.unicodeScalars.append(Unicode.Scalar(byte))
-                default:
-                    output += "%" + String(decoding: [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]], as: UTF8.self)
-                }
+        var output = [UInt8]()
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                output.append(byte)
+            case _ where byte < 0x80 && kept.utf8.contains(byte):
+                output.append(byte)
+            default:
+                output += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
             }
-            return output
         }
-        return fields.sorted { $0.key < $1.key }.map { escape($0.key) + "=" + escape($0.value) }.joined(separator: "&")
+        return String(decoding: output, as: UTF8.self)
     }
 
     private static func hexValue(_ byte: UInt8) -> UInt8? {

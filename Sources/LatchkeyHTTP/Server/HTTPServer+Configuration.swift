@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension HTTPServer {
     /// Where to listen, how many loops, the limits.

@@ -1,4 +1,3 @@
-import Foundation
 import Glibc
 
 /// The reverse proxies (load balancers, TLS terminators) whose `X-Forwarded-For` the server
@@ -30,7 +29,7 @@ public struct TrustedProxies: Sendable, Hashable {
     /// The client's address for a request from `peer` with these `X-Forwarded-For` field values.
     public func clientAddress(peer: String, forwardedFor: [String]) -> String {
         guard !networks.isEmpty, !forwardedFor.isEmpty, contains(peer) else { return peer }
-        let hops = forwardedFor.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
+        let hops = forwardedFor.flatMap { $0.split(separator: ",") }.map { String($0.trimmingWhitespace()) }
         var client = peer
         for hop in hops.reversed() {
             // A hop that is no address was not written by a proxy we trust; stop at what we have.

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// What one verification context demands of a JWT (SECURITY.md S1–S5, RFC 8725).
 ///

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// A JWT that passed every check.
 public struct VerifiedJWT: Sendable {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import LatchkeyStore
 
 /// Apple refresh tokens that must be revoked at Apple (account deletion, TN3194), kept in the

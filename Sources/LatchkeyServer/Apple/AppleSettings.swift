@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LatchkeyCrypto
 import LatchkeySandbox
 import Synchronization
@@ -41,7 +41,7 @@ final class AppleSettings: Sendable {
         nonceRequired = apple.nonce == "required"
         usesSandbox = configuration.dev && apple.teamID.isEmpty
         if usesSandbox {
-            let path = ((configuration.masterKeyFile as NSString).deletingLastPathComponent as NSString).appendingPathComponent("apple-sandbox.p8")
+            let path = URL(filePath: configuration.masterKeyFile).deletingLastPathComponent().appending(path: "apple-sandbox.p8").path(percentEncoded: false)
             teamKey = TeamKey(teamID: Self.sandboxTeamID, keyID: Self.sandboxKeyID, privateKey: try Self.sandboxKey(path: path))
         } else if !apple.teamID.isEmpty {
             let key: P256.Signing.PrivateKey

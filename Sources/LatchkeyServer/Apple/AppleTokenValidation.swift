@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LatchkeyStore
 
 /// The daily check of stored Apple refresh tokens (APPLE.md: at most once a day per user).

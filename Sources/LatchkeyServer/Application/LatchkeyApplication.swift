@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LatchkeyHTTP
 public import LatchkeySandbox
 public import LatchkeyStore
@@ -122,9 +122,9 @@ public final class LatchkeyApplication: Sendable {
     /// Opens the configured SQLite file, creating its directory.
     public static func openDatabase(_ configuration: Configuration) throws -> SQLiteDatabase {
         let path = configuration.sqlitePath
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = URL(filePath: path).deletingLastPathComponent().path(percentEncoded: false)
         do {
-            if !directory.isEmpty {
+            if !FileManager.default.fileExists(atPath: directory) {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             }
             return try SQLiteDatabase(configuration: SQLiteDatabase.Configuration(path: path))
@@ -185,3 +185,4 @@ struct MetricsAccessLog: AccessLogSink {
         next?.record(entry)
     }
 }
+

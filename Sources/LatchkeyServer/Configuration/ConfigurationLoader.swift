@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LatchkeyHTTP
 import LatchkeyJOSE
 
@@ -61,7 +61,7 @@ public enum ConfigurationLoader {
 
     /// The environment variable of a setting path.
     static func environmentName(_ path: String) -> String {
-        "LATCHKEY_" + path.uppercased().replacingOccurrences(of: ".", with: "_")
+        "LATCHKEY_" + String(path.uppercased().map { $0 == "." ? "_" : $0 })
     }
 
     /// Loads and validates the configuration.
@@ -167,7 +167,7 @@ public enum ConfigurationLoader {
             }
             apply(integer: integer, to: field, path: path, in: &configuration, problems: &problems)
         case .strings(let keyPath):
-            configuration[keyPath: keyPath] = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            configuration[keyPath: keyPath] = text.split(separator: ",").map { String($0.trimmingWhitespace()) }.filter { !$0.isEmpty }
         }
     }
 

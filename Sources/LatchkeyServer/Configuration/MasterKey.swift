@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import LatchkeyCrypto
 
 /// The key that seals secrets at rest (signing keys, Apple refresh tokens, TOTP secrets).
@@ -32,18 +33,17 @@ public struct MasterKey: Sendable {
                 try create(path: path)
                 created = true
             } catch {
-                throw problem("\(path) cannot be created (\(error.localizedDescription))")
+                throw problem("\(path) cannot be created (\(error))")
             }
         }
-        guard let attributes = try? manager.attributesOfItem(atPath: path),
-            let permissions = attributes[.posixPermissions] as? Int
-        else { throw problem("\(path) cannot be read") }
-        guard permissions & 0o077 == 0 else { throw problem("\(path) is readable by other users; run chmod 600 \(path)") }
+        var status = stat()
+        guard stat(path, &status) == 0 else { throw problem("\(path) cannot be read") }
+        guard status.st_mode & 0o077 == 0 else { throw problem("\(path) is readable by other users; run chmod 600 \(path)") }
         guard let contents = manager.contents(atPath: path) else { throw problem("\(path) cannot be read") }
         let bytes: [UInt8]
         if contents.count == 32 {
             bytes = Array(contents)
-        } else if let decoded = Data(base64Encoded: String(decoding: contents, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)),
+        } else if let decoded = Data(base64Encoded: String(String(decoding: contents, as: UTF8.self).trimmingWhitespace())),
             decoded.count == 32
         {
             bytes = Array(decoded)
@@ -60,15 +60,22 @@ public struct MasterKey: Sendable {
     /// Writes 32 fresh random bytes as base64, creating the file with mode 0600 so that no other
     /// user can read it even for a moment.
     private static func create(path: String) throws {
-        let directory = (path as NSString).deletingLastPathComponent
-        if !directory.isEmpty {
+        let directory = URL(filePath: path).deletingLastPathComponent().path(percentEncoded: false)
+        if !FileManager.default.fileExists(atPath: directory) {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         }
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
-        guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
-        try handle.write(contentsOf: Data((Data(SecureRandom.bytes(count: 32)).base64EncodedString() + "\n").utf8))
-        try handle.synchronize()
+        guard descriptor >= 0 else { throw SystemError() }
+        defer { close(descriptor) }
+        let text = Array((Data(SecureRandom.bytes(count: 32)).base64EncodedString() + "\n").utf8)
+        guard text.withUnsafeBytes({ write(descriptor, $0.baseAddress, $0.count) }) == text.count, fsync(descriptor) == 0 else {
+            throw SystemError()
+        }
+    }
+
+    /// The failed system call's `errno`, as text.
+    private struct SystemError: Error, CustomStringConvertible {
+        let description = String(cString: strerror(errno))
     }
 
     /// Seals a secret for storage.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LatchkeyCrypto
 
 /// Time-based one-time passwords (RFC 6238) as authenticator apps implement them: HMAC-SHA-1,

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LatchkeyCrypto
 import LatchkeyHTTP
 import LatchkeyJOSE
@@ -36,10 +36,8 @@ extension FactorService {
 
     /// The Key URI authenticator apps scan: `otpauth://totp/Issuer:account?secret=…&issuer=…`.
     static func otpauthURI(secret: String, account: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~@")
-        let issuer = totpIssuer.addingPercentEncoding(withAllowedCharacters: allowed) ?? totpIssuer
-        let label = account.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
+        let issuer = PercentEncoding.encode(totpIssuer, keeping: "@")
+        let label = PercentEncoding.encode(account, keeping: "@")
         return "otpauth://totp/\(issuer):\(label)?secret=\(secret)&issuer=\(issuer)&algorithm=SHA1&digits=\(TOTP.digits)&period=\(Int(TOTP.period))"
     }
 

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LatchkeyStore
 
 /// The server's periodic work, in every process: Apple's keys kept fresh, the Apple revocation

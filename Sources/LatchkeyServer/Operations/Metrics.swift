@@ -154,8 +154,16 @@ public final class Metrics: Sendable {
     }
 
     private static func escape(_ value: String) -> String {
-        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-            .replacingOccurrences(of: "\n", with: "\\n")
+        var escaped = String.UnicodeScalarView()
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\\": escaped += ["\\", "\\"]
+            case "\"": escaped += ["\\", "\""]
+            case "\n": escaped += ["\\", "n"]
+            default: escaped.append(scalar)
+            }
+        }
+        return String(escaped)
     }
 
     private static func format(_ value: Double) -> String {

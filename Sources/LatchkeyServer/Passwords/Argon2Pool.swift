@@ -1,4 +1,6 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import LatchkeyHTTP
 import Synchronization
 
@@ -84,8 +86,8 @@ final class Argon2Pool: Sendable {
     init(threads: Int, queueLimit: Int) {
         self.threadCount = threads > 0 ? threads : ProcessInfo.processInfo.activeProcessorCount
         self.queueLimit = max(1, queueLimit)
-        for index in 0..<threadCount {
-            let thread = Thread { [queue] in
+        for _ in 0..<threadCount {
+            DetachedThread.start { [queue] in
                 // Hashing yields to the event loops and the task pool when they compete for a
                 // core, so health checks, refreshes and the JWKS stay fast under a login flood;
                 // an idle core still runs it at full speed. On Linux the nice value belongs to a
@@ -98,8 +100,6 @@ final class Argon2Pool: Sendable {
                 }
                 queue.ended.signal()
             }
-            thread.name = "latchkey-argon2-\(index)"
-            thread.start()
         }
     }
 

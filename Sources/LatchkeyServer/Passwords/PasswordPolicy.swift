@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LatchkeyHTTP
 
 /// What a new password must be (SECURITY.md S12, NIST SP 800-63B §3.1.1.2): long enough, not
@@ -42,7 +42,7 @@ struct PasswordPolicy: Sendable {
     ///   normalised, ``maximumLength``.
     static func normalize(_ password: String, field: String) throws -> String {
         guard password.utf8.count <= maximumInputBytes else { throw refusal(.tooLong, field: field, "\(field) is longer than \(maximumLength) characters") }
-        let normalized = password.precomposedStringWithCompatibilityMapping
+        let normalized = password.nfkc
         guard normalized.unicodeScalars.count <= maximumLength else {
             throw refusal(.tooLong, field: field, "\(field) is longer than \(maximumLength) characters")
         }
@@ -92,6 +92,6 @@ final class CommonPasswords: Sendable {
     }
 
     private static func key(_ password: String) -> String {
-        password.precomposedStringWithCompatibilityMapping.lowercased()
+        password.nfkc.lowercased()
     }
 }

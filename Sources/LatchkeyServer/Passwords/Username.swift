@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LatchkeyHTTP
 
 /// A username in the one form it is stored and looked up in (docs/api.md, "Passwords").
@@ -25,7 +25,7 @@ struct Username: Sendable, Hashable {
     /// - Throws: 400 `invalid_request` saying which part of the rule it breaks.
     init(_ raw: String) throws {
         guard raw.utf8.count <= 1024 else { throw HTTPError.invalidRequest("username is too long") }
-        let value = raw.precomposedStringWithCompatibilityMapping.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+        let value = raw.nfkc.trimmingWhitespace().lowercased()
         let scalars = value.unicodeScalars
         guard !scalars.isEmpty else { throw HTTPError.invalidRequest("username is required") }
         if value.contains("@") {
@@ -36,7 +36,7 @@ struct Username: Sendable, Hashable {
             guard scalars.count <= Self.maximumEmailLength else {
                 throw HTTPError.invalidRequest("an email-like username is at most \(Self.maximumEmailLength) characters")
             }
-            guard !scalars.contains(where: { CharacterSet.whitespacesAndNewlines.contains($0) || CharacterSet.controlCharacters.contains($0) }) else {
+            guard !scalars.contains(where: { $0.properties.isWhitespace || Self.isControl($0) }) else {
                 throw HTTPError.invalidRequest("a username cannot contain spaces or control characters")
             }
             self.init(value: value, isEmail: true)
@@ -44,10 +44,25 @@ struct Username: Sendable, Hashable {
             guard Self.handleLengths.contains(scalars.count) else {
                 throw HTTPError.invalidRequest("a username that is not an email is 3 to 64 characters")
             }
-            guard scalars.allSatisfy({ CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0) }) else {
+            guard scalars.allSatisfy({ Self.isAlphanumeric($0) || "._-".unicodeScalars.contains($0) }) else {
                 throw HTTPError.invalidRequest("a username that is not an email has only letters, digits, '.', '_' and '-'")
             }
             self.init(value: value, isEmail: false)
+        }
+    }
+
+    /// Control and format characters (general categories Cc and Cf).
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        [.control, .format].contains(scalar.properties.generalCategory)
+    }
+
+    /// Letters, marks and numbers (general categories L*, M* and N*), in any script.
+    private static func isAlphanumeric(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
+            .nonspacingMark, .spacingMark, .enclosingMark, .decimalNumber, .letterNumber, .otherNumber:
+            true
+        default: false
         }
     }
 

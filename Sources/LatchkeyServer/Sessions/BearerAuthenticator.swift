@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LatchkeyHTTP
 import LatchkeyJOSE
 
@@ -22,7 +22,7 @@ struct BearerAuthenticator: Sendable {
         guard let header = request.headers["Authorization"], header.count > 7, header.prefix(7).lowercased() == "bearer " else {
             throw HTTPError.invalidToken("a bearer token is required")
         }
-        let token = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
+        let token = String(header.dropFirst(7).trimmingWhitespace())
         let now = sessions.clock()
         let snapshot = try await sessions.keys.current(now: now)
         let policy = JWTValidationPolicy(

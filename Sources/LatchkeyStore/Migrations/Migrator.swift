@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
-import Foundation
+import FoundationEssentials
 #endif
 
 /// Applies ``Migration``s in order and records them in `schema_migrations`.

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
 public import FoundationEssentials
 #else
-public import Foundation
+public import FoundationEssentials
 #endif
 
 /// One SQL value, as bound to a `?` placeholder or read from a column.

@@ -33,9 +33,9 @@ struct Command: Sendable {
             text += "\noptions:\n"
             for option in options {
                 let name = "--" + option.name + (option.valueName.map { " " + $0 } ?? "")
-                text += "  " + name.padding(toLength: 22, withPad: " ", startingAt: 0) + option.help + "\n"
+                text += "  " + name.padded(to: 22) + option.help + "\n"
             }
-            text += "  " + "--help".padding(toLength: 22, withPad: " ", startingAt: 0) + "show this help\n"
+            text += "  " + "--help".padded(to: 22) + "show this help\n"
         }
         return text
     }
@@ -112,5 +112,12 @@ extension Command {
         }
         parsed.arguments = Dictionary(uniqueKeysWithValues: zip(arguments, positionals))
         return parsed
+    }
+}
+
+extension String {
+    /// The text followed by spaces up to `width` characters, for columns.
+    func padded(to width: Int) -> String {
+        count >= width ? self : self + String(repeating: " ", count: width - count)
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LatchkeyHTTP
 import LatchkeyJOSE
 import LatchkeyServer
@@ -39,7 +39,7 @@ enum JWTCommands {
     ) { arguments in
         let source = arguments[option: "jwks"] ?? ""
         let algorithms = try (arguments[option: "alg"] ?? "ES256,RS256,PS256").split(separator: ",").map { name in
-            let algorithm = JWSAlgorithm(rawValue: name.trimmingCharacters(in: .whitespaces).uppercased())
+            let algorithm = JWSAlgorithm(rawValue: name.trimmingWhitespace().uppercased())
             guard JWSAlgorithm.supported.contains(algorithm), algorithm != .hs256 else {
                 throw UsageError(message: "--alg: \(name) is not one of ES256, RS256, PS256")
             }
@@ -74,8 +74,7 @@ enum JWTCommands {
     /// The token argument, or standard input for `-`.
     private static func readToken(_ argument: String) throws -> String {
         guard argument == "-" else { return argument }
-        let data = FileHandle.standardInput.readDataToEndOfFile()
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return String(String(decoding: StandardStreams.readInput(), as: UTF8.self).trimmingWhitespace())
     }
 
     /// The largest key set read from a file or URL.

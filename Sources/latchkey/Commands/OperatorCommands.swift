@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LatchkeyJOSE
 import LatchkeyHTTP
 import LatchkeyServer
@@ -228,7 +228,7 @@ enum OperatorCommands {
     }
 
     static func row(_ columns: String...) -> String {
-        columns.map { $0.padding(toLength: max(22, $0.count), withPad: " ", startingAt: 0) }.joined(separator: " ")
+        columns.map { $0.padded(to: 22) }.joined(separator: " ")
     }
 
     static func date(_ date: Date?) -> String {

@@ -1,5 +1,6 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
+import Glibc
 import LatchkeyServer
 import LatchkeyStore
 import Synchronization
@@ -36,7 +37,7 @@ enum ServeCommands {
         }
         let trimmer = MallocTuning.trimWhenIdle { [metrics = application.metrics] in metrics.value(.httpConnections) }
         // Written unbuffered: scripts and tests wait for the "listening on" line.
-        FileHandle.standardOutput.write(Data(Banner.text(for: application).utf8))
+        StandardStreams.write(Banner.text(for: application), to: STDOUT_FILENO)
         let signal = await signals.next()
         printError("latchkey: \(signal == SIGINT ? "SIGINT" : "SIGTERM"): finishing requests in flight, then stopping")
         trimmer.cancel()
