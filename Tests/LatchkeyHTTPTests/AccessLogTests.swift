@@ -37,14 +37,30 @@ struct AccessLogTests {
             #expect(!line.contains(secret), "\(secret) leaked into the access log")
         }
         let parsed = try JSONValue(parsing: line)
-        #expect(parsed.serializedString == line, "compact, members in name order, like every JSON object we write")
-        #expect(parsed.objectValue?.count == 11)
+        // Compact, members in name order, like every JSON object we write.
+        let names = try #require(parsed.objectValue?.keys.sorted())
+        #expect(names.count == 11)
+        let offsets = names.map { line.range(of: "\"\($0)\":")?.lowerBound }
+        #expect(offsets.allSatisfy { $0 != nil } && offsets.map { $0! } == offsets.map { $0! }.sorted(), "\(line)")
+        #expect(parsed["duration_seconds"]?.numberValue.map { $0 >= 0 && $0 < 5 } == true)
         #expect(parsed["route"] == "/v1/sessions/{id}")
         #expect(parsed["status"] == 200)
         #expect(parsed["time"]?.stringValue?.hasSuffix("Z") == true)
         #expect(entries[1].route == nil)
         #expect(entries[1].status == 404)
         #expect(try JSONValue(parsing: entries[1].jsonLine)["route"] == .null)
+    }
+
+    @Test("a line is compact JSON with its members in name order, the time in RFC 3339 UTC and the duration in seconds")
+    func exactLine() throws {
+        let entry = AccessLogEntry(
+            time: Date(timeIntervalSince1970: 1_796_000_000.0456), requestID: "req-1", method: .get, route: nil, path: "/a \"b\"",
+            status: 404, durationSeconds: 1.0000125, remoteAddress: "::1", userAgent: String(repeating: "é", count: 300), requestBytes: 0,
+            responseBytes: 1234)
+        let expected = #"{"duration_seconds":1.000013,"method":"GET","path":"/a \"b\"","remote_address":"::1","request_bytes":0,"#
+            + #""request_id":"req-1","response_bytes":1234,"route":null,"status":404,"time":"2026-11-30T00:53:20.045Z","#
+            + #""user_agent":""# + String(repeating: "é", count: 256) + #""}"#
+        #expect(entry.jsonLine == expected)
     }
 
     @Test("StandardErrorAccessLog writes one JSON line per entry")
