@@ -26,57 +26,6 @@ final class ExchangeTicket: Sendable {
     var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
 }
 
-/// The one way into a client loop from other threads: a locked queue and a libevent event that
-/// `event_active` wakes the loop with.
-final class ClientMailbox: @unchecked Sendable {
-    // @unchecked: `event` is set once in init and, from other threads, only passed to
-    // event_active, which libevent serialises with the base's lock once evthread_use_pthreads()
-    // has run; `closed` (under the same Mutex) keeps it from being called after the loop freed the
-    // event. Everything else is in the Mutex.
-    private struct State {
-        var messages: [ClientMessage] = []
-        var closed = false
-    }
-
-    private let state = Mutex(State())
-    let event: OpaquePointer
-
-    init(event: OpaquePointer) {
-        self.event = event
-    }
-
-    /// Queues `message` and wakes the loop; `false` when the loop has ended.
-    @discardableResult
-    func post(_ message: ClientMessage) -> Bool {
-        state.withLock { state in
-            guard !state.closed else { return false }
-            state.messages.append(message)
-            // One wake-up per batch: the loop takes every queued message when it runs.
-            if state.messages.count == 1 { event_active(event, Int32(EV_READ), 0) }
-            return true
-        }
-    }
-
-    func take() -> [ClientMessage] {
-        state.withLock { state in
-            let messages = state.messages
-            state.messages = []
-            return messages
-        }
-    }
-
-    /// After this, `post` refuses messages; returns those still queued. Called on the loop thread
-    /// before the event is freed.
-    func close() -> [ClientMessage] {
-        state.withLock { state in
-            state.closed = true
-            let messages = state.messages
-            state.messages = []
-            return messages
-        }
-    }
-}
-
 /// One request on the loop, from its message to its continuation's resumption.
 final class Exchange {
     let ticket: ExchangeTicket
@@ -150,7 +99,7 @@ final class PooledConnection {
 /// the design.
 final class ClientLoop {
     let base: OpaquePointer
-    let mailbox: ClientMailbox
+    let mailbox: Mailbox<ClientMessage>
     private var dns: OpaquePointer?
     private var reapEvent: OpaquePointer?
     private let configuration: EventHTTPClient.Configuration
@@ -168,7 +117,7 @@ final class ClientLoop {
             throw HTTPClientError(.transport, "event_new failed")
         }
         self.base = base
-        self.mailbox = ClientMailbox(event: wake)
+        self.mailbox = Mailbox<ClientMessage>(event: wake)
         self.configuration = configuration
         self.tls = tls
         let me = Unmanaged.passUnretained(self).toOpaque()

@@ -86,7 +86,7 @@ public final class EventHTTPClient: HTTPClient {
 
     private enum LoopState {
         case notStarted
-        case running(ClientMailbox)
+        case running(Mailbox<ClientMessage>)
     }
 
     /// The configuration the client was created with.
@@ -155,7 +155,7 @@ public final class EventHTTPClient: HTTPClient {
     }
 
     /// The loop's mailbox; the loop and its thread are made on first use.
-    private func startedLoop() throws(HTTPClientError) -> ClientMailbox {
+    private func startedLoop() throws(HTTPClientError) -> Mailbox<ClientMessage> {
         try loop.withLock { state throws(HTTPClientError) in
             if case .running(let mailbox) = state { return mailbox }
             Libevent.setUpThreads()

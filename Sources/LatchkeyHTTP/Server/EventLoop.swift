@@ -50,51 +50,6 @@ enum LoopMessage: Sendable {
     case stop
 }
 
-/// The one way into a loop from other threads: a locked queue and a libevent event that
-/// `event_active` wakes the loop with.
-final class LoopMailbox: @unchecked Sendable {
-    // @unchecked: `event` is set once in init and, from other threads, only passed to
-    // event_active, which libevent serialises with the base's lock once evthread_use_pthreads()
-    // has run; `closed` (under the same Mutex) keeps it from being called after the loop freed the
-    // event. Everything else is in the Mutex.
-    private struct State {
-        var messages: [LoopMessage] = []
-        var closed = false
-    }
-
-    private let state = Mutex(State())
-    let event: OpaquePointer
-
-    init(event: OpaquePointer) {
-        self.event = event
-    }
-
-    /// Queues `message` and wakes the loop; `false` when the loop has ended.
-    @discardableResult
-    func post(_ message: LoopMessage) -> Bool {
-        state.withLock { state in
-            guard !state.closed else { return false }
-            state.messages.append(message)
-            // One wake-up per batch: the loop takes every queued message when it runs.
-            if state.messages.count == 1 { event_active(event, Int32(EV_READ), 0) }
-            return true
-        }
-    }
-
-    func take() -> [LoopMessage] {
-        state.withLock { state in
-            let messages = state.messages
-            state.messages = []
-            return messages
-        }
-    }
-
-    /// After this, `post` drops messages; called on the loop thread before the event is freed.
-    func close() {
-        state.withLock { $0.closed = true }
-    }
-}
-
 /// Set by a loop thread once it has freed everything, so the server can join it without blocking.
 final class ExitFlag: Sendable {
     let value = Atomic<Bool>(false)
@@ -102,7 +57,7 @@ final class ExitFlag: Sendable {
 
 /// What the server keeps of a loop: its mailbox and its thread.
 struct LoopHandle: Sendable {
-    let mailbox: LoopMailbox
+    let mailbox: Mailbox<LoopMessage>
     let thread: pthread_t
     let exited: ExitFlag
 }
@@ -111,11 +66,11 @@ struct LoopHandle: Sendable {
 ///
 /// Everything here except `mailbox` is confined to the loop's thread: connections, buffers and
 /// libevent objects are created, used and freed there, so they need no locks. Other threads
-/// reach the loop only through ``LoopMailbox``.
+/// reach the loop only through ``Mailbox``.
 final class EventLoop {
     let context: ServerContext
     let base: OpaquePointer
-    let mailbox: LoopMailbox
+    let mailbox: Mailbox<LoopMessage>
     let listenFD: Int32
     private var acceptEvent: OpaquePointer?
     private var resumeAcceptEvent: OpaquePointer?
@@ -140,7 +95,7 @@ final class EventLoop {
         self.readBuffer = .allocate(byteCount: 64 * 1024, alignment: 16)
         guard let wake = event_new(base, -1, 0, { _, _, argument in EventLoop.from(argument).receiveMessages() }, nil)
         else { throw HTTPServerError(.eventLoopFailed, "event_new failed") }
-        self.mailbox = LoopMailbox(event: wake)
+        self.mailbox = Mailbox<LoopMessage>(event: wake)
         output.reserveCapacity(16 * 1024)
         date.refresh()
         let me = Unmanaged.passUnretained(self).toOpaque()
