@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
 public import FoundationEssentials
-#else
-public import FoundationEssentials
-#endif
 internal import CLatchkeyOpenSSL
 
 /// AES in Galois/Counter Mode (NIST SP 800-38D) with 96-bit nonces and 128-bit tags.

@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
 public import FoundationEssentials
-#else
-public import FoundationEssentials
-#endif
 internal import CLatchkeyOpenSSL
 
 /// HKDF, the HMAC-based extract-and-expand key derivation function (RFC 5869).

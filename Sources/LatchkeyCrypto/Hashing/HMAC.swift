@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
 public import FoundationEssentials
-#else
-public import FoundationEssentials
-#endif
 internal import CLatchkeyOpenSSL
 
 /// HMAC (RFC 2104) over a SHA-2 hash function, and HMAC-SHA-1 for TOTP.

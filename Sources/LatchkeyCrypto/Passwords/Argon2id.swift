@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
 public import FoundationEssentials
-#else
-public import FoundationEssentials
-#endif
 internal import CLatchkeyArgon2
 
 /// Argon2id password hashing (RFC 9106) through the reference implementation, libargon2.

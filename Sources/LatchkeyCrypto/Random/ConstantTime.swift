@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
 public import FoundationEssentials
-#else
-public import FoundationEssentials
-#endif
 internal import CLatchkeyOpenSSL
 
 /// Comparisons whose running time does not depend on where the inputs differ.

@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
 internal import FoundationEssentials
-#else
-internal import FoundationEssentials
-#endif
 
 extension ContiguousBytes {
     /// Calls `body` with the bytes, never with a nil base address.

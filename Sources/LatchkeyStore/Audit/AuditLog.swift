@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
 public import FoundationEssentials
-#else
-public import FoundationEssentials
-#endif
 import LatchkeyJOSE
 
 /// The audit log (S27): who did what, when, from where, and how it ended.

@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
 public import FoundationEssentials
-#else
-public import FoundationEssentials
-#endif
 
 /// One result row: values by column name.
 ///

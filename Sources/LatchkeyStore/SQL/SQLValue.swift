@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
 public import FoundationEssentials
-#else
-public import FoundationEssentials
-#endif
 
 /// One SQL value, as bound to a `?` placeholder or read from a column.
 ///

@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
 public import FoundationEssentials
-#else
-public import FoundationEssentials
-#endif
 
 extension P256.Signing {
     /// An ECDSA signature: the integers r and s.
