@@ -70,13 +70,11 @@ extension FactorService {
         challengeID: String, signature: [UInt8], publicKey: [UInt8]? = nil, now: Date, matches: @escaping @Sendable (Challenge) -> Bool
     ) async throws -> CheckedDeviceProof {
         let dialect = dialect
-        let (challenge, storedKey) = try await mappingStoreErrors {
-            try await database.read { connection -> (Challenge?, (id: String, key: [UInt8])?) in
-                guard let challenge = try Challenge.find(challengeID, dialect: dialect, on: connection), matches(challenge) else { return (nil, nil) }
-                guard let deviceKeyID = challenge.deviceKeyID else { return (challenge, nil) }
-                let row = try connection.queryOne(dialect.sql("SELECT public_key FROM device_keys WHERE id = ?"), [.text(deviceKeyID)])
-                return (challenge, try row.map { (deviceKeyID, try $0.blob("public_key")) })
-            }
+        let (challenge, storedKey) = try await database.read { connection -> (Challenge?, (id: String, key: [UInt8])?) in
+            guard let challenge = try Challenge.find(challengeID, dialect: dialect, on: connection), matches(challenge) else { return (nil, nil) }
+            guard let deviceKeyID = challenge.deviceKeyID else { return (challenge, nil) }
+            let row = try connection.queryOne(dialect.sql("SELECT public_key FROM device_keys WHERE id = ?"), [.text(deviceKeyID)])
+            return (challenge, try row.map { (deviceKeyID, try $0.blob("public_key")) })
         }
         guard let challenge else { throw HTTPError.invalidGrant(.unknown, "no such challenge for this request") }
         try challenge.checkUsable(now: now)

@@ -1,7 +1,6 @@
 import FoundationEssentials
 import LatchkeyHTTP
 import LatchkeyJOSE
-import LatchkeyStore
 
 /// The errors of API.md's table that second factors answer with.
 extension HTTPError {
@@ -27,12 +26,3 @@ extension HTTPError.GrantFailure {
     static let invalidCode = HTTPError.GrantFailure(rawValue: "invalid_code")
 }
 
-/// Runs a store operation and answers a uniqueness clash with 409 `conflict` saying what clashed;
-/// ``StoreErrorMiddleware`` answers the rest (a busy database is 503) on every route.
-func mappingStoreErrors<T: Sendable>(conflict: String = "this already exists", _ body: () async throws -> T) async throws -> T {
-    do {
-        return try await body()
-    } catch let error as StoreError where error.code == .constraint {
-        throw HTTPError(status: 409, code: "conflict", description: conflict)
-    }
-}

@@ -59,15 +59,13 @@ public final class PasswordService: Sendable {
         try pool.refuseIfFull()
         let dialect = database.dialect
         // A cheap look first, so a taken name costs no hash; the UNIQUE constraint decides.
-        let taken = try await Self.mappingStoreErrors {
-            try await self.database.read { connection in
-                try connection.queryOne(dialect.sql("SELECT 1 AS one FROM password_credentials WHERE username = ?"), [.text(username.value)]) != nil
-            }
+        let taken = try await database.read { connection in
+            try connection.queryOne(dialect.sql("SELECT 1 AS one FROM password_credentials WHERE username = ?"), [.text(username.value)]) != nil
         }
-        guard !taken else { throw Self.usernameTaken }
+        guard !taken else { throw HTTPError(status: 409, code: "conflict", description: Self.usernameTaken) }
         let parameters = parameters
         let hash = try await pool.run { try Argon2id.hash(password: Array(normalized.utf8), parameters: parameters) }
-        return try await Self.mappingStoreErrors {
+        return try await mappingStoreErrors(conflict: Self.usernameTaken) {
             try await self.sessions.signIn(method: Self.method, context: context) { connection, now in
                 let user = try self.sessions.users.create(
                     email: username.isEmail ? username.value : nil, givenName: givenName, familyName: familyName, now: now, on: connection)
@@ -103,26 +101,24 @@ public final class PasswordService: Sendable {
         }
         let dialect = database.dialect
         let limiter = limiter
-        return try await Self.mappingStoreErrors {
-            try await self.sessions.signIn(method: Self.method, context: context) { connection, now in
-                // The password may have changed since it was read; then this check no longer counts.
-                guard try connection.queryOne(
-                    dialect.sql("SELECT 1 AS one FROM password_credentials WHERE user_id = ? AND password_hash = ?"),
-                    [.text(credential.userID), .text(credential.hash)]) != nil,
-                    let user = try self.sessions.users.find(credential.userID, on: connection)
-                else { throw Self.invalidCredentials }
-                if let upgrade {
-                    try connection.execute(
-                        dialect.sql("UPDATE password_credentials SET password_hash = ?, updated_at = ? WHERE user_id = ?"),
-                        [.text(upgrade), .time(now), .text(user.id)])
-                }
-                try limiter.reset(keys[0], on: connection)
-                try self.audit.record(
-                    .init(time: now, userID: user.id, event: "password.login", outcome: "success", ip: context.ip, requestID: context.requestID,
-                          details: upgrade == nil ? [:] : ["rehashed": "true"]),
-                    on: connection)
-                return .init(user: user, created: false, method: Self.method)
+        return try await sessions.signIn(method: Self.method, context: context) { connection, now in
+            // The password may have changed since it was read; then this check no longer counts.
+            guard try connection.queryOne(
+                dialect.sql("SELECT 1 AS one FROM password_credentials WHERE user_id = ? AND password_hash = ?"),
+                [.text(credential.userID), .text(credential.hash)]) != nil,
+                let user = try self.sessions.users.find(credential.userID, on: connection)
+            else { throw Self.invalidCredentials }
+            if let upgrade {
+                try connection.execute(
+                    dialect.sql("UPDATE password_credentials SET password_hash = ?, updated_at = ? WHERE user_id = ?"),
+                    [.text(upgrade), .time(now), .text(user.id)])
             }
+            try limiter.reset(keys[0], on: connection)
+            try self.audit.record(
+                .init(time: now, userID: user.id, event: "password.login", outcome: "success", ip: context.ip, requestID: context.requestID,
+                      details: upgrade == nil ? [:] : ["rehashed": "true"]),
+                on: connection)
+            return .init(user: user, created: false, method: Self.method)
         }
     }
 
@@ -139,11 +135,9 @@ public final class PasswordService: Sendable {
         try policy.check(newPassword: new, field: "new_password")
         try pool.refuseIfFull()
         let dialect = database.dialect
-        let username = try await Self.mappingStoreErrors {
-            try await self.database.read { connection in
-                try connection.queryOne(dialect.sql("SELECT username FROM password_credentials WHERE user_id = ?"), [.text(principal.userID)])?
-                    .string("username")
-            }
+        let username = try await database.read { connection in
+            try connection.queryOne(dialect.sql("SELECT username FROM password_credentials WHERE user_id = ?"), [.text(principal.userID)])?
+                .string("username")
         }
         guard let username else { throw HTTPError.invalidRequest("this account has no password; it signs in another way") }
         let keys = limiter.keys(username: username, ip: context.ip)
@@ -161,19 +155,18 @@ public final class PasswordService: Sendable {
         }
         let now = sessions.clock()
         let limiter = limiter
-        try await Self.mappingStoreErrors {
-            try await self.database.write { connection in
-                let changed = try connection.execute(
-                    dialect.sql("UPDATE password_credentials SET password_hash = ?, updated_at = ? WHERE user_id = ? AND password_hash = ?"),
-                    [.text(replacement), .time(now), .text(principal.userID), .text(credential.hash)])
-                guard changed == 1 else { throw Self.invalidCredentials }
-                try limiter.reset(keys[0], on: connection)
-                let ended = try self.endSessions(of: principal.userID, except: principal.sessionID, reason: "password_changed", now: now, context: context, on: connection)
-                try self.audit.record(
-                    .init(time: now, userID: principal.userID, event: "password.changed", outcome: "success", ip: context.ip,
-                          requestID: context.requestID, details: ["sessions_ended": String(ended)]),
-                    on: connection)
-            }
+        try await database.write { connection in
+            let changed = try connection.execute(
+                dialect.sql("UPDATE password_credentials SET password_hash = ?, updated_at = ? WHERE user_id = ? AND password_hash = ?"),
+                [.text(replacement), .time(now), .text(principal.userID), .text(credential.hash)])
+            guard changed == 1 else { throw Self.invalidCredentials }
+            try limiter.reset(keys[0], on: connection)
+            let ended = try self.sessions.revokeAll(
+                userID: principal.userID, except: principal.sessionID, reason: "password_changed", context: context, now: now, on: connection)
+            try self.audit.record(
+                .init(time: now, userID: principal.userID, event: "password.changed", outcome: "success", ip: context.ip,
+                      requestID: context.requestID, details: ["sessions_ended": String(ended.count)]),
+                on: connection)
         }
     }
 
@@ -195,7 +188,7 @@ public final class PasswordService: Sendable {
         let hash = try await pool.run { try Argon2id.hash(password: Array(normalized.utf8), parameters: parameters) }
         let now = sessions.clock()
         let dialect = database.dialect
-        try await Self.mappingStoreErrors {
+        try await mappingStoreErrors(conflict: Self.usernameTaken) {
             try await self.database.write { connection in
                 guard let user = try self.sessions.users.find(userID, on: connection) else { throw HTTPError.notFound("no such user") }
                 let existing = try connection.queryOne(dialect.sql("SELECT username FROM password_credentials WHERE user_id = ?"), [.text(userID)])
@@ -211,10 +204,10 @@ public final class PasswordService: Sendable {
                         dialect.sql("INSERT INTO password_credentials (user_id, username, password_hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?)"),
                         [.text(userID), .text(username.value), .text(hash), .time(now), .time(now)])
                 }
-                let ended = try self.endSessions(of: userID, except: nil, reason: "password_reset", now: now, context: context, on: connection)
+                let ended = try self.sessions.revokeAll(userID: userID, reason: "password_reset", context: context, now: now, on: connection)
                 try self.audit.record(
                     .init(time: now, userID: userID, event: "password.set_by_operator", outcome: "success", ip: context.ip,
-                          requestID: context.requestID, details: ["sessions_ended": String(ended)]),
+                          requestID: context.requestID, details: ["sessions_ended": String(ended.count)]),
                     on: connection)
             }
         }
@@ -233,22 +226,18 @@ public final class PasswordService: Sendable {
         let now = sessions.clock()
         let dialect = database.dialect
         let limiter = limiter
-        let (block, credential) = try await Self.mappingStoreErrors {
-            try await self.database.read { connection in
-                let block = try limiter.block(keys, now: now, on: connection)
-                let credential = try connection.queryOne(
-                    dialect.sql("SELECT user_id, password_hash FROM password_credentials WHERE username = ?"), [.text(username)]
-                ).map { Credential(userID: try $0.string("user_id"), hash: try $0.string("password_hash")) }
-                return (block, credential)
-            }
+        let (block, credential) = try await database.read { connection in
+            let block = try limiter.block(keys, now: now, on: connection)
+            let credential = try connection.queryOne(
+                dialect.sql("SELECT user_id, password_hash FROM password_credentials WHERE username = ?"), [.text(username)]
+            ).map { Credential(userID: try $0.string("user_id"), hash: try $0.string("password_hash")) }
+            return (block, credential)
         }
         guard let block else { return credential }
         metrics.increment(.rateLimitHits, ["scope": "login_" + block.scope])
-        try await Self.mappingStoreErrors {
-            try await self.audit.record(
-                .init(time: now, userID: credential?.userID, event: event, outcome: "rate_limited", ip: context.ip, requestID: context.requestID,
-                      details: ["scope": block.scope, "retry_after": String(block.retryAfter)]))
-        }
+        try await audit.record(
+            .init(time: now, userID: credential?.userID, event: event, outcome: "rate_limited", ip: context.ip, requestID: context.requestID,
+                  details: ["scope": block.scope, "retry_after": String(block.retryAfter)]))
         throw HTTPError.rateLimited(retryAfter: block.retryAfter)
     }
 
@@ -270,49 +259,16 @@ public final class PasswordService: Sendable {
     private func recordFailure(_ keys: [LoginRateLimiter.Key], userID: String?, event: String, reason: String, context: RequestContext) async throws {
         let now = sessions.clock()
         let limiter = limiter
-        try await Self.mappingStoreErrors {
-            try await self.database.write { connection in
-                try limiter.recordFailure(keys, now: now, on: connection)
-                try self.audit.record(
-                    .init(time: now, userID: userID, event: event, outcome: "failure", ip: context.ip, requestID: context.requestID,
-                          details: ["reason": reason]),
-                    on: connection)
-            }
-        }
-    }
-
-    /// Revokes a user's live sessions but one, with an audit entry each; returns how many.
-    private func endSessions(
-        of userID: String, except kept: String?, reason: String, now: Date, context: RequestContext, on connection: any SQLConnection
-    ) throws -> Int {
-        let rows = try connection.query(
-            database.dialect.sql("SELECT id FROM sessions WHERE user_id = ? AND revoked_at IS NULL"), [.text(userID)])
-        var ended = 0
-        for row in rows {
-            let id = try row.string("id")
-            guard id != kept else { continue }
-            try sessions.revoke(id, reason: reason, now: now, on: connection)
-            try audit.record(
-                .init(time: now, userID: userID, event: "session.revoked", outcome: "success", ip: context.ip, requestID: context.requestID,
-                      details: ["session_id": id, "reason": reason]),
+        try await database.write { connection in
+            try limiter.recordFailure(keys, now: now, on: connection)
+            try self.audit.record(
+                .init(time: now, userID: userID, event: event, outcome: "failure", ip: context.ip, requestID: context.requestID,
+                      details: ["reason": reason]),
                 on: connection)
-            ended += 1
         }
-        return ended
     }
 
     static let invalidCredentials = HTTPError(status: 401, code: "invalid_credentials", description: "the username or password is wrong")
-    static let usernameTaken = HTTPError(status: 409, code: "conflict", description: "the username is taken")
+    static let usernameTaken = "the username is taken"
 
-    /// The store's expected failures as API.md answers them: a database busy beyond its timeout
-    /// is 503 `overloaded`, a UNIQUE conflict (a username taken meanwhile) is 409.
-    static func mappingStoreErrors<T: Sendable>(_ body: () async throws -> T) async throws -> T {
-        do {
-            return try await body()
-        } catch let error as StoreError where error.code == .busy {
-            throw HTTPError.overloaded(retryAfter: 1)
-        } catch let error as StoreError where error.code == .constraint {
-            throw usernameTaken
-        }
-    }
 }

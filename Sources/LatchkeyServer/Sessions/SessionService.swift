@@ -355,13 +355,15 @@ public final class SessionService: Sendable {
         }
     }
 
-    /// Ends every live session of a user inside the caller's transaction, with an audit entry
-    /// each (consent revoked, password changed, account deleted).
+    /// Ends every live session of a user but `kept` inside the caller's transaction, with an
+    /// audit entry each (consent revoked, password changed or reset, account deleted).
     @discardableResult
-    func revokeAll(userID: String, reason: String, context: RequestContext, now: Date, on connection: any SQLConnection) throws -> [String] {
+    func revokeAll(
+        userID: String, except kept: String? = nil, reason: String, context: RequestContext, now: Date, on connection: any SQLConnection
+    ) throws -> [String] {
         let rows = try connection.query(
             database.dialect.sql("SELECT id, user_id FROM sessions WHERE user_id = ? AND revoked_at IS NULL"), [.text(userID)])
-        return try revoke(rows, reason: reason, context: context, now: now, on: connection)
+        return try revoke(rows.filter { (try? $0.string("id")) != kept }, reason: reason, context: context, now: now, on: connection)
     }
 
     private func revoke(_ rows: [SQLRow], reason: String, context: RequestContext, now: Date, on connection: any SQLConnection) throws -> [String] {
