@@ -71,7 +71,7 @@ struct AccessLogTests {
             close(fds[0])
             close(fds[1])
         }
-        let log = StandardErrorAccessLog(flushInterval: .seconds(60), fileDescriptor: fds[1])
+        let log = try StandardErrorAccessLog(flushInterval: .seconds(60), fileDescriptor: fds[1])
         for index in 0..<3 {
             log.record(
                 AccessLogEntry(
@@ -99,7 +99,7 @@ struct AccessLogTests {
             close(fds[0])
             close(fds[1])
         }
-        let log = StandardErrorAccessLog(flushInterval: .seconds(60), maxBufferedEntries: 2, fileDescriptor: fds[1])
+        let log = try StandardErrorAccessLog(flushInterval: .seconds(60), maxBufferedEntries: 2, fileDescriptor: fds[1])
         for index in 0..<5 {
             log.record(
                 AccessLogEntry(

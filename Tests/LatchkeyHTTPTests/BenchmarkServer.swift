@@ -20,7 +20,7 @@ struct BenchmarkServer {
         router.get("/async") { _ in .json(["status": "ok"]) }
         var configuration = HTTPServer.Configuration(host: "127.0.0.1", port: port)
         if let loops = environment["LATCHKEY_HTTP_BENCH_LOOPS"].flatMap(Int.init) { configuration.eventLoops = loops }
-        let log: (any AccessLogSink)? = environment["LATCHKEY_HTTP_BENCH_LOG"] != nil ? StandardErrorAccessLog() : nil
+        let log: (any AccessLogSink)? = environment["LATCHKEY_HTTP_BENCH_LOG"] != nil ? try StandardErrorAccessLog() : nil
         let server = HTTPServer(configuration: configuration, responder: router, accessLog: log)
         try server.start()
         try await Task.sleep(for: .seconds(seconds))

@@ -67,8 +67,9 @@ public final class StandardErrorAccessLog: AccessLogSink {
     /// - Parameters:
     ///   - flushInterval: How long a line may wait in the buffer.
     ///   - maxBufferedEntries: Beyond this, new entries are dropped and counted.
-    public convenience init(flushInterval: Duration = .milliseconds(50), maxBufferedEntries: Int = 4_096) {
-        self.init(flushInterval: flushInterval, maxBufferedEntries: maxBufferedEntries, fileDescriptor: STDERR_FILENO)
+    /// - Throws: ``DetachedThread/Failure`` when the system cannot make the thread.
+    public convenience init(flushInterval: Duration = .milliseconds(50), maxBufferedEntries: Int = 4_096) throws {
+        try self.init(flushInterval: flushInterval, maxBufferedEntries: maxBufferedEntries, fileDescriptor: STDERR_FILENO)
     }
 
     /// Creates a log that writes to `fileDescriptor` instead of standard error (a pipe, a file).
@@ -77,18 +78,13 @@ public final class StandardErrorAccessLog: AccessLogSink {
     ///   - flushInterval: How long a line may wait in the buffer.
     ///   - maxBufferedEntries: Beyond this, new entries are dropped and counted.
     ///   - fileDescriptor: Written to, never closed.
-    public init(flushInterval: Duration = .milliseconds(50), maxBufferedEntries: Int = 4_096, fileDescriptor: Int32) {
+    /// - Throws: ``DetachedThread/Failure`` when the system cannot make the thread.
+    public init(flushInterval: Duration = .milliseconds(50), maxBufferedEntries: Int = 4_096, fileDescriptor: Int32) throws {
         let shared = Shared(maxBufferedEntries: maxBufferedEntries, fileDescriptor: fileDescriptor)
         self.shared = shared
         let (seconds, attoseconds) = flushInterval.components
         let microseconds = UInt32(clamping: seconds * 1_000_000 + attoseconds / 1_000_000_000_000)
-        DetachedThread.start {
-            // A write to a pipe whose reader is gone raises SIGPIPE in the writing thread; blocked
-            // here, the write fails with EPIPE instead of ending the server.
-            var signals = sigset_t()
-            sigemptyset(&signals)
-            sigaddset(&signals, SIGPIPE)
-            pthread_sigmask(SIG_BLOCK, &signals, nil)
+        try DetachedThread.start {
             while true {
                 usleep(max(microseconds, 1000))
                 let stopped = shared.buffer.withLock { $0.stopped }

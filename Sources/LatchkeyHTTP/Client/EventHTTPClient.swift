@@ -168,29 +168,14 @@ public final class EventHTTPClient: HTTPClient {
     }
 
     private static func spawn(_ loop: ClientLoop) throws(HTTPClientError) {
-        var thread = pthread_t()
-        let argument = Unmanaged.passRetained(loop).toOpaque()
-        let status = pthread_create(
-            &thread, nil,
-            { argument in
-                // A write to a connection the server has reset raises SIGPIPE in the writing
-                // thread, and libevent's writev and OpenSSL's write do not pass MSG_NOSIGNAL;
-                // blocked here, the write fails with EPIPE instead of ending a process that does
-                // not ignore the signal (the CLI, the bench).
-                var signals = sigset_t()
-                sigemptyset(&signals)
-                sigaddset(&signals, SIGPIPE)
-                pthread_sigmask(SIG_BLOCK, &signals, nil)
-                let loop = Unmanaged<ClientLoop>.fromOpaque(argument!).takeRetainedValue()
-                loop.run()
-                return nil
-            }, argument)
-        guard status == 0 else {
-            let loop = Unmanaged<ClientLoop>.fromOpaque(argument).takeRetainedValue()
+        // The loop is the thread's from here on; nothing else touches it.
+        nonisolated(unsafe) let loop = loop
+        do {
+            try DetachedThread.start { loop.run() }
+        } catch {
             loop.discard()
-            throw HTTPClientError(.transport, "cannot start the HTTP client's thread: \(String(cString: strerror(status)))")
+            throw HTTPClientError(.transport, "the HTTP client's \(error)")
         }
-        pthread_detach(thread)
     }
 }
 

@@ -101,7 +101,7 @@ public final class LatchkeyApplication: Sendable {
         AppleRoutes(apple: apple).register(on: router)
         let factors = FactorService(sessions: sessions, masterKey: masterKey, failuresPerAccount: configuration.rateLimits.loginPerAccount15m)
         FactorRoutes(factors: factors, bearer: bearer).register(on: router)
-        let passwords = PasswordService(database: database, sessions: sessions, metrics: metrics, configuration: configuration)
+        let passwords = try PasswordService(database: database, sessions: sessions, metrics: metrics, configuration: configuration)
         if configuration.password.enabled { PasswordRoutes(passwords: passwords, bearer: bearer).register(on: router) }
         sandbox?.register(on: router)
 
@@ -110,7 +110,7 @@ public final class LatchkeyApplication: Sendable {
         serverConfiguration.host = host
         serverConfiguration.port = port
         serverConfiguration.trustedProxies = TrustedProxies(networks: configuration.trustedProxies.compactMap(IPNetwork.init))
-        let sink = MetricsAccessLog(metrics: metrics, next: accessLog ? StandardErrorAccessLog() : nil)
+        let sink = MetricsAccessLog(metrics: metrics, next: accessLog ? try StandardErrorAccessLog() : nil)
         let server = HTTPServer(configuration: serverConfiguration, responder: router, accessLog: sink)
         metrics.gauge(.httpConnections) { Double(server.activeConnections) }
         return LatchkeyApplication(

@@ -83,11 +83,12 @@ final class Argon2Pool: Sendable {
     /// - Parameters:
     ///   - threads: Threads that hash; 0 means one per core.
     ///   - queueLimit: Hashes that may wait; at least 1.
-    init(threads: Int, queueLimit: Int) {
+    /// - Throws: ``LatchkeyHTTP/DetachedThread/Failure`` when the system cannot make a thread.
+    init(threads: Int, queueLimit: Int) throws {
         self.threadCount = threads > 0 ? threads : ProcessInfo.processInfo.activeProcessorCount
         self.queueLimit = max(1, queueLimit)
         for _ in 0..<threadCount {
-            DetachedThread.start { [queue] in
+            try DetachedThread.start { [queue] in
                 // Hashing yields to the event loops and the task pool when they compete for a
                 // core, so health checks, refreshes and the JWKS stay fast under a login flood;
                 // an idle core still runs it at full speed. On Linux the nice value belongs to a

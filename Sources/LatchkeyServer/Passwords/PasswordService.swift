@@ -24,13 +24,13 @@ public final class PasswordService: Sendable {
     /// The `method` label of sign-in metrics and the `amr` value of password sign-ins.
     static let method = "pwd"
 
-    init(database: any SQLDatabase, sessions: SessionService, metrics: Metrics, configuration: Configuration) {
+    init(database: any SQLDatabase, sessions: SessionService, metrics: Metrics, configuration: Configuration) throws {
         self.database = database
         self.sessions = sessions
         self.metrics = metrics
         self.audit = AuditLog(database: database)
         let password = configuration.password
-        self.pool = Argon2Pool(threads: password.hashingThreads, queueLimit: password.hashingQueueLimit)
+        self.pool = try Argon2Pool(threads: password.hashingThreads, queueLimit: password.hashingQueueLimit)
         self.policy = PasswordPolicy(minimumLength: password.minLength)
         self.limiter = LoginRateLimiter(
             database: database, perAccount: configuration.rateLimits.loginPerAccount15m, perIP: configuration.rateLimits.loginPerIP15m)
