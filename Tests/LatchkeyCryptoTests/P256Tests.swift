@@ -209,16 +209,7 @@ struct ECDSAWycheproofTests {
         var publicKeyPem: String
         var publicKeyJwk: JWKFields?
         var sha: String
-        var tests: [Case]
-    }
-
-    struct Case: WycheproofCase {
-        var tcId: Int
-        var comment: String
-        var flags: [String]
-        var msg: String
-        var sig: String
-        var result: WycheproofResult
+        var tests: [WycheproofSignatureCase]
     }
 
     /// Imports the group's key from SubjectPublicKeyInfo DER and checks that the other forms

@@ -135,16 +135,7 @@ struct RSAWycheproofTests {
         var publicKeyDer: String
         var publicKeyAsn: String
         var sha: String
-        var tests: [Case]
-    }
-
-    struct Case: WycheproofCase {
-        var tcId: Int
-        var comment: String
-        var flags: [String]
-        var msg: String
-        var sig: String
-        var result: WycheproofResult
+        var tests: [WycheproofSignatureCase]
     }
 
     @Test("rsa_signature_2048_sha256_test.json")

@@ -296,16 +296,7 @@ struct DeviceKeyTests {
     struct WycheproofGroup: Decodable {
         struct Key: Decodable { var uncompressed: String }
         var publicKey: Key
-        var tests: [WycheproofCase]
-    }
-
-    struct WycheproofCase: LatchkeyTestSupport.WycheproofCase {
-        var tcId: Int
-        var comment: String
-        var flags: [String]
-        var msg: String
-        var sig: String
-        var result: WycheproofResult
+        var tests: [WycheproofSignatureCase]
     }
 
     @Test("S17: the whole Wycheproof ECDSA P-256 DER file passes through the endpoint's verifier")

@@ -26,6 +26,17 @@ public protocol WycheproofCase: Decodable {
     var result: WycheproofResult { get }
 }
 
+/// A case of the signature files (`ecdsa_*`, `rsa_signature_*`): a message, a signature and
+/// the verdict, all hex.
+public struct WycheproofSignatureCase: WycheproofCase {
+    public var tcId: Int
+    public var comment: String
+    public var flags: [String]
+    public var msg: String
+    public var sig: String
+    public var result: WycheproofResult
+}
+
 /// What the code under test did with one case.
 public enum WycheproofOutcome: Equatable, Sendable {
     case accepted
