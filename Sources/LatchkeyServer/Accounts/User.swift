@@ -12,6 +12,9 @@ public struct User: Sendable, Hashable {
     public var familyName: String?
     public var createdAt: Date
 
+    /// The longest given or family name a body may carry, in UTF-8 bytes.
+    static let maxNameLength = 256
+
     /// The user object of the wire format.
     var json: JSONValue {
         var members: [String: JSONValue] = [

@@ -15,8 +15,8 @@ struct AppleRoutes {
                 identityToken: try body.required("identity_token", maxLength: JWS.maxCompactLength),
                 authorizationCode: try body.optional("authorization_code", maxLength: 1024),
                 nonce: try body.optional("nonce", maxLength: 512),
-                givenName: try body.optional("given_name", maxLength: 200),
-                familyName: try body.optional("family_name", maxLength: 200))
+                givenName: try body.optional("given_name", maxLength: User.maxNameLength),
+                familyName: try body.optional("family_name", maxLength: User.maxNameLength))
             return try await apple.signIn(signIn, context: RequestContext(request)).response()
         }
 

@@ -14,8 +14,8 @@ struct PasswordRoutes {
             let body = try JSONFields(request)
             let response = try await passwords.signUp(
                 username: try Self.username(body), password: try Self.password(body, "password"),
-                givenName: try body.optional("given_name", maxLength: 256),
-                familyName: try body.optional("family_name", maxLength: 256), context: RequestContext(request))
+                givenName: try body.optional("given_name", maxLength: User.maxNameLength),
+                familyName: try body.optional("family_name", maxLength: User.maxNameLength), context: RequestContext(request))
             return response.response(status: 201)
         }
 
