@@ -73,7 +73,7 @@ struct MixedKeySetTests {
         }
         #expect(keys.skipped.count == unusable.count + 2)
         #expect(keys.skipped.filter { $0.keyID == nil }.map(\.reason) == [.malformed, .malformed], "17 and \"text\"")
-        #expect(keys.skipped.first { $0.keyID == "weak-rsa-1024" }?.detail.contains("1024 bits") == true)
+        #expect(keys.skipped.first { $0.keyID == "kid-weak-rsa-1024" }?.detail.contains("1024 bits") == true)
 
         // A token naming a skipped key fails with invalid_key and says why; an unknown kid stays unknown_key.
         for (_, keyID, reason) in unusable {
@@ -122,7 +122,7 @@ struct MixedKeySetTests {
         let unusable = try JWSKeySet(jwks: try JWKSet(parsing: Array(UnusableJWKs.document([UnusableJWKs.weakRSA]).utf8)))
         #expect(unusable.keys.isEmpty)
         #expect(throws: JOSEError(.invalidKey, "")) {
-            try JWTVerifier(keys: unusable, policy: Self.policy).verify(try Self.token(kid: "weak-rsa-1024"), now: Self.now)
+            try JWTVerifier(keys: unusable, policy: Self.policy).verify(try Self.token(kid: "kid-weak-rsa-1024"), now: Self.now)
         }
     }
 
