@@ -34,18 +34,13 @@ final class AppleKeyCache: Sendable {
     private let clock: @Sendable () -> Date
     private let timeout: Duration
     private let metrics: Metrics
-    private let log: ServerLog
     private let state = Mutex(State())
 
-    init(
-        settings: AppleSettings, client: any HTTPClient, timeout: Duration, metrics: Metrics, log: ServerLog = .standardError,
-        clock: @escaping @Sendable () -> Date
-    ) {
+    init(settings: AppleSettings, client: any HTTPClient, timeout: Duration, metrics: Metrics, clock: @escaping @Sendable () -> Date) {
         self.settings = settings
         self.client = client
         self.timeout = timeout
         self.metrics = metrics
-        self.log = log
         self.clock = clock
     }
 
@@ -104,7 +99,7 @@ final class AppleKeyCache: Sendable {
     private func report(_ skipped: [SkippedKey], now: Date) {
         for key in skipped {
             metrics.increment(.jwksKeysSkipped, ["source": "apple", "reason": key.reason.description])
-            log.warning(
+            ServerLog.warning(
                 "jwks_key_skipped", time: now,
                 ["source": "apple", "kid": key.keyID.map { .string(String($0.prefix(64))) } ?? .null,
                  "reason": .string(key.reason.description), "detail": .string(key.detail)])
