@@ -19,7 +19,8 @@ public struct JOSEError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let unsupportedHeader = Code("unsupported_header")
         /// No key in the set has the token's `kid`.
         public static let unknownKey = Code("unknown_key")
-        /// A key could not be used: wrong type, size, `use` or `key_ops`, or an ambiguous set.
+        /// A key could not be used: wrong type, size, `use` or `key_ops`, or an ambiguous set;
+        /// or the token names a key its JWK Set lists but that was skipped as unusable (S30).
         public static let invalidKey = Code("invalid_key")
         /// The signature does not verify.
         public static let invalidSignature = Code("invalid_signature")

@@ -183,7 +183,7 @@ struct JWTValidationTests {
         #expect(throws: JOSEError(.unsupportedHeader, "")) { try Self.verifier.verify(token, now: Self.now) }
     }
 
-    @Test("a key set refuses duplicate kids and mixed symmetric and asymmetric keys")
+    @Test("a key set built in code refuses duplicate kids and mixed symmetric and asymmetric keys")
     func keySetAmbiguity() throws {
         let a = JWSVerificationKey.es256(P256.Signing.PrivateKey().publicKey, keyID: "same")
         let b = JWSVerificationKey.es256(P256.Signing.PrivateKey().publicKey, keyID: "same")
@@ -192,12 +192,15 @@ struct JWTValidationTests {
         #expect(throws: JOSEError(.invalidKey, "")) { try JWSKeySet([a, hmac]) }
     }
 
-    @Test("JWK round-trips through JSON and a JWK Set skips unknown key types")
+    @Test("JWK round-trips through JSON and a JWK Set skips unknown key types and malformed members (S30)")
     func jwkRoundTrip() throws {
         let jwk = JWK(Self.ecKey.publicKey, keyID: "ec-1")
         #expect(try JWK(json: jwk.json) == jwk)
         let set = try JWKSet(parsing: Array(#"{"keys":[{"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"},\#(jwk.json.serializedString)]}"#.utf8))
         #expect(set.keys == [jwk])
-        #expect(throws: JOSEError(.malformed, "")) { try JWKSet(parsing: Array(#"{"keys":[{"kty":"EC","x":5}]}"#.utf8)) }
+        #expect(set.skipped.map(\.reason) == [.unsupportedKeyType])
+        let malformed = try JWKSet(parsing: Array(#"{"keys":[{"kty":"EC","x":5}]}"#.utf8))
+        #expect(malformed.keys.isEmpty)
+        #expect(malformed.skipped.map(\.reason) == [.malformed])
     }
 }

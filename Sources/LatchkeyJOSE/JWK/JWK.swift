@@ -8,6 +8,8 @@ public import LatchkeyCrypto
 public struct JWK: Sendable, Hashable {
     /// `kty`: `EC`, `RSA` or `oct`.
     public var keyType: String
+    /// The key types this library reads; a JWK Set skips members of any other (RFC 7517 §5).
+    static let knownKeyTypes: Set<String> = ["EC", "RSA", "oct"]
     /// `crv` for EC keys, e.g. `P-256`.
     public var curve: String?
     /// EC public coordinates (`x`, `y`) and private scalar (`d`).

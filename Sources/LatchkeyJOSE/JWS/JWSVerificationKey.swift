@@ -61,38 +61,82 @@ public struct JWSVerificationKey: Sendable {
     ///   - allowSymmetric: Whether an `oct` key may become an HS256 key.
     /// - Throws: ``JOSEError/Code/invalidKey``.
     public init(jwk: JWK, defaultAlgorithm: JWSAlgorithm? = nil, allowSymmetric: Bool = false) throws(JOSEError) {
+        do {
+            self = try Self.load(jwk, defaultAlgorithm: defaultAlgorithm, allowSymmetric: allowSymmetric)
+        } catch {
+            throw JOSEError(.invalidKey, error.detail)
+        }
+    }
+
+    /// Why a JWK cannot be a verification key: the reason a key set records when it skips it.
+    struct Unusable: Error {
+        var reason: SkippedKey.Reason
+        var detail: String
+        init(_ reason: SkippedKey.Reason, _ detail: String) {
+            self.reason = reason
+            self.detail = detail
+        }
+    }
+
+    /// The key a JWK describes; see ``init(jwk:defaultAlgorithm:allowSymmetric:)``.
+    ///
+    /// Strings from the document are cut short in the detail: it goes to logs and error bodies.
+    static func load(_ jwk: JWK, defaultAlgorithm: JWSAlgorithm?, allowSymmetric: Bool) throws(Unusable) -> JWSVerificationKey {
         if let use = jwk.use, use != "sig" {
-            throw JOSEError(.invalidKey, "key use is \(use), not sig")
+            throw Unusable(.notForSigning, "key use is \(use.prefix(20)), not sig")
         }
         if let operations = jwk.keyOperations, !operations.contains("verify") {
-            throw JOSEError(.invalidKey, "key_ops does not allow verify")
+            throw Unusable(.notForSigning, "key_ops does not allow verify")
         }
-        let algorithm = jwk.algorithm ?? (jwk.keyType == "EC" ? .es256 : defaultAlgorithm)
-        guard let algorithm else { throw JOSEError(.invalidKey, "the \(jwk.keyType) key names no alg") }
-        do {
-            switch (jwk.keyType, algorithm) {
-            case ("EC", .es256):
-                guard jwk.curve == "P-256", let x = jwk.x, let y = jwk.y else {
-                    throw JOSEError(.invalidKey, "an ES256 key needs crv P-256, x and y")
-                }
-                self = .es256(try P256.Signing.PublicKey(x: x, y: y), keyID: jwk.keyID)
-            case ("RSA", .rs256), ("RSA", .ps256):
-                guard let modulus = jwk.modulus, let exponent = jwk.exponent else {
-                    throw JOSEError(.invalidKey, "an RSA key needs n and e")
-                }
-                let key = try RSA.Signing.PublicKey(modulus: modulus, exponent: exponent)
-                self = algorithm == .rs256 ? .rs256(key, keyID: jwk.keyID) : .ps256(key, keyID: jwk.keyID)
-            case ("oct", .hs256) where allowSymmetric:
-                guard let secret = jwk.symmetricKey else { throw JOSEError(.invalidKey, "an oct key needs k") }
-                self = try .hs256(secret: secret, keyID: jwk.keyID)
-            default:
-                throw JOSEError(.invalidKey, "a \(jwk.keyType) key cannot be used for \(algorithm)")
+        func unsupported(_ algorithm: JWSAlgorithm) -> Unusable {
+            Unusable(.unsupportedAlgorithm, "a \(jwk.keyType) key cannot be used for \(algorithm.rawValue.prefix(20))")
+        }
+        switch jwk.keyType {
+        case "EC":
+            guard jwk.curve == "P-256" else {
+                throw Unusable(.unsupportedCurve, "curve \(jwk.curve?.prefix(20) ?? "(none)") is not supported; only P-256 is")
             }
-        } catch let error as JOSEError {
-            throw error
-        } catch {
-            throw JOSEError(.invalidKey, "the \(jwk.keyType) key is unusable: \(error)")
+            let algorithm = jwk.algorithm ?? .es256
+            guard algorithm == .es256 else { throw unsupported(algorithm) }
+            guard let x = jwk.x, let y = jwk.y else { throw Unusable(.malformed, "a P-256 key needs x and y") }
+            do {
+                return .es256(try P256.Signing.PublicKey(x: x, y: y), keyID: jwk.keyID)
+            } catch {
+                throw Unusable(.invalidKey, "the P-256 key is unusable: \(error)")
+            }
+        case "RSA":
+            guard let algorithm = jwk.algorithm ?? defaultAlgorithm else { throw Unusable(.unsupportedAlgorithm, "the RSA key names no alg") }
+            guard algorithm == .rs256 || algorithm == .ps256 else { throw unsupported(algorithm) }
+            guard let modulus = jwk.modulus, let exponent = jwk.exponent else { throw Unusable(.malformed, "an RSA key needs n and e") }
+            let bits = bitCount(modulus)
+            guard bits >= 2048 else {
+                throw Unusable(.weakKey, "the RSA modulus has \(bits) bits; RFC 7518 §3.3 requires at least 2048")
+            }
+            do {
+                let key = try RSA.Signing.PublicKey(modulus: modulus, exponent: exponent)
+                return algorithm == .rs256 ? .rs256(key, keyID: jwk.keyID) : .ps256(key, keyID: jwk.keyID)
+            } catch {
+                throw Unusable(.invalidKey, "the RSA key is unusable: \(error)")
+            }
+        case "oct":
+            guard allowSymmetric else { throw Unusable(.symmetricKey, "a symmetric key is never taken from this key set") }
+            guard let algorithm = jwk.algorithm ?? defaultAlgorithm else { throw Unusable(.unsupportedAlgorithm, "the oct key names no alg") }
+            guard algorithm == .hs256 else { throw unsupported(algorithm) }
+            guard let secret = jwk.symmetricKey else { throw Unusable(.malformed, "an oct key needs k") }
+            do {
+                return try .hs256(secret: secret, keyID: jwk.keyID)
+            } catch {
+                throw Unusable(.weakKey, error.reason)
+            }
+        default:
+            throw Unusable(.unsupportedKeyType, "kty \(jwk.keyType.prefix(20)) is not supported")
         }
+    }
+
+    /// The number of significant bits in a big-endian integer.
+    private static func bitCount(_ bytes: [UInt8]) -> Int {
+        guard let first = bytes.firstIndex(where: { $0 != 0 }) else { return 0 }
+        return (bytes.count - first) * 8 - bytes[first].leadingZeroBitCount
     }
 
     /// Whether `signature` is this key's signature over `signingInput`.

@@ -13,6 +13,10 @@ import Synchronization
 ///   a request amplifier against Apple.
 /// - Concurrent fetches share one request; verification runs outside the lock, on the caller's
 ///   thread, so sign-ins verify in parallel.
+/// - A key in the set that we cannot use (too weak, another curve, malformed) is skipped, logged
+///   and counted in `latchkey_jwks_keys_skipped_total` at every fetch, and the rest serve
+///   (SECURITY.md S30). A token naming a skipped key fails with the reason and causes no refetch:
+///   the key is known, just unusable, until the hourly refresh sees a new set.
 final class AppleKeyCache: Sendable {
     /// Background refresh period.
     static let refreshInterval: TimeInterval = 3600
@@ -29,12 +33,14 @@ final class AppleKeyCache: Sendable {
     private let client: any HTTPClient
     private let clock: @Sendable () -> Date
     private let timeout: Duration
+    private let metrics: Metrics
     private let state = Mutex(State())
 
-    init(settings: AppleSettings, client: any HTTPClient, timeout: Duration, clock: @escaping @Sendable () -> Date) {
+    init(settings: AppleSettings, client: any HTTPClient, timeout: Duration, metrics: Metrics, clock: @escaping @Sendable () -> Date) {
         self.settings = settings
         self.client = client
         self.timeout = timeout
+        self.metrics = metrics
         self.clock = clock
     }
 
@@ -75,6 +81,7 @@ final class AppleKeyCache: Sendable {
                 defer { self.state.withLock { $0.inFlight = nil } }
                 let keys = try await Self.download(from: settings.current.keys, client: client, timeout: timeout)
                 let now = clock()
+                self.report(keys.skipped, now: now)
                 self.state.withLock { state in
                     state.keys = keys
                     state.fetchedAt = now
@@ -85,6 +92,18 @@ final class AppleKeyCache: Sendable {
             return task
         }
         return try await task.value
+    }
+
+    /// Logs and counts each key of the fetched set that was skipped as unusable (S30). The kid
+    /// goes to the log, cut short, and never into a metric label: it is Apple's document data.
+    private func report(_ skipped: [SkippedKey], now: Date) {
+        for key in skipped {
+            metrics.increment(.jwksKeysSkipped, ["source": "apple", "reason": key.reason.description])
+            ServerLog.warning(
+                "jwks_key_skipped", time: now,
+                ["source": "apple", "kid": key.keyID.map { .string(String($0.prefix(64))) } ?? .null,
+                 "reason": .string(key.reason.description), "detail": .string(key.detail)])
+        }
     }
 
     private static func download(from url: URL, client: any HTTPClient, timeout: Duration) async throws -> JWSKeySet {

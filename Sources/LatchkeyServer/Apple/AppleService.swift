@@ -21,7 +21,7 @@ final class AppleService: Sendable {
         clock: @escaping @Sendable () -> Date
     ) {
         self.settings = settings
-        self.keys = AppleKeyCache(settings: settings, client: httpClient, timeout: timeout, clock: clock)
+        self.keys = AppleKeyCache(settings: settings, client: httpClient, timeout: timeout, metrics: sessions.metrics, clock: clock)
         self.client = AppleClient(settings: settings, client: httpClient, timeout: timeout, clock: clock)
         self.outbox = AppleRevocationOutbox(client: client, database: sessions.database, masterKey: masterKey, clock: clock)
         self.sessions = sessions

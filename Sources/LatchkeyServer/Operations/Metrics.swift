@@ -22,7 +22,11 @@ public final class Metrics: Sendable {
         public static let secondFactors = Family(
             name: "latchkey_second_factor_checks_total", kind: .counter, help: "Second-factor proofs checked, by factor, use and outcome.")
 
-        static let all: [Family] = [httpRequests, httpDuration, httpConnections, signIns, refreshReuse, rateLimitHits, queueDepth, secondFactors]
+        public static let jwksKeysSkipped = Family(
+            name: "latchkey_jwks_keys_skipped_total", kind: .counter,
+            help: "Keys in a fetched JWK Set skipped as unusable, by source and reason (counted at every fetch).")
+
+        static let all: [Family] = [httpRequests, httpDuration, httpConnections, signIns, refreshReuse, rateLimitHits, queueDepth, secondFactors, jwksKeysSkipped]
     }
 
     /// Histogram bucket bounds in seconds, from 100 µs to 10 s.

@@ -10,8 +10,9 @@ public struct Principal: Sendable {
 }
 
 /// Checks `Authorization: Bearer` on Latchkey's own endpoints: signature, `typ: at+jwt`, `iss`,
-/// `aud`, `exp`, and that the session is still live, so a logout takes effect here at once (and
-/// in other processes on the same database within ``SessionService/livenessTTL``).
+/// `aud`, `exp`, and that the session `sid` names is still live and is the session of the user
+/// `sub` names, so a logout takes effect here at once (and in other processes on the same
+/// database within ``SessionService/livenessTTL``) for every token of the session.
 ///
 /// Services that verify the JWT offline against the JWKS cannot see a logout: they accept a
 /// token until it expires, at most `access_token_ttl` seconds (docs/api.md).
@@ -37,7 +38,9 @@ struct BearerAuthenticator: Sendable {
         guard let userID = claims.subject, let sessionID = claims["sid"]?.stringValue else {
             throw HTTPError.invalidToken("the access token names no user or session")
         }
-        guard try await sessions.isLive(sessionID, now: now) else {
+        // One message for an ended session and another user's: which sessions exist is not
+        // something a token holder learns here.
+        guard try await sessions.isLive(sessionID, of: userID, now: now) else {
             throw HTTPError.invalidToken("the session has ended")
         }
         return Principal(userID: userID, sessionID: sessionID, amr: claims["amr"]?.arrayValue?.compactMap(\.stringValue) ?? [])

@@ -62,8 +62,9 @@ public final class SessionService: Sendable {
     let absoluteTTL: TimeInterval
     /// The issuer and audience; known only once the server has bound its port.
     let identity: Mutex<(issuer: String, audience: String)>
-    /// Recent answers to "is this session live?", so bearer checks rarely touch the database.
-    private let liveness = Mutex<[String: (live: Bool, checkedAt: Date)]>([:])
+    /// Recent answers to "whose live session is this?" (`nil`: nobody's, it has ended or never
+    /// existed), so bearer checks rarely touch the database.
+    private let liveness = Mutex<[String: (owner: String?, checkedAt: Date)]>([:])
 
     /// How long another process's revocation may take to reach this one's bearer checks.
     static let livenessTTL: TimeInterval = 1
@@ -324,7 +325,7 @@ public final class SessionService: Sendable {
         try connection.execute(
             database.dialect.sql("UPDATE sessions SET revoked_at = ?, revoked_reason = ? WHERE id = ? AND revoked_at IS NULL"),
             [.time(now), .text(reason), .text(sessionID)])
-        liveness.withLock { $0[sessionID] = (false, now) }
+        liveness.withLock { $0[sessionID] = (nil, now) }
     }
 
     /// Ends sessions of a user (`logout`, `DELETE /v1/sessions/{id}`, `sessions revoke`), with an
@@ -394,21 +395,25 @@ public final class SessionService: Sendable {
 
     // MARK: Reading
 
-    /// Whether a session is live, answered from a cache at most ``livenessTTL`` old.
-    func isLive(_ sessionID: String, now: Date) async throws -> Bool {
+    /// Whether a session is live and belongs to `userID`, answered from a cache at most
+    /// ``livenessTTL`` old.
+    ///
+    /// The owner is part of the answer because an access token's `sid` and `sub` are two claims:
+    /// a token pairing one user's subject with another user's session must not pass (S9).
+    func isLive(_ sessionID: String, of userID: String, now: Date) async throws -> Bool {
         if let cached = liveness.withLock({ $0[sessionID] }), now.timeIntervalSince(cached.checkedAt) < Self.livenessTTL {
-            return cached.live
+            return cached.owner == userID
         }
         let dialect = database.dialect
         let session = try await database.read { connection in
             try connection.queryOne(dialect.sql("SELECT * FROM sessions WHERE id = ?"), [.text(sessionID)]).map(Session.session)
         }
-        let live = session?.isLive(at: now) ?? false
+        let owner = session.flatMap { $0.isLive(at: now) ? $0.userID : nil }
         liveness.withLock { cache in
             if cache.count > 100_000 { cache.removeAll(keepingCapacity: true) }
-            cache[sessionID] = (live, now)
+            cache[sessionID] = (owner, now)
         }
-        return live
+        return owner == userID
     }
 
     /// A user's sessions, newest first; revoked and expired ones are left out.

@@ -33,7 +33,9 @@ enum JWTCommands {
         ],
         details: """
             Exits 0 and prints the claims when every check passes; otherwise prints the failed
-            check and exits 1. A URL must be https, or http on a loopback address.
+            check and exits 1. A URL must be https, or http on a loopback address. Keys in the set
+            that cannot be used (weak RSA, another curve, malformed) are skipped with a warning
+            each; a token naming one fails with the reason.
             TOKEN may be - to read it from standard input.
             """
     ) { arguments in
@@ -56,6 +58,9 @@ enum JWTCommands {
         } catch {
             printError("latchkey: cannot use the key set: \(error)")
             return 1
+        }
+        for skipped in keys.skipped {
+            printError("latchkey: warning: skipped key \(skipped.keyID.map { "kid \($0.prefix(64))" } ?? "without kid"): \(skipped)")
         }
         let policy = JWTValidationPolicy(
             issuer: arguments[option: "iss"],
