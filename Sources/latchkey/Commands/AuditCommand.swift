@@ -93,13 +93,13 @@ enum AuditCommand {
         }.joined()
     }
 
-    /// A detail value as is when it is one plain word, else as a JSON string, so spaces and `=`
-    /// inside it cannot be misread as another pair.
+    /// A detail value as is when it is one plain word, else in double quotes with `"` and `\`
+    /// escaped, so spaces and `=` inside it cannot be misread as another pair.
     private static func quoted(_ value: String) -> String {
         let plain = !value.isEmpty && value.unicodeScalars.allSatisfy { scalar in
             scalar.properties.isAlphabetic || scalar.properties.numericType != nil || "._-:/@+".unicodeScalars.contains(scalar)
         }
-        return plain ? value : JSONValue.string(value).serializedString
+        return plain ? value : "\"" + value.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"") + "\""
     }
 
     /// The text with control and format characters written as `\u{…}`: entries carry what
