@@ -161,7 +161,15 @@ struct BackupTests {
         // 3. Copy the backup into place, mode 0600 (`install -m 0600 BACKUP DATABASE`).
         let install = try Subprocess.run(URL(fileURLWithPath: "/usr/bin/install"), ["-m", "0600", backupFile.path, deployment.database.path])
         #expect(install.status == 0, "\(install.error)")
-        // 4. Start it with the same configuration and master key.
+        // 4. The master key must be the one the backup was made with: another cannot unseal the
+        // signing keys, and the server does not start.
+        let otherKey = deployment.directory.appendingPathComponent("other.key")
+        try Data((0..<32).map { _ in UInt8.random(in: 0...255) }).write(to: otherKey)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: otherKey.path)
+        #expect(throws: ServerProcessError.self) {
+            try ServerProcess(["serve", "--config", deployment.config.path], in: deployment.directory, environment: ["LATCHKEY_MASTER_KEY_FILE": otherKey.path])
+        }
+        // 5. Start it with the same configuration and master key.
         (server, port) = try deployment.serve()
         defer {
             server.send(SIGTERM)
