@@ -65,9 +65,11 @@ struct AuditCommandTests {
         let fromStart = Date(timeIntervalSince1970: started.timeIntervalSince1970.rounded(.down))
         #expect(try Self.entries(deployment, ["--since", fromStart.ISO8601Format()]) == all)
         #expect(try Self.entries(deployment, ["--since", "2099-01-01T00:00:00Z"]).isEmpty)
-        // The same instant written with an offset.
-        let offset = try Self.entries(deployment, ["--since", "2099-01-01T01:00:00+01:00"])
-        #expect(offset.isEmpty)
+        // Half an hour before the start, written in UTC+1: read as UTC it would lie after the entries.
+        let inOffset = fromStart.addingTimeInterval(-1800).formatted(
+            Date.ISO8601FormatStyle(timeZoneSeparator: .colon, timeZone: try #require(TimeZone(secondsFromGMT: 3600))))
+        #expect(inOffset.hasSuffix("+01:00"))
+        #expect(try Self.entries(deployment, ["--since", inOffset]) == all)
         #expect(try Self.entries(deployment, ["--since", "2000-01-01t00:00:00.250+01:00"]) == all)
 
         // Nothing secret reaches the output.

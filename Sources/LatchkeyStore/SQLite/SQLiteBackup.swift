@@ -65,7 +65,6 @@ public enum SQLiteBackup {
             return Result(pages: pages, bytes: Int(status.st_size))
         } catch {
             unlink(temporary)
-            unlink(temporary + "-journal")
             throw error
         }
     }
