@@ -3,6 +3,9 @@ SWIFT      ?= swift
 VENV       := .build/venv
 PYTHON     := $(VENV)/bin/python
 SWIFTFLAGS := -Xswiftc -warnings-as-errors
+# Release binaries carry the Swift runtime: where they run, only Debian's C libraries are needed
+# (docs/deployment.md; scripts/test-bare-debian proves it).
+RELEASE    := $(SWIFT) build -c release --static-swift-stdlib $(SWIFTFLAGS)
 
 .PHONY: bootstrap build run test bench fuzz clean
 
@@ -10,7 +13,7 @@ bootstrap:
 	@scripts/bootstrap
 
 build: bootstrap
-	$(SWIFT) build -c release $(SWIFTFLAGS)
+	$(RELEASE) --product latchkey
 
 # Development mode: SQLite and a generated master key under ./latchkey-data, loopback only.
 run: build
@@ -22,13 +25,15 @@ $(PYTHON): scripts/requirements-test.txt
 	$(VENV)/bin/pip install -q --disable-pip-version-check -r scripts/requirements-test.txt
 	@touch $(PYTHON)
 
-test: bootstrap $(PYTHON)
+test: bootstrap build $(PYTHON)
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
+	scripts/test-bare-debian .build/release/latchkey
 	# Serially: several suites measure timeouts, and CPU-heavy suites (100,000 mutated inputs
 	# each) would starve them of the two task-pool threads this machine has.
 	LATCHKEY_PYTHON=$(abspath $(PYTHON)) $(SWIFT) test --skip-build --no-parallel
 
 bench: build
+	$(RELEASE) --product latchkey-bench
 	@scripts/bootstrap bench
 	@scripts/bench
 

@@ -18,6 +18,8 @@ enum Latchkey {
         ServeCommands.serve,
         ServeCommands.migrate,
     ] + OperatorCommands.all + [
+        BackupCommand.backup,
+        AuditCommand.audit,
         JWTCommands.decode,
         JWTCommands.verify,
         DemoCommand.demo,
@@ -45,6 +47,10 @@ enum Latchkey {
         }
         guard words != ["--help"], words != ["-h"] else {
             print(overview)
+            return 0
+        }
+        guard words != ["--version"] else {
+            print("latchkey \(version)")
             return 0
         }
         let matches = commands.filter { words.starts(with: $0.path) }

@@ -93,15 +93,16 @@ public struct AuditLog: Sendable {
         try await database.write { try self.record(entry, on: $0) }
     }
 
-    /// The newest entries first, optionally for one user and/or one event.
+    /// The newest entries first, optionally for one user, one event and/or a time onwards.
     ///
     /// - Parameters:
     ///   - userID: Only this user's entries.
     ///   - event: Only this event's entries.
+    ///   - since: Only entries at or after this time (compared in whole seconds, as stored).
     ///   - limit: At most this many, at least 0.
     /// - Returns: The entries, newest first.
     /// - Throws: ``StoreError``; ``StoreError/Code/misuse`` for a negative limit.
-    public func entries(userID: String? = nil, event: String? = nil, limit: Int = 100) async throws -> [Entry] {
+    public func entries(userID: String? = nil, event: String? = nil, since: Date? = nil, limit: Int = 100) async throws -> [Entry] {
         guard limit >= 0 else { throw StoreError.misuse("audit log limit must be at least 0, got \(limit)") }
         // Fixed fragments only; the values travel as bindings.
         var conditions: [String] = []
@@ -113,6 +114,10 @@ public struct AuditLog: Sendable {
         if let event {
             conditions.append("event = ?")
             bindings.append(.text(event))
+        }
+        if let since {
+            conditions.append("time >= ?")
+            bindings.append(.time(since))
         }
         bindings.append(.integer(Int64(limit)))
         let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
