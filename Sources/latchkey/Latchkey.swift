@@ -60,7 +60,7 @@ enum Latchkey {
             return 0
         }
         if words == ["--version"] { return await run(["version"]) }
-        if words.first == "help", words.count > 1 { return await run(Array(words.dropFirst()) + ["--help"]) }
+        if words.first == "help", words.count > 1, !words[1].hasPrefix("-") { return await run(Array(words.dropFirst()) + ["--help"]) }
         let matches = commands.filter { words.starts(with: $0.path) }
         guard let command = matches.max(by: { $0.path.count < $1.path.count }) else {
             let group = commands.filter { $0.path.first == words[0] }

@@ -1,6 +1,10 @@
 import FoundationEssentials
 
 extension ConfigurationLoader {
+    /// Every setting's path in the file (`apple.team_id`), for tests that hold the docs and the
+    /// example file to the loader.
+    package static var settingPaths: [String] { settings.map(\.path) }
+
     /// `LATCHKEY_*` variables that name no setting. They are ignored, so a misspelt one would
     /// otherwise leave its setting at the default without a word.
     ///
@@ -13,8 +17,8 @@ extension ConfigurationLoader {
     }
 
     /// Settings a production server starts with that are probably not what was meant: it listens
-    /// beyond loopback, yet its public URL (the `iss` clients check) is plain http or a
-    /// loopback address.
+    /// beyond loopback, yet its public URL (the `iss` clients check) is the plain-http bind
+    /// address or a loopback address. (Plain http anywhere else is refused at load.)
     ///
     /// - Returns: One line per problem; empty in development mode and on a loopback listener.
     public static func exposureWarnings(_ configuration: Configuration) -> [String] {
@@ -27,18 +31,10 @@ extension ConfigurationLoader {
                     + "\(configuration.listen); set it to the https URL clients use"
             ]
         }
-        guard let url = URL(string: publicURL), let host = url.host else { return [] }
-        var warnings = [String]()
-        if url.scheme?.lowercased() == "http" {
-            warnings.append(
-                "public_url: \(publicURL) is plain http while the server listens on \(configuration.listen); passwords and tokens "
-                    + "would cross the network unencrypted: put a TLS proxy in front and use its https URL")
-        }
-        if Configuration.isLoopback(host) {
-            warnings.append(
-                "public_url: \(publicURL) is a loopback address while the server listens on \(configuration.listen); clients on "
-                    + "other machines cannot use it, and tokens name it as their issuer")
-        }
-        return warnings
+        guard let host = URL(string: publicURL)?.host, Configuration.isLoopback(host) else { return [] }
+        return [
+            "public_url: \(publicURL) is a loopback address while the server listens on \(configuration.listen): clients on other "
+                + "machines cannot use it, yet tokens name it as their issuer; set it to the https URL clients use"
+        ]
     }
 }

@@ -4,10 +4,11 @@ package enum Suggestion {
     ///
     /// Closeness is the optimal-string-alignment distance (insertions, deletions, substitutions
     /// and swaps of two neighbours each count one, so `listne` is one step from `listen`),
-    /// compared case-insensitively. A third of the word's length may differ, at least one
-    /// character; beyond that a guess misleads more than it helps.
+    /// compared case-insensitively. A third of the word's length may differ, at least two
+    /// characters (`sever` is two from `serve`), one in words under four; beyond that a guess
+    /// misleads more than it helps.
     package static func closest(to word: String, among candidates: some Sequence<String>) -> String? {
-        let limit = max(1, word.count / 3)
+        let limit = word.count < 4 ? 1 : max(2, word.count / 3)
         var best: (candidate: String, distance: Int)?
         for candidate in candidates {
             let distance = self.distance(Array(word.lowercased()), Array(candidate.lowercased()))

@@ -31,6 +31,8 @@ enum ServeCommands {
             """
     ) { arguments in
         MallocTuning.apply()
+        // Only at start: operator commands keep their standard error for what they did.
+        for warning in ConfigurationLoader.environmentWarnings() { printError("latchkey: warning: \(warning)") }
         let configuration = try loadConfiguration(arguments, dev: arguments.flags.contains("dev"))
         for warning in ConfigurationLoader.exposureWarnings(configuration) { printError("latchkey: warning: \(warning)") }
         try checkServerData(configuration, forOperator: false)
@@ -75,12 +77,10 @@ enum ServeCommands {
         }
     }
 
-    /// Loads the configuration, warning about `LATCHKEY_*` variables that name no setting, or
-    /// prints every problem, one line each, and fails.
+    /// Loads the configuration or prints every problem, one line each, and fails.
     ///
     /// `--listen`, `--public-url` and `--lan` apply when the command has them.
     static func loadConfiguration(_ arguments: ParsedArguments, dev: Bool) throws -> Configuration {
-        for warning in ConfigurationLoader.environmentWarnings() { printError("latchkey: warning: \(warning)") }
         do {
             return try ConfigurationLoader.load(
                 file: arguments[option: "config"], dev: dev, listen: arguments[option: "listen"], publicURL: arguments[option: "public-url"],
