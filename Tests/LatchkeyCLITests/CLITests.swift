@@ -52,6 +52,72 @@ struct CLITests {
         #expect(nothing.error.contains("commands:"))
     }
 
+    @Test("--version is version; help COMMAND is COMMAND --help; help of a group lists its commands")
+    func versionAndHelpCommand() throws {
+        let version = try Self.run(["version"])
+        let flag = try Self.run(["--version"])
+        #expect(flag.status == 0)
+        #expect(flag.output == version.output)
+        #expect(flag.output == "latchkey 0.1.0\n")
+        for command in [["users", "set-password"], ["serve"], ["jwt", "verify"]] {
+            let viaHelp = try Self.run(["help"] + command)
+            #expect(viaHelp.status == 0, "\(command)")
+            #expect(viaHelp.output == (try Self.run(command + ["--help"])).output, "\(command)")
+            #expect(viaHelp.output.hasPrefix("usage: latchkey \(command.joined(separator: " "))"), "\(command)")
+        }
+        let group = try Self.run(["help", "users"])
+        #expect(group.status == 0)
+        #expect(group.output.contains("usage: latchkey users list") && group.output.contains("usage: latchkey users set-password"))
+        let unknown = try Self.run(["help", "nosuch"])
+        #expect(unknown.status == 2)
+        #expect(unknown.error.hasPrefix("latchkey: unknown command 'nosuch'"))
+    }
+
+    @Test("a mistyped command, group or option gets a did-you-mean; a word like no command gets the list", arguments: [
+        (["usrs", "list"], "unknown command 'usrs list' (did you mean 'users list'?)"),
+        (["users", "lsit"], "unknown command 'users lsit' (did you mean 'users list'?)"),
+        (["sessions", "revok", "ses_1"], "unknown command 'sessions revok' (did you mean 'sessions revoke'?)"),
+        (["sever"], "unknown command 'sever' (did you mean 'serve'?)"),
+        (["help", "jwt", "verfy"], "unknown command 'jwt verfy' (did you mean 'jwt verify'?)"),
+        (["users", "list", "--confg", "x.json"], "unknown option --confg (did you mean --config?)"),
+        (["serve", "--devv"], "unknown option --devv (did you mean --dev?)"),
+    ])
+    func didYouMean(arguments: [String], message: String) throws {
+        let result = try Self.run(arguments)
+        #expect(result.status == 2)
+        #expect(result.error.contains("latchkey: " + message), "\(result.error)")
+    }
+
+    @Test("a word like no command gets no guess, but the list of commands")
+    func noGuess() throws {
+        let unrelated = try Self.run(["frobnicate"])
+        #expect(unrelated.status == 2)
+        #expect(!unrelated.error.contains("did you mean") && unrelated.error.contains("commands:"))
+    }
+
+    @Test("the command list and every option list are aligned, whatever the longest name")
+    func aligned() throws {
+        /// The column where the text after the first run of two or more spaces starts, per line.
+        func columns(_ lines: some Sequence<Substring>) -> Set<Int> {
+            Set(lines.map { line in
+                let body = line.drop { $0 == " " }.firstRange(of: "  ")!
+                let rest = line[body.upperBound...]
+                return line.distance(from: line.startIndex, to: rest.firstIndex { $0 != " " }!)
+            })
+        }
+        let help = try Self.run(["help"]).output
+        let commandLines = help.split(separator: "\n").filter { $0.hasPrefix("  ") }
+        #expect(commandLines.count > 10)
+        #expect(columns(commandLines).count == 1, "\(help)")
+        #expect(commandLines.contains { $0.hasPrefix("  apple import-transfers  ") }, "the longest name keeps two spaces")
+        for command in [["serve"], ["jwt", "verify"], ["users", "set-password"], ["keys", "rotate"]] {
+            let text = try Self.run(command + ["--help"]).output
+            let options = text.split(separator: "\n").drop { $0 != "options:" }.dropFirst()
+            #expect(options.count >= 2, "\(command)")
+            #expect(columns(options).count == 1, "\(command): \(text)")
+        }
+    }
+
     @Test("every command answers --help with its usage and exit 0", arguments: [["version"], ["help"], ["jwt", "decode"], ["jwt", "verify"]])
     func helpEverywhere(command: [String]) throws {
         let result = try Self.run(command + ["--help"])

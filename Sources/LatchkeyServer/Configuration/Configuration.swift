@@ -36,6 +36,10 @@ public struct Configuration: Sendable, Equatable {
     public var trustedProxies: [String] = []
     /// `dev`: development mode (sandbox Apple, generated master key, banner).
     public var dev = false
+    /// Development mode open to the local network (`serve --dev --lan`), so a Simulator or a
+    /// phone can reach it. Only the command line turns it on, never a file or the environment:
+    /// the sandbox Apple it mounts signs a token for anyone who asks.
+    public var lan = false
 
     /// Sign in with Apple settings (APPLE.md).
     public struct Apple: Sendable, Equatable {

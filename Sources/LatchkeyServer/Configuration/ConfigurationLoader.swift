@@ -59,6 +59,12 @@ public enum ConfigurationLoader {
         ("dev", .bool(\.dev)),
     ]
 
+    /// Every path the file may hold: the settings and the objects that group them (`apple`).
+    static let knownPaths: Set<String> = Set(settings.flatMap { setting in
+        let parts = setting.path.split(separator: ".")
+        return (1...parts.count).map { parts.prefix($0).joined(separator: ".") }
+    })
+
     /// The environment variable of a setting path.
     static func environmentName(_ path: String) -> String {
         "LATCHKEY_" + String(path.uppercased().map { $0 == "." ? "_" : $0 })
@@ -71,14 +77,20 @@ public enum ConfigurationLoader {
     ///   - environment: The process environment (injected for tests).
     ///   - dev: `--dev`: forces development mode on.
     ///   - listen: `--listen`: overrides `listen`.
+    ///   - publicURL: `--public-url`: overrides `public_url`.
+    ///   - lan: `--lan`: development mode on every interface (``Configuration/lan``).
+    ///   - lanAddresses: This machine's LAN addresses, the first of which names the server in
+    ///     `--lan` mode without `public_url` (injected for tests).
     /// - Throws: ``ConfigurationError`` with every problem found.
     public static func load(
         file: String?, environment: [String: String] = ProcessInfo.processInfo.environment, dev: Bool = false,
-        listen: String? = nil
+        listen: String? = nil, publicURL: String? = nil, lan: Bool = false,
+        lanAddresses: @autoclosure () -> [String] = NetworkInterfaces.lanAddresses()
     ) throws(ConfigurationError) -> Configuration {
         var problems = [String]()
         var values = [String: JSONValue]()
         if let file {
+            guard FileManager.default.fileExists(atPath: file) else { throw ConfigurationError(problems: ["\(file): no such file"]) }
             do {
                 let json = try JSONValue(parsing: Array(try Data(contentsOf: URL(fileURLWithPath: file))))
                 guard case .object = json else { throw ConfigurationError(problems: ["\(file): the configuration must be a JSON object"]) }
@@ -102,6 +114,8 @@ public enum ConfigurationLoader {
         }
         if dev { configuration.dev = true }
         if let listen { configuration.listen = listen }
+        if let publicURL { configuration.publicURL = publicURL }
+        if lan { problems += openToLAN(&configuration, addresses: lanAddresses) }
         if configuration.dev, configuration.apple.clientIDs.isEmpty {
             configuration.apple.clientIDs = ["com.example.app"]
         }
@@ -121,7 +135,7 @@ public enum ConfigurationLoader {
             } else if case .object = value, settings.contains(where: { $0.path.hasPrefix(path + ".") }) {
                 flatten(value, prefix: path, into: &values, problems: &problems)
             } else {
-                problems.append("\(path): unknown setting")
+                problems.append("\(path): unknown setting" + Suggestion.hint(for: path, among: knownPaths))
             }
         }
     }
@@ -196,8 +210,9 @@ public enum ConfigurationLoader {
         guard let listen = Configuration.parseListen(configuration.listen) else {
             return ["listen: must be host:port, e.g. 127.0.0.1:8080"]
         }
-        if configuration.dev, !Configuration.isLoopback(listen.host) {
-            problems.append("listen: development mode mounts the Apple sandbox, so it may only listen on a loopback address")
+        if configuration.dev, !configuration.lan, !Configuration.isLoopback(listen.host) {
+            problems.append(
+                "listen: development mode mounts the Apple sandbox, so it listens on a loopback address unless --lan asks for the local network")
         }
         if let publicURL = configuration.publicURL {
             if let problem = urlProblem(publicURL, allowHTTP: configuration.dev) { problems.append("public_url: \(problem)") }

@@ -28,7 +28,7 @@ public struct MasterKey: Sendable {
         let manager = FileManager.default
         var created = false
         if !manager.fileExists(atPath: path) {
-            guard createIfMissing else { throw problem("\(path) does not exist; create one with: openssl rand -base64 32 > \(path) && chmod 600 \(path)") }
+            guard createIfMissing else { throw problem("\(path) does not exist; create one with: \(creationCommand(path: path))") }
             do {
                 try create(path: path)
                 created = true
@@ -55,6 +55,22 @@ public struct MasterKey: Sendable {
         } catch {
             throw problem("\(path) does not hold a usable key")
         }
+    }
+
+    /// A shell command that creates the key file at `path` as the server wants it: 32 random
+    /// bytes in base64, mode 0600 from the start (the umask, in a subshell so it does not stay
+    /// set), its directory created if missing. It works when pasted into a POSIX shell.
+    public static func creationCommand(path: String) -> String {
+        // The path as given, relative or not: the command runs where the server does.
+        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? ""
+        let makeDirectory = directory.isEmpty || directory == "." ? "" : "mkdir -p \(shellQuoted(directory)) && "
+        return "(umask 077 && \(makeDirectory)head -c 32 /dev/urandom | base64 > \(shellQuoted(path)))"
+    }
+
+    /// `text` as one shell word: as is when it holds only safe characters, else in single quotes.
+    private static func shellQuoted(_ text: String) -> String {
+        let safe = text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "/._-+:@%,".contains($0)) }
+        return safe ? text : "'" + text.replacing("'", with: "'\\''") + "'"
     }
 
     /// Writes 32 fresh random bytes as base64, creating the file with mode 0600 so that no other

@@ -86,8 +86,12 @@ struct LoginRateLimiter: Sendable {
         }
     }
 
-    /// Forgets the failures of `key` (after a successful sign-in on the account).
-    func reset(_ key: Key, on connection: any SQLConnection) throws {
-        try connection.execute(database.dialect.sql("DELETE FROM rate_limits WHERE key = ?"), [.text(key.key)])
+    /// Forgets the failures of `key`, and so lifts its block (after a successful sign-in on the
+    /// account, or an operator's password reset).
+    ///
+    /// - Returns: Whether there were failures to forget.
+    @discardableResult
+    func reset(_ key: Key, on connection: any SQLConnection) throws -> Bool {
+        try connection.execute(database.dialect.sql("DELETE FROM rate_limits WHERE key = ?"), [.text(key.key)]) > 0
     }
 }

@@ -1,3 +1,5 @@
+import LatchkeyServer
+
 /// One command of the CLI: its words, its options and what it does.
 ///
 /// The whole CLI is a table of these (``Latchkey/commands``); parsing, `--help` and usage errors
@@ -31,11 +33,12 @@ struct Command: Sendable {
         if !details.isEmpty { text += "\n" + details + "\n" }
         if !options.isEmpty {
             text += "\noptions:\n"
-            for option in options {
-                let name = "--" + option.name + (option.valueName.map { " " + $0 } ?? "")
-                text += "  " + name.padded(to: 22) + option.help + "\n"
+            let names = options.map { "--" + $0.name + ($0.valueName.map { " " + $0 } ?? "") }
+            let width = names.map(\.count).max()! + 2
+            for (name, option) in zip(names, options) {
+                text += "  " + name.padded(to: width) + option.help + "\n"
             }
-            text += "  " + "--help".padded(to: 22) + "show this help\n"
+            text += "  " + "--help".padded(to: width) + "show this help\n"
         }
         return text
     }
@@ -90,7 +93,7 @@ extension Command {
             let body = word.dropFirst(2)
             let name = String(body.prefix { $0 != "=" })
             guard let option = options.first(where: { $0.name == name }) else {
-                throw UsageError(message: "unknown option --\(name)")
+                throw UsageError(message: "unknown option --\(name)" + Suggestion.hint(for: "--" + name, among: options.map { "--" + $0.name }))
             }
             if option.valueName == nil {
                 guard !body.contains("=") else { throw UsageError(message: "--\(name) takes no value") }

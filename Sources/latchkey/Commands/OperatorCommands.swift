@@ -12,10 +12,11 @@ enum OperatorCommands {
         try await withApplication(arguments) { application in
             let now = Date()
             let keys = try await application.signingKeys.allKeys()
-            print(row("KID", "STATE", "CREATED", "ACTIVATES", "RETIRES", "LEAVES JWKS"))
+            var table = Table("KID", "STATE", "CREATED", "ACTIVATES", "RETIRES", "LEAVES JWKS")
             for key in keys {
-                print(row(key.id, key.state(at: now), date(key.createdAt), date(key.activatesAt), date(key.retiresAt), date(key.expiresAt)))
+                table.add(key.id, key.state(at: now), date(key.createdAt), date(key.activatesAt), date(key.retiresAt), date(key.expiresAt))
             }
+            print(table.text, terminator: "")
             return 0
         }
     }
@@ -41,10 +42,12 @@ enum OperatorCommands {
 
     static let usersList = Command(path: ["users", "list"], summary: "List users, newest first.", options: [config]) { arguments in
         try await withApplication(arguments) { application in
-            print(row("ID", "EMAIL", "NAME", "CREATED"))
+            var table = Table("ID", "EMAIL", "NAME", "CREATED")
             for user in try await UserStore(database: application.database).list(limit: 1000) {
-                print(row(user.id, user.email ?? "-", [user.givenName, user.familyName].compactMap { $0 }.joined(separator: " "), date(user.createdAt)))
+                let name = [user.givenName, user.familyName].compactMap { $0 }.joined(separator: " ")
+                table.add(user.id, user.email ?? "-", name.isEmpty ? "-" : name, date(user.createdAt))
             }
+            print(table.text, terminator: "")
             return 0
         }
     }
@@ -95,7 +98,8 @@ enum OperatorCommands {
             appears in the process list or the shell history: for example
             `printf '%s\\n' "$NEW_PASSWORD" | latchkey users set-password usr_… --config latchkey.json`.
             The same rules as for users apply (length, not a common password). Every session of
-            the user ends, and the change is written to the audit log.
+            the user ends, a lockout after failed sign-ins on the account is lifted, so the new
+            password works at once, and both are written to the audit log.
             """
     ) { arguments in
         guard let password = readLine(strippingNewline: true), !password.isEmpty else {
@@ -103,14 +107,15 @@ enum OperatorCommands {
         }
         return try await withApplication(arguments) { application in
             let id = arguments[argument: "ID"]
+            let lifted: Bool
             do {
-                try await application.passwords.setPassword(
-                    userID: id, password: password, username: arguments[option: "username"], context: RequestContext(requestID: "cli"))
+                lifted = try await application.setPassword(userID: id, password: password, username: arguments[option: "username"])
             } catch let error as HTTPError {
                 printError("latchkey: \(error.errorDescription)")
                 return 1
             }
             print("password set for \(id); their sessions have ended")
+            if lifted { print("the lockout after failed sign-ins is lifted") }
             return 0
         }
     }
@@ -142,10 +147,11 @@ enum OperatorCommands {
         options: [config, Option(name: "user", valueName: "ID", help: "the user", isRequired: true)]
     ) { arguments in
         try await withApplication(arguments) { application in
-            print(row("SESSION", "AMR", "CREATED", "LAST USED", "EXPIRES", "IP"))
+            var table = Table("SESSION", "AMR", "CREATED", "LAST USED", "EXPIRES", "IP")
             for session in try await application.sessions.sessions(userID: arguments[option: "user"] ?? "") {
-                print(row(session.id, session.amr.joined(separator: ","), date(session.createdAt), date(session.lastUsedAt), date(session.expiresAt), session.ip ?? "-"))
+                table.add(session.id, session.amr.joined(separator: ","), date(session.createdAt), date(session.lastUsedAt), date(session.expiresAt), session.ip ?? "-")
             }
+            print(table.text, terminator: "")
             return 0
         }
     }
@@ -215,7 +221,8 @@ enum OperatorCommands {
 
     /// Opens the configured database (migrating it) without serving, runs `body`, closes.
     static func withApplication(_ arguments: ParsedArguments, _ body: (LatchkeyApplication) async throws -> Int32) async throws -> Int32 {
-        let configuration = try ServeCommands.loadConfiguration(arguments, dev: false, listen: nil)
+        let configuration = try ServeCommands.loadConfiguration(arguments, dev: false)
+        try ServeCommands.checkServerData(configuration, forOperator: true)
         let application = try await LatchkeyApplication.open(configuration: configuration, accessLog: false)
         do {
             let status = try await body(application)
@@ -225,10 +232,6 @@ enum OperatorCommands {
             await application.shutdown()
             throw error
         }
-    }
-
-    static func row(_ columns: String...) -> String {
-        columns.map { $0.padded(to: 22) }.joined(separator: " ")
     }
 
     static func date(_ date: Date?) -> String {

@@ -15,15 +15,27 @@ enum ServeCommands {
             configOption,
             Option(name: "dev", valueName: nil, help: "development mode: local data, sandbox Apple, banner"),
             Option(name: "listen", valueName: "HOST:PORT", help: "override the listen address"),
+            Option(name: "public-url", valueName: "URL", help: "override public_url, the URL clients use"),
+            Option(name: "lan", valueName: nil, help: "with --dev: listen on every interface, for a Simulator or phone"),
         ],
         details: """
             Settings come from --config and LATCHKEY_* environment variables (see docs/configuration.md).
             On SIGTERM or SIGINT the server stops accepting, lets requests in flight finish, closes the
             database and exits 0; a second signal exits at once.
+
+            --dev --lan opens the development server to the local network: it binds 0.0.0.0 on the
+            listen port (8080 unless --listen says otherwise) and names itself by this machine's LAN
+            address, or --public-url. Its sandbox Apple signs a token for anyone who asks, so anyone
+            who can reach the port can sign in as any user: a trusted network only, never the
+            internet (docs/ios.md).
             """
     ) { arguments in
         MallocTuning.apply()
-        let configuration = try loadConfiguration(arguments, dev: arguments.flags.contains("dev"), listen: arguments[option: "listen"])
+        // Only at start: operator commands keep their standard error for what they did.
+        for warning in ConfigurationLoader.environmentWarnings() { printError("latchkey: warning: \(warning)") }
+        let configuration = try loadConfiguration(arguments, dev: arguments.flags.contains("dev"))
+        for warning in ConfigurationLoader.exposureWarnings(configuration) { printError("latchkey: warning: \(warning)") }
+        try checkServerData(configuration, forOperator: false)
         // Catch the signals before the port opens, so no SIGTERM can arrive unhandled; a client
         // that hangs up mid-write must not end the process.
         let signals = SignalWaiter([SIGTERM, SIGINT])
@@ -49,7 +61,7 @@ enum ServeCommands {
     static let migrate = Command(
         path: ["migrate"], summary: "Apply database migrations and exit.", options: [configOption]
     ) { arguments in
-        let configuration = try loadConfiguration(arguments, dev: false, listen: nil)
+        let configuration = try loadConfiguration(arguments, dev: false)
         let database = try LatchkeyApplication.openDatabase(configuration)
         do {
             for migration in try await Migrator.migrate(database) {
@@ -66,11 +78,37 @@ enum ServeCommands {
     }
 
     /// Loads the configuration or prints every problem, one line each, and fails.
-    static func loadConfiguration(_ arguments: ParsedArguments, dev: Bool, listen: String?) throws -> Configuration {
+    ///
+    /// `--listen`, `--public-url` and `--lan` apply when the command has them.
+    static func loadConfiguration(_ arguments: ParsedArguments, dev: Bool) throws -> Configuration {
         do {
-            return try ConfigurationLoader.load(file: arguments[option: "config"], dev: dev, listen: listen)
+            return try ConfigurationLoader.load(
+                file: arguments[option: "config"], dev: dev, listen: arguments[option: "listen"], publicURL: arguments[option: "public-url"],
+                lan: arguments.flags.contains("lan"))
         } catch {
             throw CLIError(error.problems.map { "configuration: \($0)" }.joined(separator: "\nlatchkey: "))
+        }
+    }
+
+    /// Stops a command that would otherwise make something new where an operator meant to reach
+    /// an existing server's data: an operator command (`users`, `keys`, ...) whose database does
+    /// not exist (it would create an empty one), or any command whose database exists without
+    /// its master key (a new key could not open the secrets sealed under the old one).
+    static func checkServerData(_ configuration: Configuration, forOperator isOperator: Bool) throws {
+        let files = FileManager.default
+        let database = configuration.sqlitePath
+        let key = configuration.masterKeyFile
+        if isOperator, !files.fileExists(atPath: database) {
+            throw CLIError(
+                "no Latchkey database at \(database): this is not the server's directory, or the server has not run yet. "
+                    + "Run the command where the server runs, or point at the server's settings with --config FILE "
+                    + "(or LATCHKEY_DATABASE and LATCHKEY_MASTER_KEY_FILE).")
+        }
+        if !configuration.dev, files.fileExists(atPath: database), !files.fileExists(atPath: key) {
+            throw CLIError(
+                "master_key_file: \(key) does not exist, but the database \(database) does, and its secrets are sealed with the "
+                    + "master key it was first used with. Point master_key_file at that key (--config FILE or LATCHKEY_MASTER_KEY_FILE); "
+                    + "a new key cannot open them.")
         }
     }
 }
@@ -79,10 +117,14 @@ enum ServeCommands {
 enum Banner {
     static func text(for application: LatchkeyApplication) -> String {
         let configuration = application.configuration
-        var text = "latchkey \(Latchkey.version) listening on \(application.publicURL)\n"
+        let host = configuration.listenAddress.host
+        let bound = "http://\(host.contains(":") ? "[\(host)]" : host):\(application.boundPort)"
+        var text = "latchkey \(Latchkey.version) listening on \(bound)\n"
+        text += "  public URL  \(application.publicURL)\(configuration.publicURL == nil ? " (public_url is not set: the bind address)" : "")\n"
         text += "  database    \(configuration.database)\n"
         text += "  master key  \(configuration.masterKeyFile)\(application.masterKeyCreated ? " (created now, mode 0600)" : "")\n"
         guard configuration.dev else { return text }
+        if configuration.lan { text += lanWarning(bound: bound, publicURL: application.publicURL) }
         text += """
 
             DEVELOPMENT MODE: local data, generated keys. Never expose this server to the internet.
@@ -98,6 +140,24 @@ enum Banner {
 
             """
         return text
+    }
+}
+
+extension Banner {
+    /// The warning `--lan` prints: loud, because the sandbox Apple trusts any caller.
+    static func lanWarning(bound: String, publicURL: String) -> String {
+        let others = NetworkInterfaces.lanAddresses().filter { !publicURL.contains("//\($0):") }
+        let rule = String(repeating: "!", count: 100)
+        return """
+
+            \(rule)
+            !!  LAN MODE: this development server listens on every interface (\(bound)).
+            !!  Its sandbox Apple signs an identity token for anyone who asks, so anyone who can reach this port
+            !!  can sign in as any user. Use it on a network you trust only; never let it face the internet.
+            !!  Devices reach it at \(publicURL)\(others.isEmpty ? "" : " (this machine's other addresses: \(others.joined(separator: ", ")))").
+            \(rule)
+
+            """
     }
 }
 
