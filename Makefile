@@ -29,7 +29,7 @@ test: bootstrap $(PYTHON)
 	# each) would starve them of the two task-pool threads this machine has.
 	LATCHKEY_PYTHON=$(abspath $(PYTHON)) $(SWIFT) test --skip-build --no-parallel
 	# The answers of a running dev server against docs/openapi.yaml (schemathesis, ~2.5 min).
-	SCHEMATHESIS=$(abspath $(VENV))/bin/schemathesis scripts/contract-test
+	scripts/contract-test
 
 bench: build
 	@scripts/bootstrap bench
