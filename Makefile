@@ -19,7 +19,8 @@ build: bootstrap
 run: build
 	.build/release/latchkey serve --dev
 
-# Python tooling (PyJWT, cryptography) cross-checks our tokens in the interop tests.
+# Python tooling: PyJWT and cryptography cross-check our tokens in the interop tests;
+# schemathesis checks the server against docs/openapi.yaml.
 $(PYTHON): scripts/requirements-test.txt
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --disable-pip-version-check -r scripts/requirements-test.txt
@@ -31,6 +32,8 @@ test: bootstrap build $(PYTHON)
 	# Serially: several suites measure timeouts, and CPU-heavy suites (100,000 mutated inputs
 	# each) would starve them of the two task-pool threads this machine has.
 	LATCHKEY_PYTHON=$(abspath $(PYTHON)) $(SWIFT) test --skip-build --no-parallel
+	# The answers of a running dev server against docs/openapi.yaml (schemathesis, ~2.5 min).
+	scripts/contract-test
 
 bench: build
 	$(RELEASE) --product latchkey-bench

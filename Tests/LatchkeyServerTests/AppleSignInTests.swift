@@ -124,6 +124,24 @@ struct AppleSignInTests {
             #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM users") == 0)
         }
     }
+
+    @Test("S24: an authorization code with control characters or spaces is invalid_request, not a 503 from Apple's answer")
+    func s24AuthorizationCodeCharacters() async throws {
+        try await TestServer.with { server in
+            let sandbox = try #require(server.application.sandbox)
+            for code in ["\u{0}", "a\nb", "\u{7F}", "a b", "é"] {
+                let nonce = AppleFlow.nonce()
+                let credential = try sandbox.authorize(.init(nonce: nonce.hashed))
+                let body: JSONValue = [
+                    "identity_token": .string(credential.identityToken), "nonce": .string(nonce.raw), "authorization_code": .string(code),
+                ]
+                let response = try await server.request(.post, "/v1/auth/apple", json: body)
+                #expect(response.status == 400, "\(Array(code.utf8))")
+                #expect(try response.json["error"] == "invalid_request")
+            }
+            #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM users") == 0)
+        }
+    }
 }
 
 /// One test per identity-token check: each token fails exactly that check (APPLE.md, S1–S5).

@@ -155,6 +155,12 @@ public final class Router: HTTPResponder, Sendable {
         }
     }
 
+    /// Every registered method and path pattern, in the order they were added: for tests that
+    /// hold the routes against the documented contract.
+    public var routes: [(method: HTTPMethod, pattern: String)] {
+        building.withLock { state in state.definitions.map { ($0.method, $0.pattern) } }
+    }
+
     // MARK: Answering
 
     /// The frozen table; built on first use.

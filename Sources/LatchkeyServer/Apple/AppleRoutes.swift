@@ -11,9 +11,15 @@ struct AppleRoutes {
 
         router.post("/v1/auth/apple") { request in
             let body = try JSONFields(request)
+            let code = try body.optional("authorization_code", maxLength: 1024)
+            // Apple's codes are printable ASCII. Anything else would reach Apple's token endpoint
+            // and come back as its invalid_request, which reads as our misconfiguration (503).
+            if let code, !code.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) {
+                throw HTTPError.invalidRequest("authorization_code must be printable ASCII without spaces")
+            }
             let signIn = AppleService.SignInRequest(
                 identityToken: try body.required("identity_token", maxLength: JWS.maxCompactLength),
-                authorizationCode: try body.optional("authorization_code", maxLength: 1024),
+                authorizationCode: code,
                 nonce: try body.optional("nonce", maxLength: 512),
                 givenName: try body.optional("given_name", maxLength: User.maxNameLength),
                 familyName: try body.optional("family_name", maxLength: User.maxNameLength))

@@ -34,6 +34,8 @@ public final class LatchkeyApplication: Sendable {
     public let sandbox: AppleSandbox?
     /// Password accounts.
     public let passwords: PasswordService
+    /// The routes, for the contract test that holds them against docs/openapi.yaml.
+    let router: Router
     private let server: HTTPServer
     private let clock: @Sendable () -> Date
     private let backgroundJobs = Mutex<[Task<Void, Never>]>([])
@@ -41,7 +43,8 @@ public final class LatchkeyApplication: Sendable {
     private init(
         configuration: Configuration, database: SQLiteDatabase, masterKey: MasterKey, masterKeyCreated: Bool,
         appliedMigrations: [Migration], metrics: Metrics, signingKeys: SigningKeyRing, sessions: SessionService, apple: AppleService,
-        sandbox: AppleSandbox?, passwords: PasswordService, server: HTTPServer, clock: @escaping @Sendable () -> Date
+        sandbox: AppleSandbox?, passwords: PasswordService, router: Router, server: HTTPServer,
+        clock: @escaping @Sendable () -> Date
     ) {
         self.clock = clock
         self.configuration = configuration
@@ -55,6 +58,7 @@ public final class LatchkeyApplication: Sendable {
         self.apple = apple
         self.sandbox = sandbox
         self.passwords = passwords
+        self.router = router
         self.server = server
     }
 
@@ -116,7 +120,7 @@ public final class LatchkeyApplication: Sendable {
         return LatchkeyApplication(
             configuration: configuration, database: database, masterKey: masterKey, masterKeyCreated: created,
             appliedMigrations: applied, metrics: metrics, signingKeys: signingKeys, sessions: sessions, apple: apple, sandbox: sandbox,
-            passwords: passwords, server: server, clock: clock)
+            passwords: passwords, router: router, server: server, clock: clock)
     }
 
     /// Opens the configured SQLite file, creating its directory.

@@ -1,7 +1,7 @@
 import FoundationEssentials
 import LatchkeyHTTP
 
-/// A username in the one form it is stored and looked up in (docs/api.md, "Passwords").
+/// A username in the one form it is stored and looked up in (docs/reference.md, "Passwords").
 ///
 /// The rule: NFKC-normalise, trim surrounding white space, lowercase (Unicode's default case
 /// mapping). Then it is either

@@ -15,7 +15,7 @@ public struct Principal: Sendable {
 /// database within ``SessionService/livenessTTL``) for every token of the session.
 ///
 /// Services that verify the JWT offline against the JWKS cannot see a logout: they accept a
-/// token until it expires, at most `access_token_ttl` seconds (docs/api.md).
+/// token until it expires, at most `access_token_ttl` seconds (docs/reference.md, "Access tokens").
 struct BearerAuthenticator: Sendable {
     let sessions: SessionService
 
