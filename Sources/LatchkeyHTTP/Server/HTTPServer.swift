@@ -129,7 +129,8 @@ public final class HTTPServer: Sendable {
     /// progress (synchronous and asynchronous) finish and their responses are written, with
     /// `Connection: close`, until ``Configuration-swift.struct/shutdownDeadline``. Then every
     /// connection is closed, the loops stop and their threads are joined. A reply that an
-    /// asynchronous handler produces after that is dropped. Calling it again does nothing.
+    /// asynchronous handler produces after that is dropped. Last, the access log is flushed, so
+    /// it holds a line for every response. Calling it again does nothing.
     public func shutdown() async {
         let running: (Int32, [LoopHandle])? = state.withLock { state in
             switch state {
@@ -164,6 +165,8 @@ public final class HTTPServer: Sendable {
             try? await Task.sleep(for: .milliseconds(1))
         }
         for loop in loops { pthread_join(loop.thread, nil) }
+        // Entries are recorded on the loop threads only, so after the joins none can follow.
+        context.accessLog?.flush()
         state.withLock { state in
             if case .stopping(let port) = state { state = .stopped(port: port) }
         }
