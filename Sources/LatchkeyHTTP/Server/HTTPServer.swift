@@ -11,8 +11,9 @@ import Synchronization
 /// objects are only ever touched on their loop's thread. Nothing that can block runs on a loop.
 ///
 /// Limits (SECURITY.md S25), all in ``Limits``: the request head is cut at `maxHeaderBytes`
-/// (431), a body announced larger than `maxBodyBytes` is refused with 413 before it is read, the
-/// head must arrive within `headerTimeout` of its first byte and the body within `bodyTimeout`,
+/// (431), a body announced larger than `maxBodyBytes` is refused with 413 before it is read (a
+/// chunked body, before the chunk that would pass it is read), the head must arrive within
+/// `headerTimeout` of its first byte and the body, chunked or not, within `bodyTimeout`,
 /// a keep-alive connection closes after `idleTimeout` without a request, connections over
 /// `maxConnections` get 503 and are closed, and the `maxRequestsPerConnection`th response
 /// carries `Connection: close`.
