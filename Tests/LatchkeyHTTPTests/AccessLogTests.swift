@@ -91,6 +91,33 @@ struct AccessLogTests {
         #expect(first["user_agent"] == .null)
     }
 
+    @Test("shutdown flushes the access log: every response has its line once shutdown() returns, five times over")
+    func shutdownFlushes() async throws {
+        let router = Router()
+        router.get("/sync", synchronous: { _ in .text("ok") })
+        router.get("/async") { _ in .text("ok") }
+        for run in 0..<5 {
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("access-\(UUID()).log").path
+            let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+            #expect(fd >= 0)
+            defer {
+                close(fd)
+                unlink(path)
+            }
+            // The writer thread would only write after a minute: what is there comes from shutdown.
+            let log = try StandardErrorAccessLog(flushInterval: .seconds(60), fileDescriptor: fd)
+            try await withServer(router, accessLog: log) { _, port in
+                for index in 0..<10 {
+                    let response = try await exchange(port, get(index % 2 == 0 ? "/sync" : "/async", headers: "X-Request-Id: run\(run)-\(index)\r\n"))
+                    #expect(response?.status == 200)
+                }
+            }
+            let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+            let ids = lines.compactMap { (try? JSONValue(parsing: String($0)))?["request_id"]?.stringValue }
+            #expect(ids == (0..<10).map { "run\(run)-\($0)" }, "run \(run)")
+        }
+    }
+
     @Test("S25: a stuck log drops and counts entries instead of growing")
     func dropsWhenFull() throws {
         var fds: [Int32] = [0, 0]

@@ -50,6 +50,41 @@ struct BodyTests {
         }
     }
 
+    @Test("S24: the 415 says which media types to send")
+    func mediaTypeNamed() async throws {
+        try await withServer(Self.router()) { _, port in
+            let json = try await exchange(port, post("/echo", contentType: "text/plain", body: "{}"))
+            #expect(json?.json?["error_description"] == "send the body as application/json")
+            let form = try await exchange(port, post("/form", contentType: "application/json", body: "{}"))
+            #expect(form?.json?["error_description"] == "send the body as application/x-www-form-urlencoded")
+        }
+    }
+
+    @Test("S24: a body with a Content-Encoding is 415 naming Content-Encoding, not misread; identity is accepted")
+    func contentEncodingRefused() async throws {
+        try await withServer(Self.router()) { _, port in
+            // `{"a":1}` compressed with gzip -n.
+            let gzipped: [UInt8] = [
+                0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0xab, 0x56, 0x4a, 0x54, 0xb2, 0x32, 0xac, 0x05, 0x00,
+                0xaf, 0xac, 0x1b, 0x56, 0x07, 0x00, 0x00, 0x00,
+            ]
+            for coding in ["gzip", "deflate", "br", "identity, gzip"] {
+                let connection = try RawConnection(port: port)
+                await connection.send(
+                    "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Encoding: \(coding)\r\nContent-Length: \(gzipped.count)\r\n\r\n")
+                await connection.send(gzipped)
+                let response = await connection.readResponse()
+                Self.expectError(response, status: 415, code: "unsupported_media_type")
+                #expect(response?.json?["error_description"] == "Content-Encoding is not supported: send the body uncompressed", "\(coding)")
+            }
+            let form = try await exchange(
+                port, post("/form", contentType: "application/x-www-form-urlencoded", body: "a=1", headers: "Content-Encoding: gzip\r\n"))
+            Self.expectError(form, status: 415, code: "unsupported_media_type")
+            let identity = try await exchange(port, post("/echo", body: #"{"a":1}"#, headers: "Content-Encoding: identity\r\n"))
+            #expect(identity?.json == ["a": 1])
+        }
+    }
+
     @Test("a form body is decoded; a repeated parameter is 400")
     func form() async throws {
         try await withServer(Self.router()) { _, port in

@@ -52,7 +52,7 @@ struct HostileClientTests {
             ("GET / HTTP/1.1\r\nHost: x\r\nX-A: a\rb\r\n\r\n", 400),
             ("GET / HTTP/1.1\r\nHost: x\r\nNoColon\r\n\r\n", 400),
             ("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}", 400),
-            ("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n", 411),
+            ("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n2\r\n{}\r\n0\r\n\r\n", 400),
             ("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n{}", 400),
             ("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n", 400),
             ("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1e3\r\n\r\n", 400),
@@ -62,6 +62,19 @@ struct HostileClientTests {
             ("GET /%C3%28 HTTP/1.1\r\nHost: x\r\n\r\n", 400),
             ("GET relative HTTP/1.1\r\nHost: x\r\n\r\n", 400),
             ("GET / HTTP/1.1\r\nHost: x\r\nExpect: something\r\n\r\n", 417),
+            // RFC 9112 §3.2: a Host that is not host[:port] is 400.
+            ("GET /healthz HTTP/1.1\r\nHost: a b\r\n\r\n", 400),
+            ("GET /healthz HTTP/1.1\r\nHost: x:80 \t y\r\n\r\n", 400),
+            ("GET /healthz HTTP/1.1\r\nHost: x/y\r\n\r\n", 400),
+            ("GET /healthz HTTP/1.1\r\nHost: x@y\r\n\r\n", 400),
+            ("GET /healthz HTTP/1.1\r\nHost: x:8o\r\n\r\n", 400),
+            ("GET /healthz HTTP/1.1\r\nHost: [::1\r\n\r\n", 400),
+            ("GET /healthz HTTP/1.1\r\nHost: []\r\n\r\n", 400),
+            ("GET /healthz HTTP/1.1\r\nHost: [::1]x\r\n\r\n", 400),
+            ("GET /healthz HTTP/1.0\r\nHost: a\r\nHost: a\r\n\r\n", 400),
+            // RFC 6750 §3.1: two sets of credentials are refused, not resolved by order.
+            ("GET /healthz HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\r\nAuthorization: Bearer b\r\n\r\n", 400),
+            ("GET /healthz HTTP/1.1\r\nHost: x\r\nauthorization: Bearer a\r\nAUTHORIZATION: Basic Yjpj\r\n\r\n", 400),
         ])
     func malformedHead(request: String, status: Int) async throws {
         try await withServer(Self.router()) { _, port in
@@ -77,10 +90,29 @@ struct HostileClientTests {
         }
     }
 
-    @Test("an absolute-form target and HTTP/1.0 without Host are understood")
+    @Test("S24: a second Authorization field or a Host with a space is refused by name, before any handler runs")
+    func ambiguousFieldsNamed() async throws {
+        let log = MemoryAccessLog()
+        try await withServer(Self.router(), accessLog: log) { _, port in
+            let twice = try await exchange(port, "GET /healthz HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\r\nAuthorization: Bearer b\r\n\r\n")
+            #expect(twice?.json?["error_description"] == "more than one Authorization field")
+            let spaced = try await exchange(port, "GET /healthz HTTP/1.1\r\nHost: evil.example good.example\r\n\r\n")
+            #expect(spaced?.json?["error_description"] == "malformed Host field")
+            // Refused by the parser: the access log shows no method and no route for either.
+            let methods = log.entries.withLock { $0.map(\.method.rawValue) }
+            #expect(methods == ["-", "-"])
+        }
+    }
+
+    @Test("an absolute-form target, HTTP/1.0 without Host, every form of Host and one Authorization are understood")
     func tolerated() async throws {
         try await withServer(Self.router()) { _, port in
             #expect(try await exchange(port, "GET http://example.com/healthz HTTP/1.1\r\nHost: example.com\r\n\r\n")?.status == 200)
+            for host in ["127.0.0.1:8080", "[::1]:8080", "[::1]", "Example.COM", "xn--bcher-kva.example", "a-b_c~d.e%41", "x:", ""] {
+                #expect(try await exchange(port, "GET /healthz HTTP/1.1\r\nHost: \(host)\r\n\r\n")?.status == 200, "Host: \(host)")
+            }
+            let authorized = try await exchange(port, "GET /healthz HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\r\n\r\n")
+            #expect(authorized?.status == 200)
             let old = try await exchange(port, "GET /healthz HTTP/1.0\r\n\r\n")
             #expect(old?.status == 200)
             #expect(old?.header("Connection") == "close")

@@ -39,6 +39,51 @@ struct HostileInputTests {
         #expect(accepted > 300, "the mutations should not all be refusals")
     }
 
+    @Test("S24: 20,000 mutated chunked bodies decode or fail with 400 or 413, the same whether they arrive whole or byte by byte")
+    func chunkedMutations() throws {
+        let seeds: [[UInt8]] = [
+            "5;a=b;q=\"x\\\"y\"\r\nhello\r\n1\r\n \r\n0\r\nX-T: v\r\n\r\n",
+            "a\r\n0123456789\r\n0\r\n\r\nGET / HTTP/1.1\r\n",
+        ].map { Array($0.utf8) }
+        /// The body, what was left unread and whether it ended, or the status of the error.
+        func decode(_ input: [UInt8], step: Int) -> ([UInt8], Int, Bool)? {
+            var decoder = ChunkedDecoder(maxBodyBytes: 64, maxFramingBytes: 128)
+            var body: [UInt8] = []
+            var pending: [UInt8] = []
+            var next = 0
+            do {
+                while next < input.count {
+                    pending += input[next..<min(input.count, next + step)]
+                    next += step
+                    let consumed = try pending.withUnsafeBytes { try decoder.decode($0, into: &body) }
+                    pending.removeFirst(consumed)
+                    if decoder.isComplete { break }
+                }
+            } catch let error as HTTPError {
+                #expect(error.status == 400 || error.status == 413, "status \(error.status)")
+                return nil
+            } catch {
+                Issue.record("unexpected error \(error)")
+                return nil
+            }
+            #expect(body.count <= 64)
+            return (body, pending.count + max(0, input.count - next), decoder.isComplete)
+        }
+        var mutator = Mutator(seed: 0x4348_554E)
+        var completed = 0
+        for iteration in 0..<20_000 {
+            let input = mutator.mutate(seeds[iteration % seeds.count])
+            let whole = decode(input, step: input.count + 1)
+            let trickled = decode(input, step: 1)
+            // A complete body reads the same either way; one split can only end it later.
+            if let whole, whole.2 {
+                completed += 1
+                #expect(trickled?.0 == whole.0 && trickled?.1 == whole.1 && trickled?.2 == true, "iteration \(iteration)")
+            }
+        }
+        #expect(completed > 200, "the mutations should not all be refusals")
+    }
+
     @Test("S24: mutated requests on the wire never get a 5xx, and the server stays up")
     func wireMutations() async throws {
         let router = Router()

@@ -242,4 +242,5 @@ final class Gate: Sendable {
 final class MemoryAccessLog: AccessLogSink {
     let entries = Mutex<[AccessLogEntry]>([])
     func record(_ entry: AccessLogEntry) { entries.withLock { $0.append(entry) } }
+    func flush() {}
 }

@@ -10,6 +10,10 @@ import LatchkeyJOSE
 public protocol AccessLogSink: Sendable {
     /// Takes one entry. Must return within microseconds.
     func record(_ entry: AccessLogEntry)
+
+    /// Writes out whatever is buffered, before returning. ``HTTPServer/shutdown()`` calls it once
+    /// the last entry is recorded, so that a process that exits right after loses no line.
+    func flush()
 }
 
 /// One answered request, as the access log shows it.

@@ -109,7 +109,8 @@ public final class StandardErrorAccessLog: AccessLogSink {
     }
 
     /// Writes what is buffered now, on the calling thread (which may block on standard error, and
-    /// gets SIGPIPE if nothing reads it any more, unless the process ignores that signal).
+    /// gets SIGPIPE if nothing reads it any more, unless the process ignores that signal), after
+    /// any batch the writer thread is writing.
     public func flush() {
         shared.flush()
     }

@@ -191,6 +191,14 @@ enum ASCII {
 
     /// Whether a comma-separated list (`Connection: keep-alive, Upgrade`) holds `token`.
     static func listContains(_ bytes: UnsafeBufferPointer<UInt8>, _ token: StaticString) -> Bool {
+        var found = false
+        forEachListElement(bytes) { if equalsIgnoringCase($0, token) { found = true } }
+        return found
+    }
+
+    /// Calls `body` with each element of a comma-separated list, whitespace trimmed; empty
+    /// elements are skipped, as RFC 9110 §5.6.1 asks of a recipient.
+    static func forEachListElement(_ bytes: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
         var start = 0
         while start <= bytes.count {
             var end = start
@@ -199,9 +207,21 @@ enum ASCII {
             var upper = end
             while lower < upper && (bytes[lower] == 0x20 || bytes[lower] == 0x09) { lower += 1 }
             while upper > lower && (bytes[upper - 1] == 0x20 || bytes[upper - 1] == 0x09) { upper -= 1 }
-            if equalsIgnoringCase(UnsafeBufferPointer(rebasing: bytes[lower..<upper]), token) { return true }
+            if lower < upper { body(UnsafeBufferPointer(rebasing: bytes[lower..<upper])) }
             start = end + 1
         }
-        return false
     }
+
+    /// The bytes of a `reg-name` (RFC 3986 §3.2.2): unreserved, sub-delims and `%`.
+    static let hostTable: [Bool] = {
+        var table = [Bool](repeating: false, count: 256)
+        for byte in UInt8(ascii: "0")...UInt8(ascii: "9") { table[Int(byte)] = true }
+        for byte in UInt8(ascii: "a")...UInt8(ascii: "z") { table[Int(byte)] = true }
+        for byte in UInt8(ascii: "A")...UInt8(ascii: "Z") { table[Int(byte)] = true }
+        for byte in "-._~!$&'()*+,;=%".utf8 { table[Int(byte)] = true }
+        return table
+    }()
+
+    @inline(__always)
+    static func isHostByte(_ byte: UInt8) -> Bool { hostTable[Int(byte)] }
 }

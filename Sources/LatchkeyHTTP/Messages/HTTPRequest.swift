@@ -45,11 +45,12 @@ public struct HTTPRequest: Sendable {
 
     /// The body parsed as strict JSON (see `JSONValue.init(parsing:maxDepth:)`).
     ///
-    /// - Throws: ``HTTPError/unsupportedMediaType()`` (415) unless the content type is
-    ///   `application/json` (parameters such as `charset=utf-8` allowed), and
-    ///   ``HTTPError/invalidRequest(_:)`` (400) when the body is not a single valid JSON value.
+    /// - Throws: ``HTTPError/unsupportedMediaType(_:)`` (415) unless the content type is
+    ///   `application/json` (parameters such as `charset=utf-8` allowed) and the body has no
+    ///   content coding, and ``HTTPError/invalidRequest(_:)`` (400) when the body is not a single
+    ///   valid JSON value.
     public func jsonBody() throws -> JSONValue {
-        guard mediaType(is: "application/json") else { throw HTTPError.unsupportedMediaType() }
+        try requireMediaType(["application/json"])
         do {
             return try JSONValue(parsing: body)
         } catch let error as JSONError {
@@ -60,15 +61,30 @@ public struct HTTPRequest: Sendable {
     /// The body parsed as `application/x-www-form-urlencoded`, as OAuth clients send it
     /// (RFC 6749 §4.1.3, RFC 7009 §2.1).
     ///
-    /// - Throws: ``HTTPError/unsupportedMediaType()`` (415) for another content type, and
-    ///   ``HTTPError/invalidRequest(_:)`` (400) for a broken escape, text that is not UTF-8, or a
-    ///   parameter given twice (RFC 6749 §3.1).
+    /// - Throws: ``HTTPError/unsupportedMediaType(_:)`` (415) for another content type or a
+    ///   content coding, and ``HTTPError/invalidRequest(_:)`` (400) for a broken escape, text that
+    ///   is not UTF-8, or a parameter given twice (RFC 6749 §3.1).
     public func formBody() throws -> [String: String] {
-        guard mediaType(is: "application/x-www-form-urlencoded") else { throw HTTPError.unsupportedMediaType() }
+        try requireMediaType(["application/x-www-form-urlencoded"])
         guard let form = body.withUnsafeBytes({ PercentEncoding.parseForm($0) }) else {
             throw HTTPError.invalidRequest("the form body is malformed or repeats a parameter")
         }
         return form
+    }
+
+    /// Checks that the body is one of `accepted` media types, as sent: without a content coding.
+    ///
+    /// A compressed body would otherwise be read as if it were plain and refused for the wrong
+    /// reason (RFC 9110 §8.4.1 lets a server answer 415 for a coding it does not accept).
+    ///
+    /// - Throws: ``HTTPError/unsupportedMediaType(_:)`` (415) naming what to send instead.
+    public func requireMediaType(_ accepted: [String]) throws(HTTPError) {
+        if headers.values("Content-Encoding").contains(where: { !$0.isEmpty && $0.lowercased() != "identity" }) {
+            throw HTTPError.unsupportedMediaType("Content-Encoding is not supported: send the body uncompressed")
+        }
+        guard accepted.contains(where: mediaType(is:)) else {
+            throw HTTPError.unsupportedMediaType("send the body as " + accepted.joined(separator: " or "))
+        }
     }
 
     /// Whether `Content-Type` names `mediaType` (case-insensitive), ignoring parameters.

@@ -6,7 +6,8 @@ import Glibc
 /// A state machine over the bytes of one TCP connection: read a head (bounded by
 /// `maxHeaderBytes` and `headerTimeout`, counted from its first byte, so a client that sends one
 /// byte a second is cut off), read the body it announced (bounded by `maxBodyBytes`, refused
-/// with 413 before any of it is read, and by `bodyTimeout`), run the handler, write the
+/// with 413 before any of it is read, and by `bodyTimeout`) or its chunked body (the same
+/// limits, checked chunk by chunk; see ``ChunkedDecoder``), run the handler, write the
 /// response, and start again or close. One request is handled at a time; pipelined requests wait
 /// in the input buffer and are answered in order.
 ///
@@ -58,6 +59,9 @@ final class Connection {
     private var scanned = 0
     private var head: RequestHead?
     private var headLength = 0
+    /// For a chunked body: where decoding stands, and the data so far.
+    private var chunked: ChunkedDecoder?
+    private var chunkedBody: [UInt8] = []
     private var pending: [UInt8] = []
     private var pendingOffset = 0
     private var closeWhenFlushed = false
@@ -186,25 +190,51 @@ final class Connection {
                     fail(HTTPError.payloadTooLarge(limit: limits.maxBodyBytes))
                     return raw.count
                 }
-                if parsed.contentLength == 0 {
-                    dispatch(parsed, headLength: end, body: [])
+                if parsed.contentLength == 0 && !parsed.isChunked {
+                    dispatch(parsed, requestBytes: end, body: [])
                     continue
                 }
                 head = parsed
                 headLength = end
+                if parsed.isChunked {
+                    chunked = ChunkedDecoder(maxBodyBytes: limits.maxBodyBytes, maxFramingBytes: limits.maxHeaderBytes)
+                    chunkedBody = []
+                }
                 state = .readingBody
                 deadline = Monotonic.milliseconds() + UInt64(limits.bodyTimeout.milliseconds)
-                if parsed.expectsContinue && raw.count - offset < parsed.contentLength {
+                let bodyArrived = parsed.isChunked ? raw.count > offset : raw.count - offset >= parsed.contentLength
+                if parsed.expectsContinue && !bodyArrived {
                     let sent = Self.continueLine.withUnsafeBytes { queue($0) }
                     if state == .closed { return raw.count }
                     _ = sent
                 }
             case .readingBody:
-                guard let head, raw.count - offset >= head.contentLength else { return offset }
-                let body = Array(raw[offset..<(offset + head.contentLength)])
-                offset += head.contentLength
+                guard let head else { return offset }
+                let body: [UInt8]
+                var requestBytes = headLength
+                if var decoder = chunked {
+                    do {
+                        offset += try decoder.decode(UnsafeRawBufferPointer(rebasing: raw[offset...]), into: &chunkedBody)
+                    } catch {
+                        fail(error)
+                        return raw.count
+                    }
+                    guard decoder.isComplete else {
+                        chunked = decoder
+                        return offset
+                    }
+                    chunked = nil
+                    body = chunkedBody
+                    chunkedBody = []
+                    requestBytes += decoder.consumedBytes
+                } else {
+                    guard raw.count - offset >= head.contentLength else { return offset }
+                    body = Array(raw[offset..<(offset + head.contentLength)])
+                    offset += head.contentLength
+                    requestBytes += body.count
+                }
                 self.head = nil
-                dispatch(head, headLength: headLength, body: body)
+                dispatch(head, requestBytes: requestBytes, body: body)
             case .processing, .lingering, .closed:
                 return offset
             }
@@ -215,7 +245,7 @@ final class Connection {
 
     // MARK: Handling
 
-    private func dispatch(_ head: RequestHead, headLength: Int, body: [UInt8]) {
+    private func dispatch(_ head: RequestHead, requestBytes: Int, body: [UInt8]) {
         requests += 1
         sequence += 1
         let context = loop.context
@@ -236,7 +266,7 @@ final class Connection {
         inFlight = InFlight(
             method: head.method, requestID: request.requestID, closeAfter: closeAfter, isHTTP10: head.isHTTP10,
             startNanoseconds: logging ? Monotonic.nanoseconds() : 0, route: nil, path: logging ? head.path : "",
-            userAgent: logging ? head.headers["User-Agent"] : nil, requestBytes: headLength + body.count, clientAddress: clientAddress)
+            userAgent: logging ? head.headers["User-Agent"] : nil, requestBytes: requestBytes, clientAddress: clientAddress)
         guard let routes = context.router?.table else {
             spawn(request, responder: context.responder)
             return
@@ -306,6 +336,8 @@ final class Connection {
                 status: error.status, durationSeconds: 0, remoteAddress: remoteAddress, userAgent: nil,
                 requestBytes: 0, responseBytes: loop.output.count))
         head = nil
+        chunked = nil
+        chunkedBody = []
         closeWhenFlushed = true
         lingerWhenFlushed = true
         deadline = 0

@@ -32,9 +32,11 @@ extension HTTPServer {
 
     /// Bounds on what one client can make the server hold (SECURITY.md S25).
     public struct Limits: Sendable {
-        /// Request line plus header fields, in bytes; more gets 431 and a close.
+        /// Request line plus header fields, in bytes; more gets 431 and a close. Also the budget
+        /// for a chunked body's framing (chunk-size lines, extensions, trailers); more gets 413.
         public var maxHeaderBytes = 16 * 1024
-        /// Body bytes; a larger `Content-Length` gets 413 `payload_too_large` before the body is read.
+        /// Body bytes; a larger `Content-Length` gets 413 `payload_too_large` before the body is
+        /// read, and a chunked body gets it on the size line of the chunk that would pass it.
         public var maxBodyBytes = 64 * 1024
         /// From the first byte of a request to the end of its head (also: from accepting a
         /// connection to its first byte).

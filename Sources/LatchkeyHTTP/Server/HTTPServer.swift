@@ -11,8 +11,9 @@ import Synchronization
 /// objects are only ever touched on their loop's thread. Nothing that can block runs on a loop.
 ///
 /// Limits (SECURITY.md S25), all in ``Limits``: the request head is cut at `maxHeaderBytes`
-/// (431), a body announced larger than `maxBodyBytes` is refused with 413 before it is read, the
-/// head must arrive within `headerTimeout` of its first byte and the body within `bodyTimeout`,
+/// (431), a body announced larger than `maxBodyBytes` is refused with 413 before it is read (a
+/// chunked body, before the chunk that would pass it is read), the head must arrive within
+/// `headerTimeout` of its first byte and the body, chunked or not, within `bodyTimeout`,
 /// a keep-alive connection closes after `idleTimeout` without a request, connections over
 /// `maxConnections` get 503 and are closed, and the `maxRequestsPerConnection`th response
 /// carries `Connection: close`.
@@ -129,7 +130,8 @@ public final class HTTPServer: Sendable {
     /// progress (synchronous and asynchronous) finish and their responses are written, with
     /// `Connection: close`, until ``Configuration-swift.struct/shutdownDeadline``. Then every
     /// connection is closed, the loops stop and their threads are joined. A reply that an
-    /// asynchronous handler produces after that is dropped. Calling it again does nothing.
+    /// asynchronous handler produces after that is dropped. Last, the access log is flushed, so
+    /// it holds a line for every response. Calling it again does nothing.
     public func shutdown() async {
         let running: (Int32, [LoopHandle])? = state.withLock { state in
             switch state {
@@ -164,6 +166,8 @@ public final class HTTPServer: Sendable {
             try? await Task.sleep(for: .milliseconds(1))
         }
         for loop in loops { pthread_join(loop.thread, nil) }
+        // Entries are recorded on the loop threads only, so after the joins none can follow.
+        context.accessLog?.flush()
         state.withLock { state in
             if case .stopping(let port) = state { state = .stopped(port: port) }
         }

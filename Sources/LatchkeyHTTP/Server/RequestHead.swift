@@ -2,10 +2,10 @@
 ///
 /// The parser is strict where leniency lets two HTTP implementations read one byte stream as
 /// different requests (request smuggling): no whitespace before a field's colon, no obs-fold, no
-/// control bytes, exactly one `Host` in HTTP/1.1, one `Content-Length` of digits only, and no
-/// `Transfer-Encoding` at all. Chunked request bodies are refused with 411 rather than decoded:
-/// every client of this API sends `Content-Length`, and a body whose size is known up front can
-/// be refused (413) before any of it is read.
+/// control bytes, exactly one `Host` in HTTP/1.1 and one that is a valid `host[:port]`, one
+/// `Content-Length` of digits only, and `Transfer-Encoding` only as `chunked` alone, in HTTP/1.1,
+/// without `Content-Length` (RFC 9112 §6.1, §6.3). At most one `Authorization` field: two would
+/// leave the choice of credentials to whichever code reads first (RFC 6750 §3.1).
 struct RequestHead {
     var method: HTTPMethod
     /// The path as sent, percent-encoded, without the query.
@@ -14,6 +14,9 @@ struct RequestHead {
     var query: [String: String]
     var headers: HTTPHeaders
     var contentLength: Int
+    /// Whether the body comes in the chunked transfer coding (RFC 9112 §7.1); `contentLength`
+    /// is then 0.
+    var isChunked: Bool
     /// Whether the client allows another request on the connection (RFC 9112 §9.3).
     var keepAlive: Bool
     /// `Expect: 100-continue` (RFC 9110 §10.1.1).
@@ -44,8 +47,8 @@ struct RequestHead {
     /// Parses a complete head (as delimited by ``end(in:from:)``).
     ///
     /// - Throws: ``HTTPError`` with the status to answer before closing the connection: 400 for
-    ///   anything malformed, 411 for `Transfer-Encoding`, 417 for an unknown expectation, 505 for
-    ///   an HTTP version other than 1.0 and 1.1.
+    ///   anything malformed or ambiguous, 417 for an unknown expectation, 501 for a transfer
+    ///   coding other than `chunked`, 505 for an HTTP version other than 1.0 and 1.1.
     static func parse(_ head: UnsafeRawBufferPointer) throws(HTTPError) -> RequestHead {
         var lines = LineReader(buffer: head)
         guard let requestLine = try lines.next() else { throw malformed("missing request line") }
@@ -82,25 +85,13 @@ struct RequestHead {
         var fields = [HTTPHeaders.Field]()
         var contentLength: Int? = nil
         var hostCount = 0
+        var authorizationCount = 0
         var keepAlive = !isHTTP10
         var expectsContinue = false
-        var hasTransferEncoding = false
+        var transferCodings = TransferCodings()
         while let line = try lines.next() {
             if line.isEmpty { break }
-            guard line[line.startIndex] != 0x20 && line[line.startIndex] != 0x09 else {
-                throw malformed("obsolete line folding is not accepted")
-            }
-            guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { throw malformed("malformed header field") }
-            let name = UnsafeRawBufferPointer(rebasing: line[line.startIndex..<colon])
-            guard !name.isEmpty, name.allSatisfy(ASCII.isToken) else { throw malformed("malformed header field name") }
-            var valueStart = colon + 1
-            var valueEnd = line.endIndex
-            while valueStart < valueEnd && (line[valueStart] == 0x20 || line[valueStart] == 0x09) { valueStart += 1 }
-            while valueEnd > valueStart && (line[valueEnd - 1] == 0x20 || line[valueEnd - 1] == 0x09) { valueEnd -= 1 }
-            let value = UnsafeRawBufferPointer(rebasing: line[valueStart..<valueEnd])
-            guard value.allSatisfy({ $0 >= 0x20 && $0 != 0x7F || $0 == 0x09 }) else {
-                throw malformed("control character in a header field")
-            }
+            let (name, value) = try field(line)
             let nameStart = UInt32(storage.count)
             storage.append(contentsOf: name)
             let nameEnd = UInt32(storage.count)
@@ -113,6 +104,7 @@ struct RequestHead {
             switch name.count {
             case 4 where ASCII.equalsIgnoringCase(nameView, "host"):
                 hostCount += 1
+                guard isValidHost(valueView) else { throw malformed("malformed Host field") }
             case 6 where ASCII.equalsIgnoringCase(nameView, "expect"):
                 guard ASCII.equalsIgnoringCase(valueView, "100-continue") else {
                     throw HTTPError(status: 417, code: "invalid_request", description: "unsupported expectation")
@@ -121,6 +113,8 @@ struct RequestHead {
             case 10 where ASCII.equalsIgnoringCase(nameView, "connection"):
                 if ASCII.listContains(valueView, "close") { keepAlive = false }
                 if isHTTP10 && ASCII.listContains(valueView, "keep-alive") { keepAlive = true }
+            case 13 where ASCII.equalsIgnoringCase(nameView, "authorization"):
+                authorizationCount += 1
             case 14 where ASCII.equalsIgnoringCase(nameView, "content-length"):
                 guard contentLength == nil else { throw malformed("more than one Content-Length") }
                 guard !value.isEmpty, value.count <= 15, value.allSatisfy({ $0 &- 0x30 < 10 }) else {
@@ -128,24 +122,87 @@ struct RequestHead {
                 }
                 contentLength = value.reduce(0) { $0 * 10 + Int($1 - 0x30) }
             case 17 where ASCII.equalsIgnoringCase(nameView, "transfer-encoding"):
-                hasTransferEncoding = true
+                ASCII.forEachListElement(valueView) { transferCodings.add($0) }
+                transferCodings.isPresent = true
             default:
                 break
             }
         }
-        if hasTransferEncoding {
+        if transferCodings.isPresent {
             if contentLength != nil { throw malformed("both Content-Length and Transfer-Encoding") }
-            throw HTTPError(
-                status: 411, code: "invalid_request",
-                description: "send the body with Content-Length; Transfer-Encoding is not accepted")
+            // RFC 9112 §6.1: an HTTP/1.0 message with Transfer-Encoding has faulty framing.
+            if isHTTP10 { throw malformed("Transfer-Encoding is not accepted in HTTP/1.0") }
+            // RFC 9112 §6.3: without chunked last the body's end cannot be found.
+            guard transferCodings.lastIsChunked, transferCodings.chunked == 1 else {
+                throw malformed("chunked must be the last transfer coding, and appear once")
+            }
+            guard transferCodings.count == 1 else {
+                throw HTTPError(
+                    status: 501, code: "invalid_request", description: "chunked is the only transfer coding accepted")
+            }
         }
         guard hostCount == 1 || (isHTTP10 && hostCount == 0) else {
             throw malformed("HTTP/1.1 requests carry exactly one Host field")
         }
+        guard authorizationCount <= 1 else { throw malformed("more than one Authorization field") }
+        let isChunked = transferCodings.isPresent
         return RequestHead(
             method: method, encodedPath: encodedPath, path: path, query: query,
-            headers: HTTPHeaders(bytes: storage, fields: fields), contentLength: contentLength ?? 0,
-            keepAlive: keepAlive, expectsContinue: expectsContinue && (contentLength ?? 0) > 0, isHTTP10: isHTTP10)
+            headers: HTTPHeaders(bytes: storage, fields: fields), contentLength: contentLength ?? 0, isChunked: isChunked,
+            keepAlive: keepAlive, expectsContinue: expectsContinue && (isChunked || (contentLength ?? 0) > 0),
+            isHTTP10: isHTTP10)
+    }
+
+    /// Splits a field line (RFC 9112 §5) into its name and its value without surrounding
+    /// whitespace; the header section and the trailer section of a chunked body both use it.
+    static func field(_ line: Slice<UnsafeRawBufferPointer>) throws(HTTPError) -> (UnsafeRawBufferPointer, UnsafeRawBufferPointer) {
+        guard line[line.startIndex] != 0x20 && line[line.startIndex] != 0x09 else {
+            throw malformed("obsolete line folding is not accepted")
+        }
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { throw malformed("malformed header field") }
+        let name = UnsafeRawBufferPointer(rebasing: line[line.startIndex..<colon])
+        guard !name.isEmpty, name.allSatisfy(ASCII.isToken) else { throw malformed("malformed header field name") }
+        var valueStart = colon + 1
+        var valueEnd = line.endIndex
+        while valueStart < valueEnd && (line[valueStart] == 0x20 || line[valueStart] == 0x09) { valueStart += 1 }
+        while valueEnd > valueStart && (line[valueEnd - 1] == 0x20 || line[valueEnd - 1] == 0x09) { valueEnd -= 1 }
+        let value = UnsafeRawBufferPointer(rebasing: line[valueStart..<valueEnd])
+        guard value.allSatisfy({ $0 >= 0x20 && $0 != 0x7F || $0 == 0x09 }) else {
+            throw malformed("control character in a header field")
+        }
+        return (name, value)
+    }
+
+    /// The transfer codings named by every `Transfer-Encoding` field, in order.
+    private struct TransferCodings {
+        var isPresent = false
+        var count = 0
+        var chunked = 0
+        var lastIsChunked = false
+
+        mutating func add(_ coding: UnsafeBufferPointer<UInt8>) {
+            count += 1
+            lastIsChunked = ASCII.equalsIgnoringCase(coding, "chunked")
+            if lastIsChunked { chunked += 1 }
+        }
+    }
+
+    /// `uri-host [":" port]` (RFC 9110 §7.2, RFC 3986 §3.2.2), or empty. RFC 9112 §3.2: a Host
+    /// field with an invalid value is answered 400.
+    static func isValidHost(_ value: UnsafeBufferPointer<UInt8>) -> Bool {
+        var index = 0
+        if value.first == UInt8(ascii: "[") {
+            // IP-literal: IPv6address or IPvFuture; both draw on unreserved, sub-delims and ":".
+            guard let close = value.firstIndex(of: UInt8(ascii: "]")), close > 1,
+                value[1..<close].allSatisfy({ ASCII.isHostByte($0) && $0 != UInt8(ascii: "%") || $0 == UInt8(ascii: ":") })
+            else { return false }
+            index = close + 1
+        } else {
+            while index < value.count && ASCII.isHostByte(value[index]) { index += 1 }
+        }
+        guard index < value.count else { return true }
+        guard value[index] == UInt8(ascii: ":") else { return false }
+        return value[(index + 1)...].allSatisfy { $0 &- 0x30 < 10 }
     }
 
     /// Splits origin-form, absolute-form (RFC 9112 §3.2.2) and `*` targets into path and query.

@@ -188,5 +188,7 @@ struct MetricsAccessLog: AccessLogSink {
         metrics.recordRequest(method: entry.method.rawValue, route: entry.route ?? "unmatched", status: entry.status, seconds: entry.durationSeconds)
         next?.record(entry)
     }
+
+    func flush() { next?.flush() }
 }
 

@@ -76,8 +76,14 @@ public final class Metrics: Sendable {
 
     /// Counts one answered request and its latency (`latchkey_http_requests_total` and
     /// `latchkey_http_request_duration_seconds`).
+    ///
+    /// A method other than those of RFC 9110 §9 and `PATCH` is counted as `other`: the router
+    /// answers any token of up to 32 characters (405), and each one kept as a label would be a
+    /// series that is never freed. Routes are patterns from the router's fixed table or
+    /// `unmatched`, and statuses are set by the server's own code, so neither can grow with what
+    /// clients send (S26).
     public func recordRequest(method: String, route: String, status: Int, seconds: Double) {
-        let key = RequestKey(method: method, route: route, status: status)
+        let key = RequestKey(method: Self.methodLabel(method), route: route, status: status)
         let bucket = Self.buckets.firstIndex { seconds <= $0 }
         requests.withLock { requests in
             requests[key, default: Histogram()].record(bucket: bucket, value: seconds)
@@ -146,6 +152,15 @@ public final class Metrics: Sendable {
             }
         }
         return output
+    }
+
+    /// The method itself when RFC 9110 §9 or RFC 5789 (`PATCH`) defines it, else `other`; returns
+    /// a literal or the argument, so the hot path allocates nothing.
+    static func methodLabel(_ method: String) -> String {
+        switch method {
+        case "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE": method
+        default: "other"
+        }
     }
 
     private static func render(_ labels: KeyValuePairs<String, String>) -> String {

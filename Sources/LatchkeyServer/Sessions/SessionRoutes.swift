@@ -67,6 +67,7 @@ struct SessionRoutes {
 
     /// OAuth clients send form bodies; apps may send JSON. Both carry flat string fields.
     static func fields(of request: HTTPRequest) throws -> [String: String] {
+        try request.requireMediaType(["application/json", "application/x-www-form-urlencoded"])
         if request.mediaType(is: "application/x-www-form-urlencoded") { return try request.formBody() }
         guard case .object(let members) = try request.jsonBody() else { throw HTTPError.invalidRequest("the body must be a JSON object") }
         var fields = [String: String]()
