@@ -123,7 +123,7 @@ struct AuditCommandTests {
         }
         let missing = try deployment.latchkey(["audit"])
         #expect(missing.status == 1)
-        #expect(missing.error == "latchkey: no database at \(deployment.database.path)\n")
+        #expect(missing.error.hasPrefix("latchkey: no Latchkey database at \(deployment.database.path):"))
         #expect(!FileManager.default.fileExists(atPath: deployment.database.path))
     }
 }

@@ -30,12 +30,8 @@ enum AuditCommand {
         guard let limit = Int(limitText), limit >= 1 else {
             throw UsageError(message: "--limit must be a whole number of at least 1, got \(limitText)")
         }
-        let configuration = try ServeCommands.loadConfiguration(arguments, dev: false, listen: nil)
-        // Opening would create an empty database: refuse instead, a wrong path is the likely cause.
-        guard FileManager.default.fileExists(atPath: configuration.sqlitePath) else {
-            printError("latchkey: no database at \(configuration.sqlitePath)")
-            return 1
-        }
+        let configuration = try ServeCommands.loadConfiguration(arguments, dev: false)
+        try ServeCommands.checkServerData(configuration, forOperator: true)
         let database = try LatchkeyApplication.openDatabase(configuration)
         let entries: [AuditLog.Entry]
         do {

@@ -20,7 +20,8 @@ enum BackupCommand {
             is described in docs/deployment.md.
             """
     ) { arguments in
-        let configuration = try ServeCommands.loadConfiguration(arguments, dev: false, listen: nil)
+        let configuration = try ServeCommands.loadConfiguration(arguments, dev: false)
+        try ServeCommands.checkServerData(configuration, forOperator: true)
         let destination = arguments[option: "to"] ?? ""
         let replacing = arguments.flags.contains("force")
         guard replacing || !FileManager.default.fileExists(atPath: destination) else {
