@@ -127,7 +127,10 @@ public final class LatchkeyApplication: Sendable {
             if !FileManager.default.fileExists(atPath: directory) {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             }
-            return try SQLiteDatabase(configuration: SQLiteDatabase.Configuration(path: path))
+            return try SQLiteDatabase(
+                configuration: SQLiteDatabase.Configuration(
+                    path: path, durability: SQLiteDatabase.Durability(rawValue: configuration.databaseDurability) ?? .full,
+                    onStorageEvent: StorageErrorLog.record))
         } catch {
             throw ConfigurationError(problems: ["database: \(configuration.database) cannot be opened (\(error))"])
         }
