@@ -89,10 +89,17 @@ final class SQLiteConnection: SQLConnection {
         // of one (S28). Only the writer commits changes; readers get the same for consistency.
         try uncachedQuery(durability == .full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
         try uncachedQuery("PRAGMA foreign_keys = ON")
-        // The writer keeps up to 32 MiB of pages (SQLite's default is 2 MiB): a sign-in touches
-        // about a dozen B-tree pages, and rereading them from the OS cost a pread call each.
+        // Page caches are most of the store's memory, and each fills up to its size as the
+        // database grows (a refresh grant adds a token, a tombstone and an audit row), then
+        // stays resident. The writer had 32 MiB, all of it resident after `make bench`'s
+        // sessions sitting: 64.7 MB resident against 22.8 MB after start (issue 9). Now it
+        // keeps 4 MiB: the pages every write touches (index roots, the ends of the audit log
+        // and token tables) are a few hundred, a token lookup lands on a random index leaf
+        // that no cache short of the whole index would hold, and a page the cache lacks is one
+        // pread from the OS's cache. Readers keep SQLite's 2 MiB each, said here so the bound
+        // is visible. No mmap (`mmap_size` stays 0): mapped pages would count as resident too.
+        try uncachedQuery(role == .writer ? "PRAGMA cache_size = -4096" : "PRAGMA cache_size = -2048")
         if role == .writer {
-            try uncachedQuery("PRAGMA cache_size = -32768")
             // Each grouped write runs in a savepoint, whose undo pages (the statement journal)
             // go to a temporary file once they pass 64 KiB; a group of sign-ins passes that, and
             // those file writes cost as much as the WAL's. Kept in memory (at most a group's
