@@ -21,10 +21,14 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The database stayed locked by another connection or process for the whole busy
         /// timeout.
         public static let busy = Code("busy")
-        /// The database file is damaged or is not a database.
+        /// The database file is damaged or is not a database. Not transient: waiting does not
+        /// mend it, so the server answers 500 and reports not ready until a write succeeds.
         public static let corrupt = Code("corrupt")
-        /// The operating system refused a read, a write, a lock or an open: disk full,
-        /// permissions, a missing directory, a read-only file.
+        /// The operating system refused a read, a write, a lock or an open: disk full
+        /// (`SQLITE_FULL`), an I/O error (`SQLITE_IOERR_*`), a read-only or moved file
+        /// (`SQLITE_READONLY_*`), a file that cannot be opened (`SQLITE_CANTOPEN`), permissions.
+        /// Transient: nothing was written, and the same write succeeds once the cause is gone,
+        /// so the server answers 503 `unavailable` with `Retry-After`.
         public static let io = Code("io")
         /// The SQL does not fit the database: a missing table or column, a syntax error, or a
         /// schema newer than this build knows.

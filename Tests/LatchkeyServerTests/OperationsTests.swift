@@ -90,13 +90,14 @@ struct OperationsTests {
 
 @Suite("Store errors on every route")
 struct StoreErrorMappingTests {
-    @Test("S24: a busy database is 503 overloaded with Retry-After, a clash 409 conflict, anything else a bare 500")
+    @Test("S24: a busy database is 503 overloaded, failing storage 503 unavailable, both with Retry-After, a clash 409 conflict, anything else a bare 500")
     func s24StoreErrors() async throws {
         let router = Router()
         router.add(middleware: StoreErrorMiddleware())
         router.get("/busy") { _ in throw StoreError.busy("the writer queue is full") }
         router.get("/clash", synchronous: { _ in throw StoreError.constraint("UNIQUE constraint failed: users.secret_column") })
-        router.get("/broken") { _ in throw StoreError.io("disk I/O error at /var/lib/secret") }
+        router.get("/full") { _ in throw StoreError.io("database or disk is full at /var/lib/secret") }
+        router.get("/broken") { _ in throw StoreError.corrupt("database disk image is malformed at /var/lib/secret") }
         let errors = ErrorMiddleware()
         func answer(_ path: String) async -> HTTPResponse {
             let request = HTTPRequest(method: .get, path: path, requestID: "r1")
@@ -109,6 +110,10 @@ struct StoreErrorMappingTests {
         #expect(clash.status == 409)
         #expect(try JSONValue(parsing: clash.body)["error"] == "conflict")
         #expect(!String(decoding: clash.body, as: UTF8.self).contains("secret_column"), "S26: no internals in the body")
+        let full = await answer("/full")
+        #expect(full.status == 503 && full.headers["Retry-After"] == "5")
+        #expect(try JSONValue(parsing: full.body)["error"] == "unavailable")
+        #expect(!String(decoding: full.body, as: UTF8.self).contains("secret"))
         let broken = await answer("/broken")
         #expect(broken.status == 500)
         #expect(!String(decoding: broken.body, as: UTF8.self).contains("secret"))

@@ -46,20 +46,23 @@ struct SQLiteDatabaseTests {
         }
     }
 
-    @Test("WAL, foreign keys and synchronous=NORMAL are in effect on readers and the writer")
+    @Test("WAL, foreign keys and synchronous=FULL are in effect on readers and the writer; durability normal is synchronous=NORMAL")
     func pragmas() async throws {
-        try await withDatabase { database, _ in
-            for probe in [ProbeConnection.reader, .writer] {
-                let (journal, foreignKeys, synchronous) = try await probe.run(database) { connection in
-                    (
-                        try connection.queryOne("PRAGMA journal_mode", [])!.string("journal_mode"),
-                        try connection.queryOne("PRAGMA foreign_keys", [])!.int("foreign_keys"),
-                        try connection.queryOne("PRAGMA synchronous", [])!.int("synchronous")
-                    )
+        for durability in SQLiteDatabase.Durability.allCases {
+            try await withDatabase(durability: durability) { database, _ in
+                for probe in [ProbeConnection.reader, .writer] {
+                    let (journal, foreignKeys, synchronous) = try await probe.run(database) { connection in
+                        (
+                            try connection.queryOne("PRAGMA journal_mode", [])!.string("journal_mode"),
+                            try connection.queryOne("PRAGMA foreign_keys", [])!.int("foreign_keys"),
+                            try connection.queryOne("PRAGMA synchronous", [])!.int("synchronous")
+                        )
+                    }
+                    #expect(journal == "wal", "\(probe)")
+                    #expect(foreignKeys == 1, "\(probe)")
+                    // 2 is FULL, 1 is NORMAL.
+                    #expect(synchronous == (durability == .full ? 2 : 1), "\(probe) \(durability)")
                 }
-                #expect(journal == "wal", "\(probe)")
-                #expect(foreignKeys == 1, "\(probe)")
-                #expect(synchronous == 1, "\(probe)")
             }
         }
     }

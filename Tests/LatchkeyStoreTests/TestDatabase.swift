@@ -23,14 +23,14 @@ struct TemporaryDirectory {
 /// database and removes the directory, whether `body` threw or not.
 func withDatabase<T>(
     readers: Int = 2, statementCacheSize: Int = 64, busyTimeout: Duration = .seconds(5), migrated: Bool = false,
-    _ body: (SQLiteDatabase, TemporaryDirectory) async throws -> T
+    durability: SQLiteDatabase.Durability = .full, _ body: (SQLiteDatabase, TemporaryDirectory) async throws -> T
 ) async throws -> T {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
     let database = try SQLiteDatabase(
         configuration: .init(
             path: directory.file("test.sqlite"), readers: readers, busyTimeout: busyTimeout,
-            statementCacheSize: statementCacheSize))
+            statementCacheSize: statementCacheSize, durability: durability))
     do {
         if migrated { try await Migrator.migrate(database) }
         let result = try await body(database, directory)

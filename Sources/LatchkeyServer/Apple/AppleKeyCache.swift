@@ -99,8 +99,8 @@ final class AppleKeyCache: Sendable {
     private func report(_ skipped: [SkippedKey], now: Date) {
         for key in skipped {
             metrics.increment(.jwksKeysSkipped, ["source": "apple", "reason": key.reason.description])
-            ServerLog.warning(
-                "jwks_key_skipped", time: now,
+            ServerLog.write(
+                .warning, "jwks_key_skipped", time: now,
                 ["source": "apple", "kid": key.keyID.map { .string(String($0.prefix(64))) } ?? .null,
                  "reason": .string(key.reason.description), "detail": .string(key.detail)])
         }

@@ -131,7 +131,10 @@ public final class LatchkeyApplication: Sendable {
             if !FileManager.default.fileExists(atPath: directory) {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             }
-            return try SQLiteDatabase(configuration: SQLiteDatabase.Configuration(path: path))
+            return try SQLiteDatabase(
+                configuration: SQLiteDatabase.Configuration(
+                    path: path, durability: SQLiteDatabase.Durability(rawValue: configuration.databaseDurability) ?? .full,
+                    onStorageEvent: ServerLog.storage))
         } catch {
             throw ConfigurationError(problems: ["database: \(configuration.database) cannot be opened (\(error))"])
         }

@@ -15,6 +15,9 @@ public struct Configuration: Sendable, Equatable {
     public var audience: String?
     /// `database`: `sqlite:PATH`.
     public var database = "sqlite:./latchkey-data/latchkey.sqlite"
+    /// `database_durability`: `full` (a commit is synced to the disk before it is answered) or
+    /// `normal` (synced only at checkpoints: a power cut may roll back the last answered writes).
+    public var databaseDurability = "full"
     /// `master_key_file`: 32 random bytes (raw or base64) that seal secrets at rest.
     public var masterKeyFile = "./latchkey-data/master.key"
     /// `access_token_ttl`.

@@ -31,6 +31,7 @@ public enum ConfigurationLoader {
         ("public_url", .optionalString(\.publicURL)),
         ("audience", .optionalString(\.audience)),
         ("database", .string(\.database)),
+        ("database_durability", .string(\.databaseDurability)),
         ("master_key_file", .string(\.masterKeyFile)),
         ("access_token_ttl", .int(\.accessTokenTTL, 60...86_400)),
         ("refresh_token_idle_ttl", .int(\.refreshTokenIdleTTL, 300...(400 * day))),
@@ -219,6 +220,9 @@ public enum ConfigurationLoader {
         }
         if !configuration.database.hasPrefix("sqlite:") || configuration.sqlitePath.isEmpty {
             problems.append("database: must be sqlite:PATH (PostgreSQL is not available yet)")
+        }
+        if !["full", "normal"].contains(configuration.databaseDurability) {
+            problems.append("database_durability: must be full or normal")
         }
         if configuration.masterKeyFile.isEmpty {
             problems.append("master_key_file: must name a file")

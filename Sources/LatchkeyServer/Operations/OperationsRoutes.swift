@@ -13,9 +13,13 @@ struct OperationsRoutes {
         router.get("/healthz", synchronous: { _ in healthy })
 
         let database = database
+        // Not ready while the database does not answer or the latest write failed on the
+        // storage (a full disk); ready again once a write succeeds (see SQLiteDatabase.isHealthy).
         router.get("/readyz") { _ in
             guard await database.isHealthy() else {
-                throw HTTPError(status: 503, code: "not_ready", description: "the database does not answer")
+                throw HTTPError(
+                    status: 503, code: "not_ready", description: "the database does not answer or cannot be written",
+                    headers: ["Retry-After": String(StoreErrorMiddleware.storageRetryAfter)])
             }
             return .json(["status": "ready"])
         }

@@ -3,12 +3,19 @@ import LatchkeyStore
 
 /// Answers the store's expected failures with API.md's statuses on every route: a busy database
 /// (its queue full, or another process holding the lock past the timeout) is 503 `overloaded`
-/// with `Retry-After`, and a uniqueness clash is 409 `conflict`. Any other store error stays a
-/// 500 whose body carries only the request id. Routes that can say more about a clash (which
+/// with `Retry-After`; storage that refuses reads or writes (a full disk, a read-only or moved
+/// file, an I/O error) is 503 `unavailable` with `Retry-After`, because nothing was written and
+/// the same request succeeds once the cause is gone; a uniqueness clash is 409 `conflict`. Any
+/// other store error, a damaged database among them (waiting does not mend it), stays a 500
+/// whose body carries only the request id. Routes that can say more about a clash (which
 /// username, which device) map it themselves first.
 ///
 /// It is synchronous, so routes that run on the event loop stay there.
 struct StoreErrorMiddleware: HTTPSynchronousMiddleware {
+    /// The `Retry-After` of a storage failure: long enough for an operator's fix or a cleanup
+    /// job to free space, short enough that clients come back soon after.
+    static let storageRetryAfter = 5
+
     func respond(to request: HTTPRequest, next: any HTTPResponder) async throws -> HTTPResponse {
         do {
             return try await next.respond(to: request)
@@ -28,6 +35,10 @@ struct StoreErrorMiddleware: HTTPSynchronousMiddleware {
     static func translate(_ error: StoreError) -> any Error {
         switch error.code {
         case .busy: HTTPError.overloaded(retryAfter: 1)
+        case .io:
+            HTTPError(
+                status: 503, code: "unavailable", description: "the database cannot be used now; try again later",
+                headers: ["Retry-After": String(storageRetryAfter)])
         case .constraint: HTTPError(status: 409, code: "conflict", description: "this conflicts with what is already stored")
         default: error
         }
@@ -35,7 +46,8 @@ struct StoreErrorMiddleware: HTTPSynchronousMiddleware {
 }
 
 /// Runs a store operation and answers a uniqueness clash with 409 `conflict` saying what clashed;
-/// ``StoreErrorMiddleware`` answers the rest (a busy database is 503) on every route.
+/// ``StoreErrorMiddleware`` answers the rest (a busy database or failing storage is 503) on
+/// every route.
 func mappingStoreErrors<T: Sendable>(conflict: String = "this already exists", _ body: () async throws -> T) async throws -> T {
     do {
         return try await body()

@@ -37,7 +37,7 @@ final class SQLiteConnection: SQLConnection {
     /// - Throws: ``StoreError``: ``StoreError/Code/io`` when the file cannot be opened or
     ///   written or WAL is unavailable, ``StoreError/Code/corrupt`` when it is not a database.
     static func open(
-        path: String, role: Role, busyTimeout: Duration, statementCacheSize: Int
+        path: String, role: Role, busyTimeout: Duration, statementCacheSize: Int, durability: SQLiteDatabase.Durability
     ) throws -> SQLiteConnection {
         // Readers never create the file: the writer opened it first, and a reader finding it
         // gone should fail rather than read a new empty database.
@@ -52,7 +52,7 @@ final class SQLiteConnection: SQLConnection {
         }
         let connection = SQLiteConnection(handle: handle, busyTimeout: busyTimeout, cacheSize: statementCacheSize)
         do {
-            try connection.configure(role: role, path: path)
+            try connection.configure(role: role, path: path, durability: durability)
         } catch {
             connection.close()
             throw error
@@ -60,7 +60,7 @@ final class SQLiteConnection: SQLConnection {
         return connection
     }
 
-    private func configure(role: Role, path: String) throws {
+    private func configure(role: Role, path: String, durability: SQLiteDatabase.Durability) throws {
         guard let handle else { return }
         sqlite3_extended_result_codes(handle, 1)
         sqlite3_busy_handler(handle, SQLiteConnection.busyHandler, Unmanaged.passUnretained(self).toOpaque())
@@ -83,14 +83,23 @@ final class SQLiteConnection: SQLConnection {
             // changed. Apple sign-ins under load: about 3,250/s against 2,980/s (A/B, same run).
             try uncachedQuery("PRAGMA wal_autocheckpoint = 10000")
         }
-        // NORMAL in WAL mode: a commit survives a crash of the process, and the database never
-        // corrupts; only a power loss may drop the last commits, never half of one (S28).
-        try uncachedQuery("PRAGMA synchronous = NORMAL")
+        // FULL in WAL mode syncs the WAL at each commit, so a commit that returned survives a
+        // power cut; NORMAL syncs only at checkpoints: a crash of the process loses nothing and
+        // the database never corrupts, but a power loss may drop the last commits, never half
+        // of one (S28). Only the writer commits changes; readers get the same for consistency.
+        try uncachedQuery(durability == .full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
         try uncachedQuery("PRAGMA foreign_keys = ON")
-        // The writer keeps up to 32 MiB of pages (SQLite's default is 2 MiB): a sign-in touches
-        // about a dozen B-tree pages, and rereading them from the OS cost a pread call each.
+        // Page caches are most of the store's memory, and each fills up to its size as the
+        // database grows (a refresh grant adds a token, a tombstone and an audit row), then
+        // stays resident. The writer had 32 MiB, all of it resident after `make bench`'s
+        // sessions sitting: 64.7 MB resident against 22.8 MB after start (issue 9). Now it
+        // keeps 4 MiB: the pages every write touches (index roots, the ends of the audit log
+        // and token tables) are a few hundred, a token lookup lands on a random index leaf
+        // that no cache short of the whole index would hold, and a page the cache lacks is one
+        // pread from the OS's cache. Readers keep SQLite's 2 MiB each, said here so the bound
+        // is visible. No mmap (`mmap_size` stays 0): mapped pages would count as resident too.
+        try uncachedQuery(role == .writer ? "PRAGMA cache_size = -4096" : "PRAGMA cache_size = -2048")
         if role == .writer {
-            try uncachedQuery("PRAGMA cache_size = -32768")
             // Each grouped write runs in a savepoint, whose undo pages (the statement journal)
             // go to a temporary file once they pass 64 KiB; a group of sign-ins passes that, and
             // those file writes cost as much as the WAL's. Kept in memory (at most a group's

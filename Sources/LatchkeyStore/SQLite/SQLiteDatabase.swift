@@ -43,8 +43,21 @@ import Synchronization
 ///
 /// ## Durability
 ///
-/// `journal_mode=WAL`, `synchronous=NORMAL`, `foreign_keys=ON`. A commit survives a crash of
-/// the process; a power loss may lose the last commits but never leaves half of one (S28).
+/// `journal_mode=WAL`, `foreign_keys=ON`, and `synchronous` from ``Configuration/durability``:
+/// `FULL` by default, so every commit syncs the WAL to the disk before ``write(_:)`` returns and
+/// an answered write survives a power cut or a kernel panic. A group commit syncs once for the
+/// whole group, so the cost is shared by every write in it. ``Durability/normal`` skips that
+/// sync: a commit survives a crash of the process, but a power loss may roll back the last
+/// commits (never half of one, S28).
+///
+/// ## Storage failures
+///
+/// A full disk, a file made read-only or moved away, an I/O error: SQLite answers
+/// `SQLITE_FULL`, `SQLITE_IOERR_*`, `SQLITE_READONLY_*`, `SQLITE_CANTOPEN`, which become
+/// ``StoreError/Code/io``; the write fails whole (its transaction rolls back) and the service
+/// resumes by itself once the cause is gone. The outcome of the latest write is kept: while it
+/// is a storage failure ``isHealthy()`` answers `false`, and the start and end of each outage go
+/// to ``Configuration/onStorageEvent`` (the error log).
 ///
 /// The file's directory must exist; the file is created when missing. Call ``close()`` before
 /// letting go of the database.
@@ -66,6 +79,11 @@ public final class SQLiteDatabase: SQLDatabase {
         /// How many jobs may wait for or run on one connection; beyond that, reads and writes
         /// fail at once with ``StoreError/Code/busy``, which the server answers with 503.
         public var queueLimit: Int = 1000
+        /// Whether a commit waits for the disk; see ``Durability``.
+        public var durability: Durability = .full
+        /// Called when writes start failing on the storage and when they succeed again; runs
+        /// on the writing task, so it must be quick.
+        public var onStorageEvent: (@Sendable (StorageEvent) -> Void)?
 
         /// Creates a configuration.
         ///
@@ -78,7 +96,8 @@ public final class SQLiteDatabase: SQLDatabase {
         ///   - queueLimit: How many jobs may wait for one connection.
         public init(
             path: String, readers: Int = 2, busyTimeout: Duration = .seconds(5), statementCacheSize: Int = 64,
-            healthCheckTimeout: Duration = .seconds(1), queueLimit: Int = 1000
+            healthCheckTimeout: Duration = .seconds(1), queueLimit: Int = 1000, durability: Durability = .full,
+            onStorageEvent: (@Sendable (StorageEvent) -> Void)? = nil
         ) {
             self.path = path
             self.readers = readers
@@ -86,7 +105,19 @@ public final class SQLiteDatabase: SQLDatabase {
             self.statementCacheSize = statementCacheSize
             self.healthCheckTimeout = healthCheckTimeout
             self.queueLimit = queueLimit
+            self.durability = durability
+            self.onStorageEvent = onStorageEvent
         }
+    }
+
+    /// How far a commit goes before ``SQLiteDatabase/write(_:)`` returns.
+    public enum Durability: String, Sendable, CaseIterable {
+        /// `synchronous=FULL`: the WAL is synced to the disk at every commit (once per group
+        /// commit), so an answered write survives a power cut.
+        case full
+        /// `synchronous=NORMAL`: the WAL is synced only at checkpoints. A crash of the process
+        /// loses nothing, but a power cut or kernel panic may roll back the last commits.
+        case normal
     }
 
     /// Figures summed over every connection, for metrics and tests.
@@ -121,6 +152,7 @@ public final class SQLiteDatabase: SQLDatabase {
     private let writer: SQLiteWorker
     private let readers: [SQLiteWorker]
     private let closed = Atomic<Bool>(false)
+    private let health: WriteHealth
 
     /// Opens (or creates) the database file and its connections.
     ///
@@ -141,11 +173,12 @@ public final class SQLiteDatabase: SQLDatabase {
             throw StoreError.misuse("the SQLite library was built without thread support")
         }
         self.configuration = configuration
+        self.health = WriteHealth(observer: configuration.onStorageEvent)
         let writer = SQLiteWorker(
             role: "writer", limit: configuration.queueLimit,
             connection: try SQLiteConnection.open(
                 path: configuration.path, role: .writer, busyTimeout: configuration.busyTimeout,
-                statementCacheSize: configuration.statementCacheSize))
+                statementCacheSize: configuration.statementCacheSize, durability: configuration.durability))
         var readers: [SQLiteWorker] = []
         do {
             for index in 0..<configuration.readers {
@@ -154,7 +187,7 @@ public final class SQLiteDatabase: SQLDatabase {
                         role: "reader\(index)", limit: configuration.queueLimit,
                         connection: try SQLiteConnection.open(
                             path: configuration.path, role: .reader, busyTimeout: configuration.busyTimeout,
-                            statementCacheSize: configuration.statementCacheSize)))
+                            statementCacheSize: configuration.statementCacheSize, durability: configuration.durability)))
             }
         } catch {
             readers.forEach { $0.closeBeforeUse() }
@@ -184,7 +217,7 @@ public final class SQLiteDatabase: SQLDatabase {
     }
 
     /// Runs `body` as a write on the writer connection: all of it or none of it (S28), answered
-    /// after the commit that makes it durable.
+    /// after the commit that makes it durable (synced to the disk with ``Durability/full``).
     ///
     /// Writes that queue up while the writer is busy share one transaction (group commit):
     /// `BEGIN IMMEDIATE`, each body inside a savepoint of its own, `COMMIT`. A body that throws
@@ -197,11 +230,25 @@ public final class SQLiteDatabase: SQLDatabase {
     /// - Throws: What `body` throws (after the rollback), ``StoreError/Code/busy`` when another
     ///   process held the lock for the whole busy timeout or the writer's queue is full (nothing
     ///   was written then), ``StoreError/Code/closed`` after ``close()``, or another
-    ///   ``StoreError``.
+    ///   ``StoreError``: ``StoreError/Code/io`` when the storage refused it (a full disk, a
+    ///   read-only file), nothing written.
     @discardableResult
     public func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
         try checkOpen()
-        return try await writer.write(body)
+        do {
+            let result = try await writer.write(body)
+            health.record(nil)
+            return result
+        } catch {
+            health.record(error)
+            throw error
+        }
+    }
+
+    /// The storage failure of the latest write, with when the outage began, or `nil` when the
+    /// latest write succeeded.
+    public var writeFailure: (error: StoreError, since: ContinuousClock.Instant, failedWrites: Int)? {
+        health.current.map { ($0.error, $0.since, $0.failedWrites) }
     }
 
     /// Runs the body of an open transaction and commits, or rolls back when anything throws.
@@ -218,13 +265,18 @@ public final class SQLiteDatabase: SQLDatabase {
         }
     }
 
-    /// Whether a reader and the writer both answer a trivial query within
-    /// ``Configuration/healthCheckTimeout``.
+    /// Whether a reader and the writer both answer within ``Configuration/healthCheckTimeout``,
+    /// and the latest write did not fail on the storage.
     ///
-    /// The probe reads the schema table, so it touches the file; it takes no write lock.
+    /// The reader probe reads the schema table, so it touches the file. The writer probe is a
+    /// trivial query while writes succeed; after a write failed on the storage it is a real
+    /// write (page 1 rewritten unchanged: `PRAGMA user_version` set to itself, one WAL frame),
+    /// so the outage ends as soon as the disk takes writes again, even when no client writes
+    /// (a load balancer sends none to a server that is not ready). A read-only probe alone
+    /// would call a full disk healthy.
     ///
-    /// - Returns: `false` when the database is closed, a query fails, or the answer is late
-    ///   (a wedged queue or a file system that hangs).
+    /// - Returns: `false` when the database is closed, a query or the write probe fails, or the
+    ///   answer is late (a wedged queue or a file system that hangs).
     public func isHealthy() async -> Bool {
         guard !closed.load(ordering: .acquiring) else { return false }
         let gate = OneShot()
@@ -241,8 +293,29 @@ public final class SQLiteDatabase: SQLDatabase {
                 guard succeeded else { return gate.resume(false) }
                 if answers.wrappingAdd(1, ordering: .acquiringAndReleasing).newValue == 2 { gate.resume(true) }
             }
-            reader.probe({ _ = try $0.queryOne("SELECT count(*) AS n FROM sqlite_master") }, done: done)
-            writer.probe({ _ = try $0.queryOne("SELECT 1 AS one") }, done: done)
+            reader.probe({ _ = try $0.queryOne("SELECT count(*) AS n FROM sqlite_master") }, done: { succeeded, _ in done(succeeded) })
+            if health.isFailing {
+                writer.probe(Self.probeWrite) { [health] succeeded, error in
+                    health.record(error)
+                    done(succeeded)
+                }
+            } else {
+                writer.probe({ _ = try $0.queryOne("SELECT 1 AS one") }, done: { succeeded, _ in done(succeeded) })
+            }
+        }
+    }
+
+    /// The smallest write that reaches the file: `user_version` (unused by Latchkey) set to its
+    /// own value dirties page 1, which the commit appends to the WAL.
+    private static func probeWrite(_ connection: SQLiteConnection) throws {
+        try connection.beginImmediate()
+        do {
+            let version = try connection.queryOne("PRAGMA user_version")?.int("user_version") ?? 0
+            try connection.execute("PRAGMA user_version = \(version)", [])
+            try connection.commit()
+        } catch {
+            connection.rollbackIfOpen()
+            throw error
         }
     }
 

@@ -150,19 +150,25 @@ final class SQLiteWorker: Sendable {
         }
     }
 
-    /// Closes the connection at once; only while no job can have been queued (a failed init).
-    /// Runs `job` on the queue and reports only whether it succeeded, without an `await`: the
-    /// health probe uses it so that a busy cooperative thread pool cannot delay it.
-    func probe(_ job: @escaping @Sendable (SQLiteConnection) throws -> Void, done: @escaping @Sendable (Bool) -> Void) {
+    /// Runs `job` on the queue and reports whether it succeeded (with its error when not),
+    /// without an `await`: the health probe uses it so that a busy cooperative thread pool
+    /// cannot delay it.
+    func probe(
+        _ job: @escaping @Sendable (SQLiteConnection) throws -> Void, done: @escaping @Sendable (Bool, (any Error)?) -> Void
+    ) {
         queue.async {
-            let succeeded: Bool = self.connection.withLock { connection in
-                guard let connection else { return false }
-                return (try? job(connection)) != nil
+            let outcome: Result<Void, any Error> = self.connection.withLock { connection in
+                guard let connection else { return .failure(StoreError.closed("the database is closed")) }
+                return Result { try job(connection) }
             }
-            done(succeeded)
+            switch outcome {
+            case .success: done(true, nil)
+            case .failure(let error): done(false, error)
+            }
         }
     }
 
+    /// Closes the connection at once; only while no job can have been queued (a failed init).
     func closeBeforeUse() {
         connection.withLock { connection in
             connection?.close()
