@@ -10,29 +10,36 @@ extension FuzzTarget {
     /// the same key.
     public static let der = FuzzTarget(name: "der") { (input) throws(PropertyFailure) in
         try checkElements(input[...], depth: 0)
+        var outcome = Outcome.refused
 
         if let signature = try? P256.Signing.ECDSASignature(derRepresentation: input) {
             try require(signature.derRepresentation == input, "an accepted DER signature re-encodes differently")
             let raw = try? P256.Signing.ECDSASignature(rawRepresentation: signature.rawRepresentation)
             try require(raw?.derRepresentation == input, "the raw form of a DER signature re-encodes differently")
+            outcome = .accepted
         }
         if input.count == 64, let signature = try? P256.Signing.ECDSASignature(rawRepresentation: input) {
             let der = try? P256.Signing.ECDSASignature(derRepresentation: signature.derRepresentation)
             try require(der?.rawRepresentation == input, "a raw signature does not survive its DER form")
+            outcome = .accepted
         }
         if let key = try? P256.Signing.PublicKey(derRepresentation: input) {
             try require(key.derRepresentation == input, "an accepted P-256 SubjectPublicKeyInfo re-encodes differently")
+            outcome = .accepted
         }
         if let key = try? RSA.Signing.PublicKey(derRepresentation: input) {
             let again = try? RSA.Signing.PublicKey(derRepresentation: key.derRepresentation)
             try require(again == key, "an RSA public key does not re-import from its own DER")
+            outcome = .accepted
         }
         if let key = try? P256.Signing.PrivateKey(derRepresentation: input) {
             let again = try? P256.Signing.PrivateKey(derRepresentation: key.derRepresentation)
             try require(
                 again?.rawRepresentation == key.rawRepresentation && again?.publicKey == key.publicKey,
                 "a P-256 private key does not re-import from its own DER")
+            outcome = .accepted
         }
+        return outcome
     }
 
     /// Reads `bytes` as a series of elements, descending into constructed ones while they parse.

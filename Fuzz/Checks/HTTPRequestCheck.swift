@@ -17,27 +17,29 @@ extension FuzzTarget {
     public static let httpRequest = FuzzTarget(name: "http-request") { (input) throws(PropertyFailure) in
         let maxHeaderBytes = HTTPServer.Limits().maxHeaderBytes
         var offset = 0
-        // A connection answers at most this many requests; more pipelined requests add nothing.
+        var outcome = Outcome.refused
+        // Sixteen pipelined requests are plenty; more add nothing.
         for _ in 0..<16 {
             while offset < input.count && (input[offset] == 0x0D || input[offset] == 0x0A) { offset += 1 }
-            guard offset < input.count else { return }
             let region = input[offset...]
-            guard let end = RequestHeadInspection.end(of: region, from: 0) else { return }
+            guard let end = RequestHeadInspection.end(of: region, from: 0) else { break }
             try checkResumedScans(region, end: end)
-            guard end <= maxHeaderBytes else { return }
+            guard end <= maxHeaderBytes else { break }
             let headBytes = region.prefix(end)
             let head: RequestHeadInspection.Head
             do throws(HTTPError) {
                 head = try RequestHeadInspection.parse(headBytes)
             } catch {
                 try require([400, 411, 417, 505].contains(error.status), "refused with status \(error.status)")
-                return
+                break
             }
+            outcome = .accepted
             try checkInvariants(head)
             try checkCanonicalForm(of: headBytes, parsed: head)
-            guard let bodyLength = frameBody(region.dropFirst(end), head: head) else { return }
+            guard let bodyLength = frameBody(region.dropFirst(end), head: head) else { break }
             offset += end + bodyLength
         }
+        return outcome
     }
 
     /// How many bytes of `stream` the body of `head` takes, or nil when the stream ends first.

@@ -11,7 +11,7 @@ extension FuzzTarget {
         do {
             value = try JSONValue(parsing: input)
         } catch is JSONError {
-            return
+            return .refused
         } catch {
             throw PropertyFailure("refused with \(type(of: error)), not a JSONError")
         }
@@ -24,5 +24,6 @@ extension FuzzTarget {
         }
         try require(again == value, "parse(serialize(v)) differs from v")
         try require(again.serialized == text, "serialize is not a fixed point")
+        return .accepted
     }
 }

@@ -7,10 +7,10 @@ extension FuzzTarget {
     /// equal JWK; its thumbprint and its import as a verification key either work or fail with
     /// `invalidKey`; an accepted JWK Set also round-trips and imports key by key or not at all.
     public static let jwk = FuzzTarget(name: "jwk") { (input) throws(PropertyFailure) in
-        if let key = try expectMalformedOrValue({ () throws(JOSEError) in try JWK(parsing: input) }) {
-            try checkJWK(key)
-        }
-        if let set = try expectMalformedOrValue({ () throws(JOSEError) in try JWKSet(parsing: input) }) {
+        let key = try expectMalformedOrValue { () throws(JOSEError) in try JWK(parsing: input) }
+        if let key { try checkJWK(key) }
+        let set = try expectMalformedOrValue { () throws(JOSEError) in try JWKSet(parsing: input) }
+        if let set {
             let reread: JWKSet
             do throws(JOSEError) {
                 reread = try JWKSet(json: set.json)
@@ -26,6 +26,7 @@ extension FuzzTarget {
                 try require(error.code == .invalidKey, "a key set refused with \(error.code): \(error)")
             }
         }
+        return key != nil || set != nil ? .accepted : .refused
     }
 
     static func checkJWK(_ key: JWK) throws(PropertyFailure) {

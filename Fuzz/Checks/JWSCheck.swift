@@ -23,7 +23,7 @@ extension FuzzTarget {
             try require(
                 [.malformed, .unsupportedAlgorithm, .unsupportedHeader].contains(error.code),
                 "refused with \(error.code)")
-            return
+            return .refused
         }
         try require(parts.count == 3, "accepted \(parts.count) parts")
         try require(Base64URL.encode(jws.payload) == parts[1], "the payload part is not canonical")
@@ -63,6 +63,7 @@ extension FuzzTarget {
             try require(reread == claims, "claims differ after serialize and parse")
             _ = (claims.issuer, claims.subject, claims.audience, claims.expiresAt, claims.notBefore, claims.issuedAt)
         }
+        return .accepted
     }
 
     /// Strict base64url is canonical; lenient decoding agrees with the encoder.

@@ -9,7 +9,8 @@ extension FuzzTarget {
     public static let pem = FuzzTarget(name: "pem") { (input) throws(PropertyFailure) in
         let text = String(decoding: input, as: UTF8.self)
         let labels: Set<String> = ["PUBLIC KEY", "PRIVATE KEY", "EC PRIVATE KEY", "RSA PUBLIC KEY", "RSA PRIVATE KEY"]
-        if let (label, der) = PEM.decode(text, labels: labels) {
+        let block = PEM.decode(text, labels: labels)
+        if let (label, der) = block {
             let again = PEM.decode(PEM.encode(label: label, der: der), labels: [label])
             try require(again?.label == label && again?.der == der, "a decoded PEM block does not survive a round trip")
         }
@@ -34,5 +35,6 @@ extension FuzzTarget {
             let again = try? RSA.Signing.PrivateKey(pemRepresentation: key.pemRepresentation)
             try require(again?.publicKey == key.publicKey, "an RSA private key does not re-import from its own PEM")
         }
+        return block != nil ? .accepted : .refused
     }
 }
