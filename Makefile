@@ -40,5 +40,9 @@ bench: build
 	@scripts/bootstrap bench
 	@scripts/bench
 
+# libFuzzer targets in Fuzz/Targets, FUZZ_SECONDS (default 60) each; fails on any crash.
+fuzz: bootstrap
+	@scripts/fuzz
+
 clean:
 	rm -rf .build

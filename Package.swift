@@ -68,6 +68,15 @@ let package = Package(
             dependencies: ["LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyServer", "LatchkeyStore"],
             swiftSettings: swiftSettings),
 
+        // `make fuzz`: the property each fuzz target checks, one function per target. The libFuzzer
+        // entry points in Fuzz/Targets call these; FuzzCorpusTests replays the checked-in corpus
+        // and regressions through the same functions, so `make test` guards them without libFuzzer.
+        .target(
+            name: "LatchkeyFuzzChecks",
+            dependencies: ["LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP"],
+            path: "Fuzz/Checks",
+            swiftSettings: swiftSettings),
+
         // Shared by the test targets: fixtures, the Wycheproof runner, the input mutator.
         .target(
             name: "LatchkeyTestSupport",
@@ -102,6 +111,10 @@ let package = Package(
             name: "LatchkeyJOSETests",
             dependencies: ["LatchkeyJOSE", "LatchkeyCrypto", "LatchkeyTestSupport"],
             resources: [.copy("Fixtures")],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "LatchkeyFuzzTests",
+            dependencies: ["LatchkeyFuzzChecks"],
             swiftSettings: swiftSettings),
     ]
 )

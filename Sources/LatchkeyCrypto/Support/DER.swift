@@ -5,7 +5,7 @@
 /// return nil for anything malformed; callers turn that into the right ``CryptoError``. All
 /// arithmetic is on lengths capped at four bytes, and every index is checked before use, so
 /// hostile input can only make a reader return nil.
-enum DER {
+package enum DER {
     /// The tags used here (X.690 §8.1.2; context-specific tags from RFC 5915 and RFC 5958).
     enum Tag {
         static let integer: UInt8 = 0x02
@@ -22,15 +22,15 @@ enum DER {
     }
 
     /// One tag-length-value element.
-    struct Element {
-        var tag: UInt8
-        var content: ArraySlice<UInt8>
+    package struct Element {
+        package var tag: UInt8
+        package var content: ArraySlice<UInt8>
     }
 
     /// Reads the element at the front of `input` and drops it from `input`.
     ///
     /// - Returns: The element, or nil (leaving `input` unspecified) when it is malformed.
-    static func read(_ input: inout ArraySlice<UInt8>) -> Element? {
+    package static func read(_ input: inout ArraySlice<UInt8>) -> Element? {
         var index = input.startIndex
         guard index < input.endIndex else { return nil }
         let tag = input[index]
@@ -107,7 +107,7 @@ enum DER {
     // MARK: Writing
 
     /// One element with the given tag and content.
-    static func encode(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] {
+    package static func encode(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] {
         var result: [UInt8] = [tag]
         result.reserveCapacity(content.count + 6)
         let count = content.count

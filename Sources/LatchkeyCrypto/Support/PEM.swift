@@ -1,8 +1,8 @@
 /// PEM text encoding of DER (RFC 7468).
-enum PEM {
+package enum PEM {
     /// `-----BEGIN label-----`, the base64 of `der` in 64-character lines, `-----END label-----`,
     /// each line ending in "\n", as OpenSSL writes it.
-    static func encode(label: String, der: [UInt8]) -> String {
+    package static func encode(label: String, der: [UInt8]) -> String {
         let body = Array(Base64.encode(der, padded: true).utf8)
         var text = "-----BEGIN \(label)-----\n"
         var index = 0
@@ -25,7 +25,7 @@ enum PEM {
     ///
     /// - Returns: The label found and the DER bytes, or nil when no block with an accepted label
     ///   exists or that block is malformed.
-    static func decode(_ text: String, labels: Set<String>) -> (label: String, der: [UInt8])? {
+    package static func decode(_ text: String, labels: Set<String>) -> (label: String, der: [UInt8])? {
         var lines = text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
             .map { trim($0) }[...]
         while let line = lines.popFirst() {
