@@ -6,12 +6,11 @@ extension FuzzTarget {
     /// The input is what a client sends on one connection. It is cut into requests as the
     /// connection does: empty lines before a request are skipped, the head ends at the first
     /// empty line and may not exceed the default `maxHeaderBytes`, and a body of the announced
-    /// `Content-Length` follows. (A chunked body decoder, when the parser gains one, is one more
-    /// way for a head to say where its body ends, checked in ``frameBody(_:head:)``.)
+    /// `Content-Length` or a chunked body follows.
     ///
     /// Properties: finding the end of a head gives the same answer however the bytes arrived
     /// (resuming a scan where an earlier one stopped, as the connection does); a refusal has a
-    /// documented status (400, 411, 417 or 505), never a 5xx that means a server fault; an
+    /// documented status (400, 411, 413, 417, 501 or 505), never a 500 that means a fault; an
     /// accepted head keeps its invariants, and the same head written back canonically (CR LF
     /// line ends, no optional whitespace) parses to the same request.
     public static let httpRequest = FuzzTarget(name: "http-request") { (input) throws(PropertyFailure) in
@@ -30,21 +29,36 @@ extension FuzzTarget {
             do throws(HTTPError) {
                 head = try RequestHeadInspection.parse(headBytes)
             } catch {
-                try require([400, 411, 417, 505].contains(error.status), "refused with status \(error.status)")
+                try require([400, 411, 417, 501, 505].contains(error.status), "refused with status \(error.status)")
                 break
             }
             outcome = .accepted
             try checkInvariants(head)
             try checkCanonicalForm(of: headBytes, parsed: head)
-            guard let bodyLength = frameBody(region.dropFirst(end), head: head) else { break }
+            guard let bodyLength = try frameBody(region.dropFirst(end), head: head) else { break }
             offset += end + bodyLength
         }
         return outcome
     }
 
-    /// How many bytes of `stream` the body of `head` takes, or nil when the stream ends first.
-    static func frameBody(_ stream: ArraySlice<UInt8>, head: RequestHeadInspection.Head) -> Int? {
-        stream.count >= head.contentLength ? head.contentLength : nil
+    /// How many bytes of `stream` the body of `head` takes, or nil when the stream ends first or
+    /// the body is refused. A chunked body decodes to the same data whether it arrives whole or
+    /// cut short, and a refusal is 400 (framing) or 413 (a limit).
+    static func frameBody(_ stream: ArraySlice<UInt8>, head: RequestHeadInspection.Head) throws(PropertyFailure) -> Int? {
+        guard head.isChunked else { return stream.count >= head.contentLength ? head.contentLength : nil }
+        let whole: (data: [UInt8], wireBytes: Int)?
+        let cutShort: (data: [UInt8], wireBytes: Int)?
+        do throws(HTTPError) {
+            whole = try RequestHeadInspection.chunkedBody(of: stream)
+            cutShort = try whole.flatMap { body throws(HTTPError) in try RequestHeadInspection.chunkedBody(of: stream.prefix(body.wireBytes - 1)) }
+        } catch {
+            try require([400, 413].contains(error.status), "a chunked body refused with status \(error.status)")
+            return nil
+        }
+        guard let whole else { return nil }
+        try require(whole.wireBytes <= stream.count && whole.data.count < whole.wireBytes, "a chunked body larger than its framing")
+        try require(cutShort == nil, "a chunked body ends before its last byte")
+        return whole.wireBytes
     }
 
     /// The end found in one scan is found again when the head arrives in two pieces.
@@ -65,13 +79,14 @@ extension FuzzTarget {
         try require(!head.method.isEmpty, "an empty method")
         try require(head.path.first == "/" || head.path == "*", "path \(head.path.prefix(20)) is not absolute")
         try require(head.contentLength >= 0, "a negative Content-Length")
-        try require(!head.expectsContinue || (head.contentLength > 0 && !head.isHTTP10), "100-continue without a body")
+        try require(!head.expectsContinue || ((head.contentLength > 0 || head.isChunked) && !head.isHTTP10), "100-continue without a body")
         let hosts = head.headers.values("Host").count
         try require(hosts == 1 || (head.isHTTP10 && hosts == 0), "\(hosts) Host fields accepted")
         let lengths = head.headers.values("Content-Length")
         try require(lengths.count <= 1, "two Content-Length fields accepted")
         try require(lengths.first.map { Int($0) == head.contentLength } ?? (head.contentLength == 0), "Content-Length misread")
-        try require(!head.headers.contains("Transfer-Encoding"), "Transfer-Encoding accepted")
+        try require(head.headers.contains("Transfer-Encoding") == head.isChunked, "Transfer-Encoding misread")
+        try require(!head.isChunked || (lengths.isEmpty && !head.isHTTP10), "a chunked body with Content-Length, or in HTTP/1.0")
         for (name, value) in head.headers {
             try require(head.headers.values(name).contains(value), "field \(name) cannot be looked up")
         }
@@ -99,7 +114,7 @@ extension FuzzTarget {
             again.method == parsed.method && again.path == parsed.path && again.encodedPath == parsed.encodedPath
                 && again.query == parsed.query && again.contentLength == parsed.contentLength
                 && again.keepAlive == parsed.keepAlive && again.expectsContinue == parsed.expectsContinue
-                && again.isHTTP10 == parsed.isHTTP10,
+                && again.isHTTP10 == parsed.isHTTP10 && again.isChunked == parsed.isChunked,
             "the canonical form parses to another request")
         try require(Array(again.headers).elementsEqual(Array(parsed.headers)) { $0 == $1 }, "the canonical form has other fields")
     }

@@ -14,6 +14,7 @@ package enum RequestHeadInspection {
         package var keepAlive: Bool
         package var expectsContinue: Bool
         package var isHTTP10: Bool
+        package var isChunked: Bool
     }
 
     /// ``RequestHead/end(in:from:)``: where the head that starts `bytes` ends, scanning from `start`.
@@ -27,6 +28,19 @@ package enum RequestHeadInspection {
         return Head(
             method: parsed.method.rawValue, encodedPath: String(parsed.encodedPath), path: parsed.path,
             query: parsed.query, headers: parsed.headers, contentLength: parsed.contentLength,
-            keepAlive: parsed.keepAlive, expectsContinue: parsed.expectsContinue, isHTTP10: parsed.isHTTP10)
+            keepAlive: parsed.keepAlive, expectsContinue: parsed.expectsContinue, isHTTP10: parsed.isHTTP10,
+            isChunked: parsed.isChunked)
+    }
+
+    /// ``ChunkedDecoder`` over a chunked body at the start of `stream`, with the server's default
+    /// limits: the body's data and its size on the wire, or nil when the stream ends first.
+    package static func chunkedBody(of stream: ArraySlice<UInt8>) throws(HTTPError) -> (data: [UInt8], wireBytes: Int)? {
+        let limits = HTTPServer.Limits()
+        var decoder = ChunkedDecoder(maxBodyBytes: limits.maxBodyBytes, maxFramingBytes: limits.maxHeaderBytes)
+        var data: [UInt8] = []
+        let consumed = try stream.withUnsafeBytes { raw in
+            Result { () throws(HTTPError) in try decoder.decode(raw, into: &data) }
+        }.get()
+        return decoder.isComplete ? (data, consumed) : nil
     }
 }
