@@ -1,7 +1,7 @@
 /// Why a JOSE object or a JWT was refused.
 ///
 /// Errors compare by ``code`` only, so tests and callers match on the kind of failure; ``reason``
-/// is for a developer and never contains token, key or signature bytes (SECURITY.md S26).
+/// is for a developer and never contains token, key or signature bytes (docs/security.md S26).
 public struct JOSEError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The check that failed. Its description is the short name the CLI and logs print.
     public struct Code: Hashable, Sendable, CustomStringConvertible {

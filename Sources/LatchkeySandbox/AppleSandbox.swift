@@ -4,7 +4,7 @@ public import LatchkeyHTTP
 public import LatchkeyJOSE
 import Synchronization
 
-/// A local stand-in for Apple's Sign in with Apple servers (API.md "Sandbox").
+/// A local stand-in for Apple's Sign in with Apple servers (docs/reference.md "Sandbox").
 ///
 /// It does what Apple's side of the flow does, with the same wire shapes, so the server's Apple
 /// code runs unchanged against it:
@@ -361,7 +361,7 @@ public final class AppleSandbox: Sendable {
     }
 }
 
-/// Apple's rules for a client secret (APPLE.md "Code exchange"): an ES256 JWT whose header names
+/// Apple's rules for a client secret (docs/reference.md "Code exchange"): an ES256 JWT whose header names
 /// the team's key in `kid`, with `iss` the team id, `sub` the client id, `aud` Apple's issuer,
 /// and a lifetime of at most 15,777,000 seconds (six months).
 public struct ClientSecretRules: Sendable {

@@ -2,7 +2,7 @@ public import LatchkeyHTTP
 import LatchkeyJOSE
 
 extension AppleSandbox {
-    /// Mounts the sandbox under `prefix` (API.md "Sandbox"):
+    /// Mounts the sandbox under `prefix` (docs/reference.md "Sandbox"):
     ///
     /// - `GET auth/keys`, `POST auth/token`, `POST auth/revoke`: Apple's endpoints, same shapes.
     /// - `POST authorize` `{sub?, email?, is_private_email?, real_user_status?, aud?, nonce?,

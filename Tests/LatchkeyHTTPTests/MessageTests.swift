@@ -33,7 +33,7 @@ struct MessageTests {
         #expect(throws: HTTPError.invalidRequest("")) { try request.formBody() }
     }
 
-    @Test("error responses have exactly the fields of API.md")
+    @Test("error responses have exactly the fields of docs/reference.md")
     func errorBodies() throws {
         let notFound = HTTPError.notFound().response
         #expect(notFound.status == 404)

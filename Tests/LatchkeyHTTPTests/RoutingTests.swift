@@ -45,7 +45,7 @@ struct RoutingTests {
 }
 
 extension RoutingTests {
-    @Test("S24: an unknown path is 404 with the JSON error body of API.md")
+    @Test("S24: an unknown path is 404 with the JSON error body of docs/reference.md")
     func notFound() async throws {
         try await withServer(Self.router()) { _, port in
             let response = try #require(try await exchange(port, get("/nope")))

@@ -4,7 +4,7 @@ import LatchkeyJOSE
 import LatchkeyTestSupport
 import Testing
 
-/// JWK Sets that list keys we cannot use next to good ones (SECURITY.md S30): the document stays
+/// JWK Sets that list keys we cannot use next to good ones (docs/security.md S30): the document stays
 /// strict, its unusable members are skipped with a reason each, the rest verify.
 @Suite("JWK Sets with unusable keys")
 struct MixedKeySetTests {

@@ -10,7 +10,7 @@ import Testing
 /// - A token in an algorithm Latchkey does not implement (RS384, PS512, ES521, HS384, ...) is
 ///   rejected. That is the expected result for `invalid` cases, which therefore run; `valid`
 ///   cases in such algorithms are skipped.
-/// - Latchkey accepts no JWE (SECURITY.md S2). `invalid` JWE cases run and must be rejected;
+/// - Latchkey accepts no JWE (docs/security.md S2). `invalid` JWE cases run and must be rejected;
 ///   `valid` ones, which expect a decryption, are skipped.
 /// - ``overrides`` lists the few cases whose expected result is not the file's, with the reason:
 ///   `valid` cases Latchkey rejects on purpose, and upstream cases that contradict another case.

@@ -144,7 +144,7 @@ struct AppleSignInTests {
     }
 }
 
-/// One test per identity-token check: each token fails exactly that check (APPLE.md, S1–S5).
+/// One test per identity-token check: each token fails exactly that check (docs/reference.md, S1–S5).
 @Suite("Sign in with Apple: every identity-token check")
 struct AppleIdentityTokenCheckTests {
     enum Case: String, CaseIterable, CustomTestStringConvertible {

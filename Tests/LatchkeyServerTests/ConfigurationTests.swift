@@ -11,7 +11,7 @@ struct ConfigurationTests {
         try body(path)
     }
 
-    @Test("no file and no environment gives API.md's defaults")
+    @Test("no file and no environment gives docs/reference.md's defaults")
     func defaults() throws {
         let configuration = try ConfigurationLoader.load(file: nil, environment: [:])
         #expect(configuration == Configuration())

@@ -8,7 +8,7 @@ import Synchronization
 import Testing
 
 /// SIGKILL in the middle of refresh traffic, again and again: every transaction either happened
-/// whole or not at all (SECURITY.md S8, S28).
+/// whole or not at all (docs/security.md S8, S28).
 @Suite("Crash safety")
 struct CrashSafetyTests {
     @Test("S28: SIGKILL during refresh load leaves one live refresh token per session, and a client holding the newest token can refresh")

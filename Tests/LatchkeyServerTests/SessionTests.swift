@@ -38,7 +38,7 @@ struct SessionTests {
         }
     }
 
-    @Test("access tokens carry exactly API.md's header and claims")
+    @Test("access tokens carry exactly docs/reference.md's header and claims")
     func accessTokenShape() async throws {
         try await TestServer.with { server in
             let user = try await server.createUser()

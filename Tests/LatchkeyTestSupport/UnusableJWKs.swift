@@ -1,4 +1,4 @@
-/// JWK Set members Latchkey must skip rather than let them take the whole set down (SECURITY.md
+/// JWK Set members Latchkey must skip rather than let them take the whole set down (docs/security.md
 /// S30), as JSON text: the JOSE, CLI and server tests put them next to a good key.
 ///
 /// Public halves of real keys, made with OpenSSL 3.0: `openssl genrsa 1024` and

@@ -111,7 +111,7 @@ public enum Argon2id {
 
     /// A PHC string that no password verifies against: a random salt and a random tag at
     /// `parameters`. Verifying against it costs exactly what verifying against a real hash at
-    /// those parameters costs, which is what checking an unknown user needs (SECURITY.md S13),
+    /// those parameters costs, which is what checking an unknown user needs (docs/security.md S13),
     /// without hashing anything to make it.
     public static func unmatchablePHCString(parameters: Parameters) -> String {
         PHCString(parameters: parameters, salt: SecureRandom.bytes(count: 16), hash: SecureRandom.bytes(count: 32)).encoded

@@ -3,7 +3,7 @@ import Glibc
 
 extension String {
     /// The text in Unicode Normalization Form KC (compatibility decomposition, then canonical
-    /// composition), by GNU libunistring: how passwords and usernames are compared (SECURITY.md
+    /// composition), by GNU libunistring: how passwords and usernames are compared (docs/security.md
     /// S12), so that "é" typed as one character or as "e" plus an accent, and full-width
     /// letters, are the same text.
     public var nfkc: String {

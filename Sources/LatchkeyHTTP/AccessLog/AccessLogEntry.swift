@@ -18,7 +18,7 @@ public protocol AccessLogSink: Sendable {
 
 /// One answered request, as the access log shows it.
 ///
-/// It holds no header values other than `User-Agent`, no query and no body (SECURITY.md S26):
+/// It holds no header values other than `User-Agent`, no query and no body (docs/security.md S26):
 /// tokens travel in `Authorization`, cookies and OAuth query parameters, and none of those
 /// belong in a log.
 public struct AccessLogEntry: Sendable {

@@ -1,4 +1,4 @@
-/// Turns whatever a responder throws into a response (SECURITY.md S24, S26).
+/// Turns whatever a responder throws into a response (docs/security.md S24, S26).
 ///
 /// An ``HTTPResponseError`` becomes its JSON body, status and headers; any other error becomes
 /// 500 `{"error":"server_error","error_description":"internal error","request_id":...}` with

@@ -1,10 +1,10 @@
 public import LatchkeyJOSE
 
-/// An error that maps to the JSON error body of API.md:
+/// An error that maps to the JSON error body of docs/reference.md:
 /// `{"error": code, "error_description": text, ...extra}`.
 ///
 /// Throw one from a handler or middleware; the server turns it into the response. Anything else
-/// thrown becomes a 500 that carries only the request id (SECURITY.md S24, S26).
+/// thrown becomes a 500 that carries only the request id (docs/security.md S24, S26).
 public protocol HTTPResponseError: Error {
     /// The status code, 400–599.
     var status: Int { get }
@@ -103,14 +103,14 @@ public struct HTTPError: HTTPResponseError, Sendable, Equatable, CustomStringCon
         HTTPError(status: 415, code: "unsupported_media_type", description: description)
     }
 
-    /// 429 `rate_limited` with `Retry-After` and the `retry_after` field of API.md.
+    /// 429 `rate_limited` with `Retry-After` and the `retry_after` field of docs/reference.md.
     public static func rateLimited(retryAfter seconds: Int) -> HTTPError {
         HTTPError(
             status: 429, code: "rate_limited", description: "too many attempts; try again later",
             extraFields: ["retry_after": .number(Double(seconds))], headers: ["Retry-After": String(seconds)])
     }
 
-    /// 503 `overloaded` with `Retry-After`: a bounded queue is full (SECURITY.md S15).
+    /// 503 `overloaded` with `Retry-After`: a bounded queue is full (docs/security.md S15).
     public static func overloaded(retryAfter seconds: Int) -> HTTPError {
         HTTPError(
             status: 503, code: "overloaded", description: "the server is busy; try again later",

@@ -181,7 +181,7 @@ final class EventLoop {
         }
     }
 
-    /// Answers a connection over the cap with 503 and closes it (SECURITY.md S25).
+    /// Answers a connection over the cap with 503 and closes it (docs/security.md S25).
     private func refuse(_ fd: Int32) {
         var response = HTTPError(
             status: 503, code: "overloaded", description: "too many connections; try again later",

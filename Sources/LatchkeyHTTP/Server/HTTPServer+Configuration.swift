@@ -30,7 +30,7 @@ extension HTTPServer {
         }
     }
 
-    /// Bounds on what one client can make the server hold (SECURITY.md S25).
+    /// Bounds on what one client can make the server hold (docs/security.md S25).
     public struct Limits: Sendable {
         /// Request line plus header fields, in bytes; more gets 431 and a close. Also the budget
         /// for a chunked body's framing (chunk-size lines, extensions, trailers); more gets 413.

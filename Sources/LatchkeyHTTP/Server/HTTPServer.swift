@@ -10,7 +10,7 @@ import Synchronization
 /// mailbox (a locked queue plus a libevent event, woken with `event_active`), because libevent
 /// objects are only ever touched on their loop's thread. Nothing that can block runs on a loop.
 ///
-/// Limits (SECURITY.md S25), all in ``Limits``: the request head is cut at `maxHeaderBytes`
+/// Limits (docs/security.md S25), all in ``Limits``: the request head is cut at `maxHeaderBytes`
 /// (431), a body announced larger than `maxBodyBytes` is refused with 413 before it is read (a
 /// chunked body, before the chunk that would pass it is read), the head must arrive within
 /// `headerTimeout` of its first byte and the body, chunked or not, within `bodyTimeout`,

@@ -2,7 +2,7 @@
 ///
 /// JOSE headers and claims are read through this type rather than `JSONDecoder` because the
 /// security rules need what a general decoder hides: duplicate names must be rejected
-/// (SECURITY.md S2, RFC 7515 §5.2 step 4), invalid UTF-8 must be rejected, and nesting is bounded.
+/// (docs/security.md S2, RFC 7515 §5.2 step 4), invalid UTF-8 must be rejected, and nesting is bounded.
 public enum JSONValue: Sendable, Hashable {
     case null
     case bool(Bool)

@@ -18,7 +18,7 @@ public struct JWK: Sendable, Hashable {
     public var modulus: [UInt8]?, exponent: [UInt8]?
     /// Symmetric key bytes (`k`).
     public var symmetricKey: [UInt8]?
-    /// `kid`: a lookup key only, never a path or URL (SECURITY.md S3).
+    /// `kid`: a lookup key only, never a path or URL (docs/security.md S3).
     public var keyID: String?
     /// `use`: `sig` or `enc`.
     public var use: String?

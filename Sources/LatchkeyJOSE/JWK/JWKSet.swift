@@ -2,7 +2,7 @@
 public struct JWKSet: Sendable, Hashable {
     /// The keys that could be read, in document order.
     public var keys: [JWK]
-    /// The members that could not be read as a JWK, in document order (SECURITY.md S30).
+    /// The members that could not be read as a JWK, in document order (docs/security.md S30).
     public var skipped: [SkippedKey]
 
     /// Creates a set from keys.
@@ -57,7 +57,7 @@ public struct JWKSet: Sendable, Hashable {
     public subscript(keyID keyID: String) -> JWK? { keys.first { $0.keyID == keyID } }
 }
 
-/// A key a JWK Set lists that cannot be used, and why (SECURITY.md S30).
+/// A key a JWK Set lists that cannot be used, and why (docs/security.md S30).
 ///
 /// Consumers log each one and count it by ``reason``; a token that names a skipped key's `kid`
 /// fails with ``JOSEError/Code/invalidKey`` saying the key was skipped and why.

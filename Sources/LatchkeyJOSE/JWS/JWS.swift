@@ -2,7 +2,7 @@ import LatchkeyCrypto
 
 /// A JWS in compact serialization (RFC 7515 §7.1), parsed but not yet verified.
 ///
-/// Only the compact form is accepted (SECURITY.md S2): three base64url parts, no JSON
+/// Only the compact form is accepted (docs/security.md S2): three base64url parts, no JSON
 /// serialization, no JWE (five parts). The signature is checked over the exact bytes received,
 /// never over a re-encoding (RFC 7515 A.3 has a payload with CRLF that must survive).
 public struct JWS: Sendable {
@@ -23,7 +23,7 @@ public struct JWS: Sendable {
     /// The largest compact JWS accepted: far above any identity or access token.
     public static let maxCompactLength = 16 * 1024
 
-    /// Header members that would take the key from the token; refused (SECURITY.md S3).
+    /// Header members that would take the key from the token; refused (docs/security.md S3).
     private static let keyCarryingHeaders = ["jwk", "jku", "x5u", "x5c"]
 
     /// Parses a compact JWS.
@@ -79,7 +79,7 @@ public struct JWS: Sendable {
     ///
     /// - Parameters:
     ///   - keys: The trusted keys.
-    ///   - algorithms: The context's allow-list (SECURITY.md S1).
+    ///   - algorithms: The context's allow-list (docs/security.md S1).
     /// - Throws: ``JOSEError`` `algorithmNotAllowed`, `unknownKey` or `invalidSignature`.
     public func verify(with keys: JWSKeySet, algorithms: Set<JWSAlgorithm>) throws(JOSEError) {
         guard algorithms.contains(algorithm) else {

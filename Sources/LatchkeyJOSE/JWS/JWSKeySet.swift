@@ -3,7 +3,7 @@
 /// Built from keys in code, or from a JWK Set (Apple's, ours). Keys in code must be unambiguous:
 /// two keys sharing a `kid`, or symmetric and asymmetric keys mixed, are refused, since either is
 /// how algorithm-confusion attacks start. A JWK Set instead keeps serving when it also lists keys
-/// we cannot use (SECURITY.md S30): those are set aside in ``skipped`` with their reason, and a
+/// we cannot use (docs/security.md S30): those are set aside in ``skipped`` with their reason, and a
 /// token naming one fails with ``JOSEError/Code/invalidKey`` saying why.
 public struct JWSKeySet: Sendable {
     /// The keys, in the order given.

@@ -1,6 +1,6 @@
 public import LatchkeyCrypto
 
-/// A public key paired with the one algorithm it may verify (SECURITY.md S1, RFC 8725 §3.1).
+/// A public key paired with the one algorithm it may verify (docs/security.md S1, RFC 8725 §3.1).
 ///
 /// Binding the algorithm to the key, not reading it from the token, is what defeats algorithm
 /// confusion: an RSA key cannot become an HMAC secret, and an RS256 key never checks PS256.

@@ -1,6 +1,6 @@
 public import FoundationEssentials
 
-/// What one verification context demands of a JWT (SECURITY.md S1–S5, RFC 8725).
+/// What one verification context demands of a JWT (docs/security.md S1–S5, RFC 8725).
 ///
 /// Each place that verifies tokens (Apple identity tokens, Apple notifications, our own access
 /// tokens) has its own policy, so a token minted for one cannot pass in another.
@@ -11,7 +11,7 @@ public struct JWTValidationPolicy: Sendable {
         /// RFC 7515 §4.1.9 allows); e.g. `at+jwt` for our access tokens (RFC 9068 §2.1).
         case exactly(String)
         /// `typ` must be absent or `JWT`. This is what ID tokens carry, and it keeps an
-        /// `at+jwt` access token out of a context expecting an ID token (SECURITY.md S5).
+        /// `at+jwt` access token out of a context expecting an ID token (docs/security.md S5).
         case absentOrJWT
         /// `typ` is not checked. Only for inspection tools.
         case any

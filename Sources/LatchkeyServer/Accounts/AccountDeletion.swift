@@ -9,7 +9,7 @@ import LatchkeyStore
 /// session ends (bearer checks in this process see it at once; the live refresh tokens leave a
 /// tombstone, so a later refresh answers reason `account_deleted`), the user row and everything
 /// hanging off it (identities, credentials, factors, sessions) are deleted, and the user's audit
-/// entries lose their IP address and details, keeping only user id, event and time (API.md).
+/// entries lose their IP address and details, keeping only user id, event and time (docs/reference.md).
 struct AccountDeletion {
     let sessions: SessionService
     let masterKey: MasterKey

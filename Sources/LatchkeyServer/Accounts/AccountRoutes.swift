@@ -30,7 +30,7 @@ struct AccountRoutes {
             return .json(["user": user.json])
         }
 
-        // Revokes Apple's tokens at Apple, ends every session, deletes personal data (API.md);
+        // Revokes Apple's tokens at Apple, ends every session, deletes personal data (docs/reference.md);
         // with a second factor enrolled, one must have been proved in the last five minutes.
         router.delete("/v1/me") { request in
             let principal = try await bearer.authenticate(request)

@@ -2,7 +2,7 @@ import FoundationEssentials
 import LatchkeyJOSE
 import LatchkeyStore
 
-/// A user as API.md's token response and `/v1/me` show it.
+/// A user as docs/reference.md's token response and `/v1/me` show it.
 public struct User: Sendable, Hashable {
     public var id: String
     public var email: String?

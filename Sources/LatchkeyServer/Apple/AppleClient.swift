@@ -3,7 +3,7 @@ import LatchkeyHTTP
 import LatchkeyJOSE
 import Synchronization
 
-/// Apple's token and revoke endpoints (APPLE.md "Code exchange", "Revocation"), authenticated
+/// Apple's token and revoke endpoints (docs/reference.md "Code exchange", "Revocation"), authenticated
 /// with a client secret signed by the team's `.p8` key.
 final class AppleClient: Sendable {
     /// What Apple's token endpoint returns that we keep.

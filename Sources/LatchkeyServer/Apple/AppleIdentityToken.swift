@@ -3,7 +3,7 @@ import LatchkeyCrypto
 import LatchkeyHTTP
 import LatchkeyJOSE
 
-/// What a verified Apple identity token says about the user (APPLE.md "Identity token checks").
+/// What a verified Apple identity token says about the user (docs/reference.md "Identity token checks").
 struct AppleIdentityToken: Sendable {
     /// The user's stable id at our team; accounts are keyed on (issuer, subject).
     var subject: String

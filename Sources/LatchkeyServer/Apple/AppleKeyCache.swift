@@ -9,13 +9,13 @@ import Synchronization
 ///   ``refreshInterval`` (``refreshIfStale()``), so a new Apple key is usually known before the
 ///   first token signed with it arrives.
 /// - A token whose `kid` is unknown causes one refetch, at most once per
-///   ``missRefetchInterval`` (SECURITY.md S6): a stream of made-up `kid`s cannot turn us into
+///   ``missRefetchInterval`` (docs/security.md S6): a stream of made-up `kid`s cannot turn us into
 ///   a request amplifier against Apple.
 /// - Concurrent fetches share one request; verification runs outside the lock, on the caller's
 ///   thread, so sign-ins verify in parallel.
 /// - A key in the set that we cannot use (too weak, another curve, malformed) is skipped, logged
 ///   and counted in `latchkey_jwks_keys_skipped_total` at every fetch, and the rest serve
-///   (SECURITY.md S30). A token naming a skipped key fails with the reason and causes no refetch:
+///   (docs/security.md S30). A token naming a skipped key fails with the reason and causes no refetch:
 ///   the key is known, just unusable, until the hourly refresh sees a new set.
 final class AppleKeyCache: Sendable {
     /// Background refresh period.

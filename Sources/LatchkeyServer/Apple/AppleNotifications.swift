@@ -3,7 +3,7 @@ import LatchkeyHTTP
 import LatchkeyJOSE
 import LatchkeyStore
 
-/// Apple's server-to-server notifications (APPLE.md "Server-to-server notifications").
+/// Apple's server-to-server notifications (docs/reference.md "Server-to-server notifications").
 extension AppleService {
     /// What a notification did.
     enum NotificationOutcome: String, Sendable {

@@ -38,7 +38,7 @@ final class AppleService: Sendable {
         var familyName: String?
     }
 
-    /// Signs a user in with an Apple identity token (API.md `POST /v1/auth/apple`).
+    /// Signs a user in with an Apple identity token (docs/reference.md `POST /v1/auth/apple`).
     ///
     /// Every check runs before anything is written; the code exchange runs before the one
     /// transaction that creates or updates the account, links its identity, remembers the token

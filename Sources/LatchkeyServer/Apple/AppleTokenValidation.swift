@@ -1,7 +1,7 @@
 import FoundationEssentials
 import LatchkeyStore
 
-/// The daily check of stored Apple refresh tokens (APPLE.md: at most once a day per user).
+/// The daily check of stored Apple refresh tokens (docs/reference.md: at most once a day per user).
 ///
 /// A pass claims the identities whose last validation is a day old by moving their
 /// `last_validated_at` forward (plus up to an hour of jitter, so checks spread out rather than

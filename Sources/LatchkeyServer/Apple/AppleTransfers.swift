@@ -3,7 +3,7 @@ import LatchkeyHTTP
 import LatchkeyJOSE
 import LatchkeyStore
 
-/// Team transfer (APPLE.md "Team transfer"): when an app moves to our team, its users' Apple ids
+/// Team transfer (docs/reference.md "Team transfer"): when an app moves to our team, its users' Apple ids
 /// change. The operator gets each user's transfer id from the sending team (Apple's migration
 /// endpoint) and imports them; a sign-in whose token carries a matching `transfer_sub` then
 /// links to the old account instead of creating one (see ``AppleService/signIn(_:context:)``).

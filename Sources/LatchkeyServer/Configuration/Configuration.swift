@@ -1,6 +1,6 @@
 public import LatchkeyCrypto
 
-/// Everything an operator can set, as API.md's "Configuration" section describes.
+/// Everything an operator can set, as docs/reference.md's "Configuration" section describes.
 ///
 /// Read from a JSON file (every key optional) and `LATCHKEY_<UPPER_SNAKE_PATH>` environment
 /// variables, which win over the file; see ``ConfigurationLoader``. Defaults are the values
@@ -30,7 +30,7 @@ public struct Configuration: Sendable, Equatable {
     public var apple = Apple()
     /// `password`: password accounts.
     public var password = Password()
-    /// `rate_limits`: brute-force limits (SECURITY.md S14).
+    /// `rate_limits`: brute-force limits (docs/security.md S14).
     public var rateLimits = RateLimits()
     /// `associated_domains`: what `/.well-known/apple-app-site-association` lists.
     public var associatedDomains = AssociatedDomains()
@@ -44,7 +44,7 @@ public struct Configuration: Sendable, Equatable {
     /// the sandbox Apple it mounts signs a token for anyone who asks.
     public var lan = false
 
-    /// Sign in with Apple settings (APPLE.md).
+    /// Sign in with Apple settings (docs/reference.md).
     public struct Apple: Sendable, Equatable {
         /// `team_id`: the Apple developer team that owns the app.
         public var teamID = ""
@@ -66,7 +66,7 @@ public struct Configuration: Sendable, Equatable {
         public var nonce = "required"
     }
 
-    /// Password account settings (SECURITY.md S11–S15).
+    /// Password account settings (docs/security.md S11–S15).
     public struct Password: Sendable, Equatable {
         /// `enabled`.
         public var enabled = true
@@ -77,11 +77,11 @@ public struct Configuration: Sendable, Equatable {
         /// `hashing_threads`: threads that run Argon2id; 0 means one per core.
         public var hashingThreads = 0
         /// `hashing_queue_limit`: hashes that may wait for a thread; more are answered 503
-        /// `overloaded` at once (SECURITY.md S15).
+        /// `overloaded` at once (docs/security.md S15).
         public var hashingQueueLimit = 32
     }
 
-    /// Brute-force limits (SECURITY.md S14).
+    /// Brute-force limits (docs/security.md S14).
     public struct RateLimits: Sendable, Equatable {
         /// `login_per_account_15m`.
         public var loginPerAccount15m = 10

@@ -4,7 +4,7 @@ import LatchkeyCrypto
 
 /// The key that seals secrets at rest (signing keys, Apple refresh tokens, TOTP secrets).
 ///
-/// It lives in a file, never in the database (SECURITY.md S10). The file holds 32 random bytes,
+/// It lives in a file, never in the database (docs/security.md S10). The file holds 32 random bytes,
 /// raw or base64 (`openssl rand -base64 32 > master.key`), and must not be readable by other
 /// users. Secrets are sealed with AES-256-GCM under a key derived from it with HKDF, and each
 /// sealed value is bound to its context (the table and row it belongs to) as associated data,

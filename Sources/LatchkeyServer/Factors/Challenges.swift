@@ -12,7 +12,7 @@ enum ChallengePurpose: String, Sendable {
     case mfa
 }
 
-/// A device-key challenge (SECURITY.md S16): 32 random bytes, single use, 120 seconds, bound to
+/// A device-key challenge (docs/security.md S16): 32 random bytes, single use, 120 seconds, bound to
 /// a user, a purpose, the device key that must sign it (none for `register`) and the session or
 /// `mfa_token` that asked for it.
 ///
@@ -30,12 +30,12 @@ struct Challenge: Sendable {
     var expiresAt: Date
     var usedAt: Date?
 
-    /// How long a challenge lives: API.md's upper bound (S16).
+    /// How long a challenge lives: docs/reference.md's upper bound (S16).
     static let lifetime = 120
 
     /// Creates a challenge inside the caller's transaction.
     ///
-    /// - Returns: The body API.md gives for it: `{challenge_id, challenge, expires_in}`.
+    /// - Returns: The body docs/reference.md gives for it: `{challenge_id, challenge, expires_in}`.
     static func issue(
         userID: String, purpose: ChallengePurpose, deviceKeyID: String?, sessionID: String?, mfaTokenHash: [UInt8]?, now: Date,
         dialect: SQLDialect, on connection: any SQLConnection

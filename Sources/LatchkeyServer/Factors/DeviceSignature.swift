@@ -1,6 +1,6 @@
 import LatchkeyCrypto
 
-/// The one verifier of device-key signatures (SECURITY.md S17), used by every endpoint that
+/// The one verifier of device-key signatures (docs/security.md S17), used by every endpoint that
 /// checks one and run over the whole Wycheproof ECDSA P-256 DER file by the tests.
 ///
 /// The accepted encoding is exactly what an iOS app produces: the public key is the 65-byte

@@ -2,7 +2,7 @@ import FoundationEssentials
 import LatchkeyHTTP
 import LatchkeyJOSE
 
-/// The errors of API.md's table that second factors answer with.
+/// The errors of docs/reference.md's table that second factors answer with.
 extension HTTPError {
     /// 403 `mfa_required`: the first factor was right; `mfa_token` and `factors` say how to go on.
     static func mfaRequired(token: String, factors: [JSONValue]) -> HTTPError {

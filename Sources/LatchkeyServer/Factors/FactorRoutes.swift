@@ -2,7 +2,7 @@ import FoundationEssentials
 import LatchkeyHTTP
 import LatchkeyJOSE
 
-/// `/v1/challenges`, `/v1/devices`, `/v1/totp` and `/v1/mfa` (API.md "Device keys ... and second
+/// `/v1/challenges`, `/v1/devices`, `/v1/totp` and `/v1/mfa` (docs/reference.md "Device keys ... and second
 /// factors").
 struct FactorRoutes {
     let factors: FactorService

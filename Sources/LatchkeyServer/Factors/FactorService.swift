@@ -4,7 +4,7 @@ import LatchkeyJOSE
 import LatchkeyStore
 
 /// Second factors: device keys (Secure Enclave / `LAPersistedRight`), TOTP with recovery codes,
-/// step-up and MFA at sign-in (SECURITY.md S16–S19).
+/// step-up and MFA at sign-in (docs/security.md S16–S19).
 ///
 /// Every request's writes go into one transaction with their audit entries (S27, S28). A proof
 /// that fails is committed too (its challenge spent, its failure counted and audited) and then
@@ -70,7 +70,7 @@ public final class FactorService: Sendable {
     }
 }
 
-/// The second factors of a user, as API.md lists them in `mfa_required` and `GET /v1/me`.
+/// The second factors of a user, as docs/reference.md lists them in `mfa_required` and `GET /v1/me`.
 enum SecondFactors {
     /// `[{"type": "device_key", "id", "label"}, ..., {"type": "totp"}, {"type": "recovery_code"}]`.
     static func list(userID: String, dialect: SQLDialect, on connection: any SQLConnection) throws -> [JSONValue] {
@@ -103,7 +103,7 @@ extension SessionService {
     static let recentSecondFactor: TimeInterval = 300
 
     /// Throws 403 `insufficient_authentication` unless the principal's session proved a second
-    /// factor in the last five minutes, when the user has a second factor at all (API.md
+    /// factor in the last five minutes, when the user has a second factor at all (docs/reference.md
     /// `DELETE /v1/me`, removing a factor).
     ///
     /// A session gets there by signing in with MFA, by a step-up (`POST /v1/challenges/{id}/verify`),

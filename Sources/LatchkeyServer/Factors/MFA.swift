@@ -4,7 +4,7 @@ import LatchkeyHTTP
 import LatchkeyJOSE
 import LatchkeyStore
 
-/// An `mfa_token`: proof of a first factor, good for five minutes and five wrong tries (API.md).
+/// An `mfa_token`: proof of a first factor, good for five minutes and five wrong tries (docs/reference.md).
 struct MFAToken: Sendable {
     var hash: [UInt8]
     var userID: String

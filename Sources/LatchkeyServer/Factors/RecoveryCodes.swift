@@ -2,7 +2,7 @@ import FoundationEssentials
 import LatchkeyCrypto
 import LatchkeyStore
 
-/// Ten single-use recovery codes, issued when TOTP is confirmed (API.md), kept only as SHA-256
+/// Ten single-use recovery codes, issued when TOTP is confirmed (docs/reference.md), kept only as SHA-256
 /// hashes (S7).
 ///
 /// A code is 160 random bits written as 32 lower-case base32 characters in groups of four, e.g.

@@ -3,7 +3,7 @@ import Synchronization
 /// Counters, gauges and histograms, rendered as Prometheus text (`GET /metrics`).
 ///
 /// Label values are route patterns, methods, statuses and outcomes: never user input that could
-/// carry a secret or grow without bound (SECURITY.md S26).
+/// carry a secret or grow without bound (docs/security.md S26).
 public final class Metrics: Sendable {
     /// A metric family: its name, kind and help line.
     public struct Family: Sendable, Hashable {

@@ -4,7 +4,7 @@ import Glibc
 import LatchkeyHTTP
 import Synchronization
 
-/// A fixed set of threads that run Argon2id, fed through a bounded queue (SECURITY.md S15).
+/// A fixed set of threads that run Argon2id, fed through a bounded queue (docs/security.md S15).
 ///
 /// Argon2id takes tens of milliseconds of one core and 19 MiB or more by design. Run on the
 /// event loops it would stall every connection; run on the Swift task pool (one thread per core)

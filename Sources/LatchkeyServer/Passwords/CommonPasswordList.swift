@@ -1,4 +1,4 @@
-// The list new passwords are checked against (SECURITY.md S12): 19,640 common passwords,
+// The list new passwords are checked against (docs/security.md S12): 19,640 common passwords,
 // lowercase, one a line, compiled into the server so that no installation can lose it.
 //
 // - From: Django 5.2.19, `django/contrib/auth/common-passwords.txt.gz`, decompressed and

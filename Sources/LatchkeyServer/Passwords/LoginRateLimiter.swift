@@ -3,7 +3,7 @@ import Glibc
 import LatchkeyCrypto
 import LatchkeyStore
 
-/// Brute-force limits on password checks, per account and per client address (SECURITY.md S14).
+/// Brute-force limits on password checks, per account and per client address (docs/security.md S14).
 ///
 /// Counters live in the `rate_limits` table, so they hold across restarts and across server
 /// processes on one database. Each counter counts failures in a 15-minute window that starts at

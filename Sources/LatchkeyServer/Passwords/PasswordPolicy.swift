@@ -1,7 +1,7 @@
 import FoundationEssentials
 import LatchkeyHTTP
 
-/// What a new password must be (SECURITY.md S12, NIST SP 800-63B §3.1.1.2): long enough, not
+/// What a new password must be (docs/security.md S12, NIST SP 800-63B §3.1.1.2): long enough, not
 /// absurdly long, and not a common password. There are no composition rules.
 ///
 /// Passwords are normalised with NFKC before anything else, so the composed and decomposed
@@ -67,7 +67,7 @@ struct PasswordPolicy: Sendable {
     }
 }
 
-/// The list of common passwords new ones are checked against (SECURITY.md S12): Django's list
+/// The list of common passwords new ones are checked against (docs/security.md S12): Django's list
 /// of 19,640, vendored with its source and licence in `CommonPasswordList.swift`.
 ///
 /// Loaded once per process into a set; entries and candidates are compared after NFKC and

@@ -1,7 +1,7 @@
 import LatchkeyHTTP
 import LatchkeyJOSE
 
-/// `POST /v1/auth/password/signup`, `/login` and `/change` (API.md).
+/// `POST /v1/auth/password/signup`, `/login` and `/change` (docs/reference.md).
 struct PasswordRoutes {
     let passwords: PasswordService
     let bearer: BearerAuthenticator

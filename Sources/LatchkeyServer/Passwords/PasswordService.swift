@@ -3,7 +3,7 @@ import LatchkeyCrypto
 import LatchkeyHTTP
 import LatchkeyStore
 
-/// Password accounts: sign-up, login, change and operator resets (SECURITY.md S11–S15).
+/// Password accounts: sign-up, login, change and operator resets (docs/security.md S11–S15).
 ///
 /// Every Argon2id computation runs on the ``Argon2Pool``; every request's writes go into one
 /// transaction with their audit entry (S27, S28). Unknown usernames cost the same as wrong

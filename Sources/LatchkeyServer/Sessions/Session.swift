@@ -2,7 +2,7 @@ import FoundationEssentials
 import LatchkeyJOSE
 import LatchkeyStore
 
-/// A signed-in session: one refresh-token family (SECURITY.md S8, S9).
+/// A signed-in session: one refresh-token family (docs/security.md S8, S9).
 public struct Session: Sendable, Hashable {
     public var id: String
     public var userID: String

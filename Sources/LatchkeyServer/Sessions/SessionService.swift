@@ -24,7 +24,7 @@ public struct RequestContext: Sendable {
 /// The key table has no active key: a broken deployment, answered as a plain 500.
 struct NoActiveSigningKey: Error {}
 
-/// What every sign-in, refresh and step-up returns (API.md "Token response").
+/// What every sign-in, refresh and step-up returns (docs/reference.md "Token response").
 public struct TokenResponse: Sendable {
     public var accessToken: String
     public var expiresIn: Int
@@ -49,7 +49,7 @@ public struct TokenResponse: Sendable {
 }
 
 /// Sessions and their tokens: creation, refresh-token rotation with reuse detection, expiry and
-/// revocation (SECURITY.md S7–S9), each written with its audit entry in one transaction (S27, S28).
+/// revocation (docs/security.md S7–S9), each written with its audit entry in one transaction (S27, S28).
 public final class SessionService: Sendable {
     let database: any SQLDatabase
     let users: UserStore
@@ -197,7 +197,7 @@ public final class SessionService: Sendable {
             session: session, user: user, created: created)
     }
 
-    /// An access token exactly as API.md describes: `typ: at+jwt` (RFC 9068), ES256, `kid`.
+    /// An access token exactly as docs/reference.md describes: `typ: at+jwt` (RFC 9068), ES256, `kid`.
     func accessToken(for session: Session, now: Date) async throws -> String {
         guard let signer = try await keys.current(now: now).signer else {
             throw NoActiveSigningKey()
@@ -243,7 +243,7 @@ public final class SessionService: Sendable {
                     """),
                 [.blob(hash)])
             else {
-                // The account may be gone with its sessions; a tombstone says so (API.md reasons).
+                // The account may be gone with its sessions; a tombstone says so (docs/reference.md reasons).
                 if let ended = try connection.queryOne(
                     dialect.sql("SELECT reason FROM ended_refresh_tokens WHERE token_hash = ?"), [.blob(hash)]) {
                     return .refused(HTTPError.GrantFailure(rawValue: try ended.string("reason")), "the account was deleted")

@@ -7,7 +7,7 @@ import Synchronization
 
 /// The server's ES256 signing keys: generated here, sealed at rest under the master key,
 /// published in the JWKS before first use and until every token they signed has expired
-/// (SECURITY.md S10).
+/// (docs/security.md S10).
 ///
 /// The `signing_keys` table is the truth, so several processes on one database agree: the
 /// active key is the one with the latest `activates_at` that has passed. Each process keeps a

@@ -1,9 +1,9 @@
 import LatchkeyHTTP
 import LatchkeyJOSE
 
-/// The errors of API.md's table that `LatchkeyHTTP.HTTPError` does not already have.
+/// The errors of docs/reference.md's table that `LatchkeyHTTP.HTTPError` does not already have.
 extension HTTPError {
-    /// Why a grant failed, in the `reason` field of `invalid_grant` (API.md).
+    /// Why a grant failed, in the `reason` field of `invalid_grant` (docs/reference.md).
     struct GrantFailure: RawRepresentable, Sendable, Hashable {
         var rawValue: String
         static let reused = GrantFailure(rawValue: "reused")

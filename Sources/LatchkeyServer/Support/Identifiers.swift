@@ -27,6 +27,6 @@ enum Identifiers {
 }
 
 extension String {
-    /// SHA-256 of the UTF-8 text: how secrets a client holds are stored (SECURITY.md S7).
+    /// SHA-256 of the UTF-8 text: how secrets a client holds are stored (docs/security.md S7).
     var sha256: [UInt8] { HashFunction.sha256.hash(Array(utf8)) }
 }

@@ -1,7 +1,7 @@
 import LatchkeyHTTP
 import LatchkeyStore
 
-/// Answers the store's expected failures with API.md's statuses on every route: a busy database
+/// Answers the store's expected failures with docs/reference.md's statuses on every route: a busy database
 /// (its queue full, or another process holding the lock past the timeout) is 503 `overloaded`
 /// with `Retry-After`; storage that refuses reads or writes (a full disk, a read-only or moved
 /// file, an I/O error) is 503 `unavailable` with `Retry-After`, because nothing was written and

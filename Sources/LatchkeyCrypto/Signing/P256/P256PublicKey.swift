@@ -159,7 +159,7 @@ extension P256.Signing {
         /// Checks a signature over a SHA-256 digest computed by the caller.
         ///
         /// For a caller that keeps only the SHA-256 of what was signed, as Latchkey keeps device
-        /// challenges (SECURITY.md S7, S16).
+        /// challenges (docs/security.md S7, S16).
         ///
         /// - Parameters:
         ///   - signature: The signature.
