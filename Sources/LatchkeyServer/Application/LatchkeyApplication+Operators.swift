@@ -13,28 +13,14 @@ extension LatchkeyApplication {
     }
 
     /// Sets a user's password (`latchkey users set-password`; see
-    /// ``PasswordService/setPassword(userID:password:username:context:)``) and lifts a lockout
-    /// on the account: the operator has just given the user a password they know, so it must
-    /// work at once. The per-address counters stay, since they limit the guesser, not the user.
+    /// ``PasswordService/setPassword(userID:password:username:context:)``), which also lifts a
+    /// lockout on the account.
     ///
     /// - Returns: Whether the account's failed sign-ins were cleared (audited as
     ///   `password.lockout_lifted`).
     /// - Throws: ``LatchkeyHTTP/HTTPError`` whose description says what is wrong.
     public func setPassword(userID: String, password: String, username: String?) async throws -> Bool {
-        let context = RequestContext(requestID: "cli")
-        try await passwords.setPassword(userID: userID, password: password, username: username, context: context)
-        let limiter = passwords.limiter
-        let audit = passwords.audit
-        let now = sessions.clock()
-        return try await database.write { connection in
-            guard let username = try connection.queryOne(
-                self.database.dialect.sql("SELECT username FROM password_credentials WHERE user_id = ?"), [.text(userID)])?.string("username"),
-                try limiter.reset(limiter.keys(username: username, ip: nil)[0], on: connection)
-            else { return false }
-            try audit.record(
-                .init(time: now, userID: userID, event: "password.lockout_lifted", outcome: "success", requestID: context.requestID), on: connection)
-            return true
-        }
+        try await passwords.setPassword(userID: userID, password: password, username: username, context: RequestContext(requestID: "cli"))
     }
 
     /// Deletes an account as `DELETE /v1/me` does (`latchkey users delete`): sessions end, Apple

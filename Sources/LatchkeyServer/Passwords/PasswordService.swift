@@ -172,15 +172,16 @@ public final class PasswordService: Sendable {
 
     // MARK: Operator
 
-    /// Sets a user's password from the command line (`latchkey users set-password ID`) and ends
-    /// all of the user's sessions.
+    /// Sets a user's password from the command line (`latchkey users set-password ID`), ends
+    /// all of the user's sessions and lifts a lockout on the account, in one transaction.
     ///
     /// - Parameters:
     ///   - userID: The user.
     ///   - password: The new password; the policy applies as for users.
     ///   - username: A new username; needed when the user has no password yet and no email.
+    /// - Returns: Whether the account had failed sign-ins that were cleared.
     /// - Throws: ``LatchkeyHTTP/HTTPError`` whose description says what is wrong.
-    public func setPassword(userID: String, password: String, username raw: String?, context: RequestContext) async throws {
+    public func setPassword(userID: String, password: String, username raw: String?, context: RequestContext) async throws -> Bool {
         let normalized = try PasswordPolicy.normalize(password, field: "password")
         try policy.check(newPassword: normalized, field: "password")
         let requested = try raw.map(Username.init)
@@ -188,27 +189,39 @@ public final class PasswordService: Sendable {
         let hash = try await pool.run { try Argon2id.hash(password: Array(normalized.utf8), parameters: parameters) }
         let now = sessions.clock()
         let dialect = database.dialect
-        try await mappingStoreErrors(conflict: Self.usernameTaken) {
+        return try await mappingStoreErrors(conflict: Self.usernameTaken) {
             try await self.database.write { connection in
                 guard let user = try self.sessions.users.find(userID, on: connection) else { throw HTTPError.notFound("no such user") }
                 let existing = try connection.queryOne(dialect.sql("SELECT username FROM password_credentials WHERE user_id = ?"), [.text(userID)])
+                let username: String
                 if let existing {
+                    username = try requested?.value ?? existing.string("username")
                     try connection.execute(
                         dialect.sql("UPDATE password_credentials SET username = ?, password_hash = ?, updated_at = ? WHERE user_id = ?"),
-                        [.text(try requested?.value ?? existing.string("username")), .text(hash), .time(now), .text(userID)])
+                        [.text(username), .text(hash), .time(now), .text(userID)])
                 } else {
-                    guard let username = try requested ?? user.email.map(Username.init) else {
+                    guard let new = try requested ?? user.email.map(Username.init) else {
                         throw HTTPError.invalidRequest("the user has no username yet; give one with --username")
                     }
+                    username = new.value
                     try connection.execute(
                         dialect.sql("INSERT INTO password_credentials (user_id, username, password_hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?)"),
-                        [.text(userID), .text(username.value), .text(hash), .time(now), .time(now)])
+                        [.text(userID), .text(username), .text(hash), .time(now), .time(now)])
                 }
                 let ended = try self.sessions.revokeAll(userID: userID, reason: "password_reset", context: context, now: now, on: connection)
                 try self.audit.record(
                     .init(time: now, userID: userID, event: "password.set_by_operator", outcome: "success", ip: context.ip,
                           requestID: context.requestID, details: ["sessions_ended": String(ended.count)]),
                     on: connection)
+                // The operator has just given the user a password they know, so it must work at
+                // once: the account's failures go. The per-address counters stay, since they
+                // limit the guesser, not the user.
+                guard try self.limiter.reset(self.limiter.keys(username: username, ip: nil)[0], on: connection) else { return false }
+                try self.audit.record(
+                    .init(time: now, userID: userID, event: "password.lockout_lifted", outcome: "success", ip: context.ip,
+                          requestID: context.requestID),
+                    on: connection)
+                return true
             }
         }
     }
