@@ -14,6 +14,7 @@ let package = Package(
     products: [
         .executable(name: "latchkey", targets: ["latchkey"]),
         .library(name: "LatchkeyCrypto", targets: ["LatchkeyCrypto"]),
+        .library(name: "LatchkeyJSON", targets: ["LatchkeyJSON"]),
         .library(name: "LatchkeyJOSE", targets: ["LatchkeyJOSE"]),
         .library(name: "LatchkeyServer", targets: ["LatchkeyServer"]),
     ],
@@ -33,39 +34,42 @@ let package = Package(
         .systemLibrary(name: "CLatchkeyMalloc"),
 
         // Swift modules; dependencies point one way: C → Crypto → JOSE → … → executable.
+        // JSON sits at the bottom with no dependency, so the wire models and a client SDK can
+        // share it without linking any C library.
+        .target(name: "LatchkeyJSON", swiftSettings: swiftSettings),
         .target(
             name: "LatchkeyCrypto",
             dependencies: ["CLatchkeyOpenSSL", "CLatchkeyArgon2", "CLatchkeyUnistring"],
             swiftSettings: swiftSettings),
         .target(
             name: "LatchkeyJOSE",
-            dependencies: ["LatchkeyCrypto"],
+            dependencies: ["LatchkeyJSON", "LatchkeyCrypto"],
             swiftSettings: swiftSettings),
         .target(
             name: "LatchkeyHTTP",
-            dependencies: ["CLatchkeyEvent", "LatchkeyJOSE"],
+            dependencies: ["CLatchkeyEvent", "LatchkeyJSON"],
             swiftSettings: swiftSettings),
         .target(
             name: "LatchkeyStore",
-            dependencies: ["CLatchkeySQLite", "LatchkeyCrypto", "LatchkeyJOSE"],
+            dependencies: ["CLatchkeySQLite", "LatchkeyJSON"],
             swiftSettings: swiftSettings),
         // A local stand-in for Apple's Sign in with Apple servers: development mode and tests.
         .target(
             name: "LatchkeySandbox",
-            dependencies: ["LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP"],
+            dependencies: ["LatchkeyJSON", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP"],
             swiftSettings: swiftSettings),
         .target(
             name: "LatchkeyServer",
-            dependencies: ["LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyStore", "LatchkeySandbox"],
+            dependencies: ["LatchkeyJSON", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyStore", "LatchkeySandbox"],
             swiftSettings: swiftSettings),
         .executableTarget(
             name: "latchkey",
-            dependencies: ["CLatchkeyMalloc", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyStore", "LatchkeyServer"],
+            dependencies: ["LatchkeyJSON", "CLatchkeyMalloc", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyStore", "LatchkeyServer"],
             swiftSettings: swiftSettings),
         // `make bench`: operations per second of the crypto hot paths, read by scripts/bench.
         .executableTarget(
             name: "latchkey-bench",
-            dependencies: ["LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyServer", "LatchkeyStore"],
+            dependencies: ["LatchkeyJSON", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyServer", "LatchkeyStore"],
             swiftSettings: swiftSettings),
 
         // `make fuzz`: the property each fuzz target checks, one function per target. The libFuzzer
@@ -73,7 +77,7 @@ let package = Package(
         // and regressions through the same functions, so `make test` guards them without libFuzzer.
         .target(
             name: "LatchkeyFuzzChecks",
-            dependencies: ["LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP"],
+            dependencies: ["LatchkeyJSON", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP"],
             path: "Fuzz/Checks",
             swiftSettings: swiftSettings),
 
@@ -89,11 +93,11 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "LatchkeyCLITests",
-            dependencies: ["latchkey", "LatchkeyJOSE", "LatchkeyCrypto", "LatchkeyTestSupport"],
+            dependencies: ["LatchkeyJSON", "latchkey", "LatchkeyJOSE", "LatchkeyCrypto", "LatchkeyTestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "LatchkeyHTTPTests",
-            dependencies: ["LatchkeyHTTP", "LatchkeyTestSupport"],
+            dependencies: ["LatchkeyJSON", "LatchkeyHTTP", "LatchkeyTestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "LatchkeyStoreTests",
@@ -102,14 +106,18 @@ let package = Package(
         .testTarget(
             name: "LatchkeyServerTests",
             dependencies: [
-                "LatchkeyServer", "LatchkeySandbox", "LatchkeyHTTP", "LatchkeyStore", "LatchkeyJOSE", "LatchkeyCrypto",
+                "LatchkeyJSON", "LatchkeyServer", "LatchkeySandbox", "LatchkeyHTTP", "LatchkeyStore", "LatchkeyJOSE", "LatchkeyCrypto",
                 "LatchkeyTestSupport", "latchkey",
             ],
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings),
         .testTarget(
+            name: "LatchkeyJSONTests",
+            dependencies: ["LatchkeyJSON", "LatchkeyTestSupport"],
+            swiftSettings: swiftSettings),
+        .testTarget(
             name: "LatchkeyJOSETests",
-            dependencies: ["LatchkeyJOSE", "LatchkeyCrypto", "LatchkeyTestSupport"],
+            dependencies: ["LatchkeyJSON", "LatchkeyJOSE", "LatchkeyCrypto", "LatchkeyTestSupport"],
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings),
         .testTarget(

@@ -1,4 +1,4 @@
-import LatchkeyJOSE
+import LatchkeyJSON
 
 extension FuzzTarget {
     /// The strict JSON parser (RFC 8259) and the serializer that writes what we sign.

@@ -1,5 +1,6 @@
 import LatchkeyCrypto
 import LatchkeyJOSE
+import LatchkeyJSON
 
 extension FuzzTarget {
     /// Compact JWS parsing, header and claims decoding, verification, and base64url.

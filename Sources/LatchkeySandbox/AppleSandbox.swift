@@ -2,6 +2,7 @@ public import FoundationEssentials
 public import LatchkeyCrypto
 public import LatchkeyHTTP
 public import LatchkeyJOSE
+public import LatchkeyJSON
 import Synchronization
 
 /// A local stand-in for Apple's Sign in with Apple servers (docs/reference.md "Sandbox").

@@ -1,5 +1,5 @@
 public import LatchkeyHTTP
-import LatchkeyJOSE
+import LatchkeyJSON
 
 extension AppleSandbox {
     /// Mounts the sandbox under `prefix` (docs/reference.md "Sandbox"):

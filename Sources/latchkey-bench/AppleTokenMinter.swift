@@ -3,6 +3,7 @@ import Foundation
 import LatchkeyCrypto
 import LatchkeyHTTP
 import LatchkeyJOSE
+import LatchkeyJSON
 import Synchronization
 
 /// `latchkey-bench apple-tokens DIR COUNT`: plays Apple for the sign-in benchmark. Writes into

@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 import LatchkeyHTTP
-import LatchkeyJOSE
+import LatchkeyJSON
 import Testing
 
 @Suite("Access log")

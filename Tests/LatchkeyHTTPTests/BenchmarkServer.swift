@@ -1,6 +1,6 @@
 import Foundation
 import LatchkeyHTTP
-import LatchkeyJOSE
+import LatchkeyJSON
 import Testing
 
 /// Not a test of behaviour: a server for an outside load generator, run by hand with

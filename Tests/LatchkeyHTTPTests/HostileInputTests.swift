@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import LatchkeyJOSE
+import LatchkeyJSON
 import LatchkeyTestSupport
 import Testing
 

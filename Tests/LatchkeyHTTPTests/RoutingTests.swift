@@ -1,6 +1,6 @@
 import Foundation
 import LatchkeyHTTP
-import LatchkeyJOSE
+import LatchkeyJSON
 import Testing
 
 @Suite("Routing and handlers")

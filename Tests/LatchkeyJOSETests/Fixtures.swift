@@ -1,4 +1,4 @@
-import LatchkeyJOSE
+import LatchkeyJSON
 import LatchkeyTestSupport
 
 /// This target's `Fixtures/` folder.

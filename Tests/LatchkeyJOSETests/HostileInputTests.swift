@@ -1,5 +1,6 @@
 import LatchkeyCrypto
 import LatchkeyJOSE
+import LatchkeyJSON
 import LatchkeyTestSupport
 import Testing
 

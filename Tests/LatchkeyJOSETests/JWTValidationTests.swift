@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyCrypto
 import LatchkeyJOSE
+import LatchkeyJSON
 import Testing
 
 /// The validation policy against tokens that each fail exactly one check.

@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyCrypto
 import LatchkeyJOSE
+import LatchkeyJSON
 import LatchkeyTestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyJOSE
+import LatchkeyJSON
 import LatchkeyTestSupport
 import Testing
 

@@ -1,5 +1,5 @@
 import Foundation
-import LatchkeyJOSE
+import LatchkeyJSON
 @testable import LatchkeyServer
 import LatchkeyStore
 import Testing

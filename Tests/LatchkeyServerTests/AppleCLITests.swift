@@ -2,7 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import LatchkeyJOSE
+import LatchkeyJSON
 import LatchkeyStore
 import LatchkeyTestSupport
 import Testing

@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import LatchkeyHTTP
 import LatchkeyJOSE
+import LatchkeyJSON
 import LatchkeySandbox
 import LatchkeyServer
 import LatchkeyTestSupport

@@ -1,5 +1,5 @@
 import Foundation
-import LatchkeyJOSE
+import LatchkeyJSON
 import LatchkeyStore
 import LatchkeyTestSupport
 import Synchronization

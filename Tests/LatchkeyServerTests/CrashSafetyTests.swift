@@ -1,6 +1,6 @@
 import Foundation
 import LatchkeyCrypto
-import LatchkeyJOSE
+import LatchkeyJSON
 import LatchkeyServer
 import LatchkeyStore
 import LatchkeyTestSupport

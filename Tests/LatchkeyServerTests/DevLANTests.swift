@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import LatchkeyJOSE
+import LatchkeyJSON
 import LatchkeyServer
 import LatchkeyTestSupport
 import Testing

@@ -1,5 +1,5 @@
 import Foundation
-import LatchkeyJOSE
+import LatchkeyJSON
 import LatchkeyTestSupport
 import Testing
 

@@ -2,6 +2,7 @@ import Foundation
 import LatchkeyCrypto
 import LatchkeyHTTP
 import LatchkeyJOSE
+import LatchkeyJSON
 @testable import LatchkeyServer
 import LatchkeyStore
 import LatchkeyTestSupport

@@ -1,6 +1,6 @@
 import Foundation
 import LatchkeyHTTP
-import LatchkeyJOSE
+import LatchkeyJSON
 @testable import LatchkeyServer
 import LatchkeyStore
 import LatchkeyTestSupport

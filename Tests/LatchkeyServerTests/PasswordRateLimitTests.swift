@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import LatchkeyHTTP
-import LatchkeyJOSE
+import LatchkeyJSON
 import LatchkeyServer
 import LatchkeyStore
 import LatchkeyTestSupport

@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import LatchkeyHTTP
-import LatchkeyJOSE
+import LatchkeyJSON
 import LatchkeyStore
 import LatchkeyTestSupport
 import Testing

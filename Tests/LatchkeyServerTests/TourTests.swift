@@ -1,5 +1,5 @@
 import Foundation
-import LatchkeyJOSE
+import LatchkeyJSON
 import LatchkeyServer
 import LatchkeyTestSupport
 import Testing

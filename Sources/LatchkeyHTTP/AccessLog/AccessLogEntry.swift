@@ -1,6 +1,6 @@
 public import FoundationEssentials
 import Glibc
-import LatchkeyJOSE
+import LatchkeyJSON
 
 /// Where the server sends one entry per answered request.
 ///

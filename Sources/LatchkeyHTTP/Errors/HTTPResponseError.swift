@@ -1,4 +1,4 @@
-public import LatchkeyJOSE
+public import LatchkeyJSON
 
 /// An error that maps to the JSON error body of docs/reference.md:
 /// `{"error": code, "error_description": text, ...extra}`.

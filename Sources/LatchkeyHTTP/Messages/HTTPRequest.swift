@@ -1,4 +1,4 @@
-public import LatchkeyJOSE
+public import LatchkeyJSON
 
 /// An HTTP request as a handler sees it: head parsed, body read in full (within the limits).
 public struct HTTPRequest: Sendable {

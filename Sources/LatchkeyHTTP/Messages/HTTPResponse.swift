@@ -1,4 +1,4 @@
-public import LatchkeyJOSE
+public import LatchkeyJSON
 
 /// An HTTP response: status, header fields and the whole body.
 ///

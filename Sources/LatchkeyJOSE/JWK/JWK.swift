@@ -1,3 +1,4 @@
+public import LatchkeyJSON
 public import LatchkeyCrypto
 
 /// A JSON Web Key (RFC 7517) holding a public key (or, for tests and the sandbox, a private one).

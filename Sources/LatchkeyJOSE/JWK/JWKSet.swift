@@ -1,3 +1,4 @@
+public import LatchkeyJSON
 /// A JWK Set (RFC 7517 §5): `{"keys": [...]}`.
 public struct JWKSet: Sendable, Hashable {
     /// The keys that could be read, in document order.

@@ -1,3 +1,4 @@
+public import LatchkeyJSON
 import LatchkeyCrypto
 
 /// A JWS in compact serialization (RFC 7515 §7.1), parsed but not yet verified.

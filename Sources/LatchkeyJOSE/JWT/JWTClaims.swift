@@ -1,3 +1,4 @@
+public import LatchkeyJSON
 public import FoundationEssentials
 
 /// The claims of a JWT (RFC 7519 §4), with typed access to the registered ones.

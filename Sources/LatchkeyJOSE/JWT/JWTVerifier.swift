@@ -1,3 +1,4 @@
+public import LatchkeyJSON
 public import FoundationEssentials
 
 /// A JWT that passed every check.

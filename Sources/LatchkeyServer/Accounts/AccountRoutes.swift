@@ -1,6 +1,7 @@
 import FoundationEssentials
 import LatchkeyHTTP
 import LatchkeyJOSE
+import LatchkeyJSON
 import LatchkeyStore
 
 /// `GET /v1/me`, `PATCH /v1/me` and `DELETE /v1/me`.

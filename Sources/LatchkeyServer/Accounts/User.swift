@@ -1,5 +1,6 @@
 import FoundationEssentials
 import LatchkeyJOSE
+import LatchkeyJSON
 import LatchkeyStore
 
 /// A user as docs/reference.md's token response and `/v1/me` show it.

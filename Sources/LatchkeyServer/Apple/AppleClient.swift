@@ -1,6 +1,7 @@
 import FoundationEssentials
 import LatchkeyHTTP
 import LatchkeyJOSE
+import LatchkeyJSON
 import Synchronization
 
 /// Apple's token and revoke endpoints (docs/reference.md "Code exchange", "Revocation"), authenticated

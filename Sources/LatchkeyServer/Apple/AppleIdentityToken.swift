@@ -2,6 +2,7 @@ import FoundationEssentials
 import LatchkeyCrypto
 import LatchkeyHTTP
 import LatchkeyJOSE
+import LatchkeyJSON
 
 /// What a verified Apple identity token says about the user (docs/reference.md "Identity token checks").
 struct AppleIdentityToken: Sendable {

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import LatchkeyHTTP
 import LatchkeyJOSE
+import LatchkeyJSON
 import LatchkeyStore
 
 /// Apple's server-to-server notifications (docs/reference.md "Server-to-server notifications").

@@ -1,6 +1,6 @@
 import FoundationEssentials
 import LatchkeyHTTP
-import LatchkeyJOSE
+import LatchkeyJSON
 import LatchkeyStore
 
 /// Sign in with Apple on the server side: sign-in, notifications, daily token validation and

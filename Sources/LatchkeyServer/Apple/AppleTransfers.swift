@@ -1,6 +1,6 @@
 import FoundationEssentials
 import LatchkeyHTTP
-import LatchkeyJOSE
+import LatchkeyJSON
 import LatchkeyStore
 
 /// Team transfer (docs/reference.md "Team transfer"): when an app moves to our team, its users' Apple ids

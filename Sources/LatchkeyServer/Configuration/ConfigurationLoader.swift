@@ -1,6 +1,6 @@
 import FoundationEssentials
 import LatchkeyHTTP
-import LatchkeyJOSE
+import LatchkeyJSON
 
 /// A configuration that cannot be used: one line per bad setting, each naming it.
 public struct ConfigurationError: Error, Sendable, CustomStringConvertible {

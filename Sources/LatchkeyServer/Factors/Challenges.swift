@@ -2,6 +2,7 @@ import FoundationEssentials
 import LatchkeyCrypto
 import LatchkeyHTTP
 import LatchkeyJOSE
+import LatchkeyJSON
 import LatchkeyStore
 
 /// What a challenge may authorise (S16): registering a device key, a step-up in a session, or

@@ -2,6 +2,7 @@ import FoundationEssentials
 import LatchkeyCrypto
 import LatchkeyHTTP
 import LatchkeyJOSE
+import LatchkeyJSON
 import LatchkeyStore
 
 /// A registered device key, as `GET /v1/devices` shows it.

@@ -1,6 +1,6 @@
 import FoundationEssentials
 import LatchkeyHTTP
-import LatchkeyJOSE
+import LatchkeyJSON
 
 /// The errors of docs/reference.md's table that second factors answer with.
 extension HTTPError {

@@ -1,6 +1,6 @@
 import FoundationEssentials
 import LatchkeyHTTP
-import LatchkeyJOSE
+import LatchkeyJSON
 
 /// `/v1/challenges`, `/v1/devices`, `/v1/totp` and `/v1/mfa` (docs/reference.md "Device keys ... and second
 /// factors").

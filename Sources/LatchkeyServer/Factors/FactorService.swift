@@ -1,6 +1,6 @@
 import FoundationEssentials
 import LatchkeyHTTP
-import LatchkeyJOSE
+import LatchkeyJSON
 import LatchkeyStore
 
 /// Second factors: device keys (Secure Enclave / `LAPersistedRight`), TOTP with recovery codes,

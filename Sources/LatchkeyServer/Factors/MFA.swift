@@ -1,7 +1,7 @@
 import FoundationEssentials
 import LatchkeyCrypto
 import LatchkeyHTTP
-import LatchkeyJOSE
+import LatchkeyJSON
 import LatchkeyStore
 
 /// An `mfa_token`: proof of a first factor, good for five minutes and five wrong tries (docs/reference.md).

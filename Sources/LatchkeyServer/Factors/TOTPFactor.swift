@@ -1,7 +1,7 @@
 import FoundationEssentials
 import LatchkeyCrypto
 import LatchkeyHTTP
-import LatchkeyJOSE
+import LatchkeyJSON
 import LatchkeyStore
 
 extension FactorService {

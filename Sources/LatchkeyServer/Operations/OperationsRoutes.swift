@@ -1,5 +1,5 @@
 import LatchkeyHTTP
-import LatchkeyJOSE
+import LatchkeyJSON
 import LatchkeyStore
 
 /// Health, readiness, metrics and the apple-app-site-association file.

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import LatchkeyJOSE
+import LatchkeyJSON
 import LatchkeyStore
 
 /// Where the server reports what an operator should see that is not a request: a key in Apple's

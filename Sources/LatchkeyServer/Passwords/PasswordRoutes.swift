@@ -1,5 +1,5 @@
 import LatchkeyHTTP
-import LatchkeyJOSE
+import LatchkeyJSON
 
 /// `POST /v1/auth/password/signup`, `/login` and `/change` (docs/reference.md).
 struct PasswordRoutes {

@@ -1,5 +1,5 @@
 import FoundationEssentials
-import LatchkeyJOSE
+import LatchkeyJSON
 import LatchkeyStore
 
 /// A signed-in session: one refresh-token family (docs/security.md S8, S9).

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import LatchkeyHTTP
 import LatchkeyJOSE
+import LatchkeyJSON
 import LatchkeyStore
 
 /// `/v1/token`, `/v1/logout`, `/v1/sessions`, `/v1/revoke` and the JWKS.

@@ -1,5 +1,5 @@
 import LatchkeyHTTP
-import LatchkeyJOSE
+import LatchkeyJSON
 
 /// The errors of docs/reference.md's table that `LatchkeyHTTP.HTTPError` does not already have.
 extension HTTPError {

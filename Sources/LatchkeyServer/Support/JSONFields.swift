@@ -1,5 +1,6 @@
 import LatchkeyHTTP
 import LatchkeyJOSE
+import LatchkeyJSON
 
 /// The string fields of a JSON object body, with clear errors for what is missing or mistyped.
 struct JSONFields {

@@ -1,5 +1,5 @@
 public import FoundationEssentials
-import LatchkeyJOSE
+import LatchkeyJSON
 
 /// The audit log (S27): who did what, when, from where, and how it ended.
 ///

@@ -1,5 +1,5 @@
 import FoundationEssentials
-import LatchkeyJOSE
+import LatchkeyJSON
 import LatchkeyServer
 import LatchkeyStore
 

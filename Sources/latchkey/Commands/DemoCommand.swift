@@ -2,6 +2,7 @@ import FoundationEssentials
 import LatchkeyCrypto
 import LatchkeyHTTP
 import LatchkeyJOSE
+import LatchkeyJSON
 
 /// `latchkey demo`: the seeds' stories, step by step, against a development server and its
 /// sandbox Apple, over HTTP exactly as an app would do it: Sign in with Apple from first sign-in

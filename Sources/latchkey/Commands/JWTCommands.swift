@@ -1,6 +1,7 @@
 import FoundationEssentials
 import LatchkeyHTTP
 import LatchkeyJOSE
+import LatchkeyJSON
 import LatchkeyServer
 
 /// `latchkey jwt decode|verify`: look inside a token, or check it against a key set.

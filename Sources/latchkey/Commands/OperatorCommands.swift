@@ -1,5 +1,6 @@
 import FoundationEssentials
 import LatchkeyJOSE
+import LatchkeyJSON
 import LatchkeyHTTP
 import LatchkeyServer
 

@@ -1,7 +1,7 @@
 import Foundation
 import LatchkeyCrypto
 import LatchkeyHTTP
-import LatchkeyJOSE
+import LatchkeyJSON
 import LatchkeySandbox
 import LatchkeyServer
 import Synchronization

@@ -1,3 +1,4 @@
+import LatchkeyJSON
 /// JSON reading shared by the JOSE types: strict parsing mapped to ``JOSEError``.
 enum JOSEJSON {
     /// Parses strict JSON; any ``JSONError`` becomes a malformed-`what` error.

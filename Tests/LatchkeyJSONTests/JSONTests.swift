@@ -1,4 +1,4 @@
-import LatchkeyJOSE
+import LatchkeyJSON
 import LatchkeyTestSupport
 import Testing
 
