@@ -48,7 +48,7 @@ struct AccountProfileTests {
 
             let entries = try await AuditLog(database: server.database).entries(userID: userID, event: "account.updated", limit: 10)
             #expect(entries.map(\.details) == [["fields": "given_name,family_name"], ["fields": "family_name"]])
-            #expect(entries.allSatisfy { $0.outcome == "success" && $0.ip == "127.0.0.1" })
+            #expect(entries.allSatisfy { $0.outcome == .success && $0.ip == "127.0.0.1" })
             #expect(!entries.contains { $0.details.values.contains { $0.contains("Lovelace") } }, "names are personal data")
 
             // Nothing changed: 200 with the user, and no audit entry.

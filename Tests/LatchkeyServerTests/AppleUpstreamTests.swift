@@ -176,8 +176,8 @@ struct AppleUpstreamTests {
                 #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM users") == 0)
                 #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM identities") == 0)
                 let entries = try await AuditLog(database: first.database).entries(userID: userID, limit: 100)
-                #expect(entries.contains { $0.event == "account.deleted" })
-                #expect(entries.allSatisfy { $0.ip == nil && $0.details.isEmpty || $0.event == "account.deleted" }, "personal data gone from the audit log")
+                #expect(entries.contains { $0.event.rawValue == "account.deleted" })
+                #expect(entries.allSatisfy { $0.ip == nil && $0.details.isEmpty || $0.event.rawValue == "account.deleted" }, "personal data gone from the audit log")
             }
             await first.shutdown()
             #expect(apple.sandbox.revocations.isEmpty)

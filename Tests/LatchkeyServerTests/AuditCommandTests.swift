@@ -90,7 +90,7 @@ struct AuditCommandTests {
         // An entry whose details carry text a client could have chosen.
         let database = try SQLiteDatabase(configuration: .init(path: deployment.database.path))
         try await AuditLog(database: database).record(
-            .init(time: Date(), event: "test.hostile", outcome: "failure", details: ["agent": "evil\u{1b}[2J\u{202e} \"quoted\" \\", "plain": "a:b/c"]))
+            .init(time: Date(), event: AuditEvent(rawValue: "test.hostile"), outcome: .failure, details: ["agent": "evil\u{1b}[2J\u{202e} \"quoted\" \\", "plain": "a:b/c"]))
         await database.close()
 
         let result = try deployment.latchkey(["audit"])

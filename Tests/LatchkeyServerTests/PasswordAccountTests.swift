@@ -245,7 +245,7 @@ struct PasswordAccountTests {
             #expect(wrong.status == 401)
             #expect(try wrong.json["error"] == "invalid_credentials")
             #expect(try await Self.credential(server, userID: userID)?.string("password_hash") == before)
-            #expect(try await Self.audit(server, event: "password.change").first?.outcome == "failure")
+            #expect(try await Self.audit(server, event: "password.change").first?.outcome == .failure)
             let common = try await server.request(
                 .post, "/v1/auth/password/change", json: ["current_password": "correct horse battery", "new_password": "letmein123"],
                 headers: try Self.bearer(signUp))

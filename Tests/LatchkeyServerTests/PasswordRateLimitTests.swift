@@ -27,7 +27,7 @@ struct PasswordRateLimitTests {
             #expect(try limited.json["retry_after"] == 60)
             #expect(server.application.metrics.value(.rateLimitHits, ["scope": "login_account"]) == 1)
             let audited = try #require(try await Account.audit(server, event: "password.login").first)
-            #expect(audited.outcome == "rate_limited" && audited.userID != nil && audited.details["scope"] == "account")
+            #expect(audited.outcome.rawValue == "rate_limited" && audited.userID != nil && audited.details["scope"] == "account")
 
             // Another account from the same address is not blocked.
             #expect(try await Account.signUp(server, "grace", "another good passphrase").status == 201)

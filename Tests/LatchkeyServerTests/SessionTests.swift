@@ -17,7 +17,7 @@ struct SessionTests {
     }
 
     static func auditEvents(_ server: TestServer, userID: String) async throws -> [String] {
-        try await AuditLog(database: server.database).entries(userID: userID, limit: 1000).map(\.event)
+        try await AuditLog(database: server.database).entries(userID: userID, limit: 1000).map(\.event.rawValue)
     }
 
     @Test("S10: the JWKS publishes the ES256 key that signs access tokens, with Cache-Control")

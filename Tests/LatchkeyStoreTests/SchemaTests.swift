@@ -138,7 +138,7 @@ struct SchemaTests {
                 try connection.execute(
                     "INSERT INTO recovery_codes (code_hash, user_id, created_at) VALUES (?, 'u1', 1)", [Self.hash(4)])
                 try AuditLog(database: database).record(
-                    .init(time: Date(timeIntervalSince1970: 1), userID: "u1", event: "sign_in.password", outcome: "success"),
+                    .init(time: Date(timeIntervalSince1970: 1), userID: "u1", event: AuditEvent(rawValue: "password.login"), outcome: .success),
                     on: connection)
             }
             try await database.write { try $0.execute("DELETE FROM users WHERE id = 'u1'", []) }

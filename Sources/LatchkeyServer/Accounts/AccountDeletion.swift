@@ -49,7 +49,7 @@ struct AccountDeletion {
         try connection.execute(dialect.sql("DELETE FROM users WHERE id = ?"), [.text(userID)])
         try connection.execute(dialect.sql("UPDATE audit_log SET ip = NULL, details = '{}' WHERE user_id = ?"), [.text(userID)])
         try sessions.audit.record(
-            .init(time: now, userID: userID, event: "account.deleted", outcome: "success", requestID: context.requestID, details: ["reason": reason]),
+            .init(time: now, userID: userID, event: .accountDeleted, outcome: .success, requestID: context.requestID, details: ["reason": reason]),
             on: connection)
         return true
     }

@@ -130,7 +130,7 @@ struct NameChange: Sendable {
             try users.update(user, now: now, on: connection)
             try audit.record(
                 .init(
-                    time: now, userID: userID, event: "account.updated", outcome: "success", ip: context.ip, requestID: context.requestID,
+                    time: now, userID: userID, event: .accountUpdated, outcome: .success, ip: context.ip, requestID: context.requestID,
                     details: ["fields": changed.joined(separator: ",")]),
                 on: connection)
             return user

@@ -69,7 +69,7 @@ extension AppleService {
                 outcome = .unknownUser
             }
             try self.audit.record(
-                .init(time: now, userID: try identity?.string("user_id"), event: "apple.notification", outcome: outcome.rawValue,
+                .init(time: now, userID: try identity?.string("user_id"), event: .appleNotification, outcome: AuditOutcome(rawValue: outcome.rawValue),
                       details: ["type": String(type.prefix(40))]),
                 on: connection)
             return outcome

@@ -93,7 +93,7 @@ final class AppleRevocationOutbox: Sendable {
                 } else {
                     try connection.execute(dialect.sql("DELETE FROM apple_revocations WHERE id = ?"), [.text(id)])
                     try self.audit.record(
-                        .init(time: finished, userID: userID, event: "apple.token_revoked", outcome: "success", details: ["attempts": String(attempts)]),
+                        .init(time: finished, userID: userID, event: .appleTokenRevoked, outcome: .success, details: ["attempts": String(attempts)]),
                         on: connection)
                 }
             }

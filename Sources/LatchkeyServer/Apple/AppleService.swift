@@ -77,7 +77,7 @@ final class AppleService: Sendable {
     /// The audit entry of a refused sign-in: which check failed, never the token (S26, S27).
     private func recordFailure(_ error: HTTPError, context: RequestContext) async {
         try? await audit.record(
-            .init(time: clock(), userID: nil, event: "sign_in", outcome: "failure", ip: context.ip, requestID: context.requestID,
+            .init(time: clock(), userID: nil, event: .signIn, outcome: .failure, ip: context.ip, requestID: context.requestID,
                   details: ["method": "apple", "error": error.errorCode, "check": String(error.errorDescription.prefix { $0 != ":" }.prefix(40))]))
     }
 
@@ -117,7 +117,7 @@ final class AppleService: Sendable {
         guard remembered == 1 else { throw Self.replayed }
 
         var identity = try appleIdentity(subject: token.subject, on: connection)
-        var event = "sign_in"
+        var event = AuditEvent.signIn
         if identity == nil, let transferSubject = token.transferSubject {
             // A user of an app that moved to our team: the operator imported the sending team's
             // transfer ids; the identity keeps its account and takes the new subject.
@@ -126,7 +126,7 @@ final class AppleService: Sendable {
                 try connection.execute(
                     dialect.sql("UPDATE identities SET subject = ?, transfer_sub = NULL WHERE id = ?"),
                     [.text(token.subject), .text(try identity.string("id"))])
-                event = "sign_in.transfer_linked"
+                event = .signInTransferLinked
             }
         }
 
@@ -184,7 +184,7 @@ final class AppleService: Sendable {
             created = true
         }
         try audit.record(
-            .init(time: now, userID: user.id, event: event, outcome: "success", ip: context.ip, requestID: context.requestID,
+            .init(time: now, userID: user.id, event: event, outcome: .success, ip: context.ip, requestID: context.requestID,
                   details: ["method": "apple", "created": created ? "true" : "false", "code_exchanged": appleRefreshToken == nil ? "false" : "true"]),
             on: connection)
         return .init(user: user, created: created, method: "apple")
@@ -221,7 +221,7 @@ final class AppleService: Sendable {
             database.dialect.sql("UPDATE identities SET revoked_at = ?, apple_refresh_token = NULL WHERE id = ?"), [.time(now), .text(identityID)])
         try sessions.revokeAll(userID: userID, reason: "consent_revoked", context: context, now: now, on: connection)
         try audit.record(
-            .init(time: now, userID: userID, event: "apple.consent_revoked", outcome: "success", ip: context.ip, requestID: context.requestID,
+            .init(time: now, userID: userID, event: .appleConsentRevoked, outcome: .success, ip: context.ip, requestID: context.requestID,
                   details: ["source": source]),
             on: connection)
     }

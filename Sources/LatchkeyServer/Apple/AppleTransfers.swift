@@ -47,7 +47,7 @@ extension AppleService {
                 if changed > 0 { result.recorded += changed } else { result.unknown += 1 }
             }
             try self.audit.record(
-                .init(time: now, event: "apple.transfers_imported", outcome: "success", details: [
+                .init(time: now, event: .appleTransfersImported, outcome: .success, details: [
                     "recorded": String(result.recorded), "unknown": String(result.unknown),
                 ]),
                 on: connection)

@@ -109,7 +109,7 @@ extension FactorService {
                 }
                 guard proof.valid else {
                     try self.record(
-                        "device_key.failed", "failure", userID: principal.userID, context: context, now: now,
+                        .deviceKeyFailed, .failure, userID: principal.userID, context: context, now: now,
                         details: ["use": "register", "challenge_id": challengeID], on: connection)
                     return .failure(.invalidGrant(.invalidSignature, "the signature does not verify with public_key over the challenge"))
                 }
@@ -118,7 +118,7 @@ extension FactorService {
                     [.text(device.id), .text(device.userID), .blob(publicKey), .text(label), .time(now)])
                 try self.sessions.markSecondFactor(sessionID: principal.sessionID, now: now, on: connection)
                 try self.record(
-                    "device_key.added", "success", userID: principal.userID, context: context, now: now,
+                    .deviceKeyAdded, .success, userID: principal.userID, context: context, now: now,
                     details: ["device_key_id": device.id, "session_id": principal.sessionID], on: connection)
                 return .success(device)
             }
@@ -158,7 +158,7 @@ extension FactorService {
             if let principal { try self.sessions.requireRecentSecondFactor(principal, now: now, on: connection) }
             try connection.execute(dialect.sql("DELETE FROM device_keys WHERE id = ?"), [.text(id)])
             try self.record(
-                "device_key.removed", "success", userID: userID, context: context, now: now,
+                .deviceKeyRemoved, .success, userID: userID, context: context, now: now,
                 details: ["device_key_id": id, "by": principal == nil ? "operator" : "user"], on: connection)
             return .success(())
         }
@@ -193,7 +193,7 @@ extension FactorService {
                 }
                 guard proof.valid else {
                     try self.record(
-                        "device_key.failed", "failure", userID: principal.userID, context: context, now: now,
+                        .deviceKeyFailed, .failure, userID: principal.userID, context: context, now: now,
                         details: ["use": "step_up", "device_key_id": proof.deviceKeyID, "challenge_id": challengeID], on: connection)
                     return .failure(.invalidGrant(.invalidSignature, "the signature does not verify with the device key over the challenge"))
                 }
@@ -211,7 +211,7 @@ extension FactorService {
                     return .failure(.invalidGrant(.revoked, "the device key was removed"))
                 }
                 try self.record(
-                    "device_key.used", "success", userID: principal.userID, context: context, now: now,
+                    .deviceKeyUsed, .success, userID: principal.userID, context: context, now: now,
                     details: ["use": "step_up", "device_key_id": proof.deviceKeyID, "session_id": session.id], on: connection)
                 return .success((session, refreshToken, user))
             }

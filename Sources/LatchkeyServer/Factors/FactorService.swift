@@ -38,7 +38,7 @@ public final class FactorService: Sendable {
 
     /// Records an audit entry inside the caller's transaction.
     func record(
-        _ event: String, _ outcome: String, userID: String, context: RequestContext, now: Date, details: [String: String] = [:],
+        _ event: AuditEvent, _ outcome: AuditOutcome, userID: String, context: RequestContext, now: Date, details: [String: String] = [:],
         on connection: any SQLConnection
     ) throws {
         try audit.record(

@@ -46,7 +46,7 @@ extension SessionService {
             dialect.sql("INSERT INTO mfa_tokens (token_hash, user_id, first_factor, created_at, expires_at) VALUES (?, ?, ?, ?, ?)"),
             [.blob(token.sha256), .text(factor.user.id), .text(factor.method), .time(now), .time(now.addingTimeInterval(MFAToken.lifetime))])
         try audit.record(
-            .init(time: now, userID: factor.user.id, event: "mfa.required", outcome: "pending", ip: context.ip, requestID: context.requestID,
+            .init(time: now, userID: factor.user.id, event: .mfaRequired, outcome: .pending, ip: context.ip, requestID: context.requestID,
                   details: ["method": factor.method]),
             on: connection)
         return .mfaRequired(token: token, factors: factors)
@@ -72,6 +72,22 @@ enum MFAProof: Sendable {
         case .deviceSignature: "device_key"
         case .totp: "totp"
         case .recoveryCode: "recovery_code"
+        }
+    }
+
+    var usedEvent: AuditEvent {
+        switch self {
+        case .deviceSignature: .deviceKeyUsed
+        case .totp: .totpUsed
+        case .recoveryCode: .recoveryCodeUsed
+        }
+    }
+
+    var failedEvent: AuditEvent {
+        switch self {
+        case .deviceSignature: .deviceKeyFailed
+        case .totp: .totpFailed
+        case .recoveryCode: .recoveryCodeFailed
         }
     }
 }
@@ -114,7 +130,7 @@ extension FactorService {
                 let mfa = try MFAToken.usable(token, now: now, dialect: dialect, on: connection)
                 let accountKey = LoginRateLimiter.Key(scope: "mfa_account", key: "mfa:account:" + mfa.userID, limit: self.failureLimiter.perAccount)
                 if let block = try self.failureLimiter.block([accountKey], now: now, on: connection) {
-                    try self.record("mfa.rate_limited", "rate_limited", userID: mfa.userID, context: context, now: now, on: connection)
+                    try self.record(.mfaRateLimited, .rateLimited, userID: mfa.userID, context: context, now: now, on: connection)
                     self.metrics.increment(.rateLimitHits, ["scope": "mfa_account"])
                     return .failure(.rateLimited(retryAfter: block.retryAfter))
                 }
@@ -134,14 +150,14 @@ extension FactorService {
                 }
                 guard accepted else {
                     try self.failureLimiter.recordFailure([accountKey], now: now, on: connection)
-                    try self.record("\(proof.factor).failed", "failure", userID: mfa.userID, context: context, now: now, details: details, on: connection)
+                    try self.record(proof.failedEvent, .failure, userID: mfa.userID, context: context, now: now, details: details, on: connection)
                     try connection.execute(dialect.sql("UPDATE mfa_tokens SET failures = failures + 1 WHERE token_hash = ?"), [.blob(mfa.hash)])
                     let failures = try connection.queryOne(dialect.sql("SELECT failures FROM mfa_tokens WHERE token_hash = ?"), [.blob(mfa.hash)])?.int("failures") ?? 0
                     if failures >= MFAToken.maximumFailures {
                         try connection.execute(
                             dialect.sql("UPDATE mfa_tokens SET ended_at = ?, ended_reason = 'too_many_failures' WHERE token_hash = ?"),
                             [.time(now), .blob(mfa.hash)])
-                        try self.record("mfa.ended", "too_many_failures", userID: mfa.userID, context: context, now: now, on: connection)
+                        try self.record(.mfaEnded, .tooManyFailures, userID: mfa.userID, context: context, now: now, on: connection)
                     }
                     if case .deviceSignature = proof {
                         return .failure(.invalidGrant(.invalidSignature, "the signature does not verify with the device key over the challenge"))
@@ -154,7 +170,7 @@ extension FactorService {
                 guard let user = try self.sessions.users.find(mfa.userID, on: connection) else {
                     return .failure(.invalidGrant(.revoked, "the account no longer exists"))
                 }
-                try self.record("\(proof.factor).used", "success", userID: mfa.userID, context: context, now: now, details: details, on: connection)
+                try self.record(proof.usedEvent, .success, userID: mfa.userID, context: context, now: now, details: details, on: connection)
                 let (session, refreshToken) = try self.sessions.createSession(
                     userID: mfa.userID, amr: Self.amr([mfa.firstFactor], adding: proof.amr), secondFactorAt: now, context: context, now: now,
                     on: connection)

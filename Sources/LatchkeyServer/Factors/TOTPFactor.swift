@@ -28,7 +28,7 @@ extension FactorService {
             try connection.execute(
                 dialect.sql("INSERT INTO totp_factors (id, user_id, secret, created_at) VALUES (?, ?, ?, ?)"),
                 [.text(id), .text(principal.userID), .blob(sealed), .time(now)])
-            try self.record("totp.started", "success", userID: principal.userID, context: context, now: now, on: connection)
+            try self.record(.totpStarted, .success, userID: principal.userID, context: context, now: now, on: connection)
             let encoded = Base32.encode(secret)
             return .success(["secret": .string(encoded), "otpauth_uri": .string(Self.otpauthURI(secret: encoded, account: user.email ?? user.id))])
         }
@@ -55,7 +55,7 @@ extension FactorService {
                 let id = try row.string("id")
                 let secret = try self.masterKey.unseal(try row.blob("secret"), context: "totp_factors/\(id)")
                 guard let step = TOTP.matchingStep(of: code, secret: secret, now: now, after: nil) else {
-                    try self.record("totp.failed", "failure", userID: principal.userID, context: context, now: now, details: ["use": "confirm"], on: connection)
+                    try self.record(.totpFailed, .failure, userID: principal.userID, context: context, now: now, details: ["use": "confirm"], on: connection)
                     return .failure(.invalidGrant(.invalidCode, "the code does not match"))
                 }
                 try connection.execute(
@@ -63,7 +63,7 @@ extension FactorService {
                 let codes = try RecoveryCodes.replace(userID: principal.userID, now: now, dialect: dialect, on: connection)
                 try self.sessions.markSecondFactor(sessionID: principal.sessionID, now: now, on: connection)
                 try self.record(
-                    "totp.added", "success", userID: principal.userID, context: context, now: now,
+                    .totpAdded, .success, userID: principal.userID, context: context, now: now,
                     details: ["recovery_codes": String(codes.count), "session_id": principal.sessionID], on: connection)
                 return .success(codes)
             }
@@ -87,7 +87,7 @@ extension FactorService {
             try self.sessions.requireRecentSecondFactor(principal, now: now, on: connection)
             try connection.execute(dialect.sql("DELETE FROM totp_factors WHERE user_id = ?"), [.text(principal.userID)])
             try connection.execute(dialect.sql("DELETE FROM recovery_codes WHERE user_id = ?"), [.text(principal.userID)])
-            try self.record("totp.removed", "success", userID: principal.userID, context: context, now: now, on: connection)
+            try self.record(.totpRemoved, .success, userID: principal.userID, context: context, now: now, on: connection)
             return .success(())
         }
     }

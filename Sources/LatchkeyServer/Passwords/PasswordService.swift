@@ -73,7 +73,7 @@ public final class PasswordService: Sendable {
                     dialect.sql("INSERT INTO password_credentials (user_id, username, password_hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?)"),
                     [.text(user.id), .text(username.value), .text(hash), .time(now), .time(now)])
                 try self.audit.record(
-                    .init(time: now, userID: user.id, event: "password.signup", outcome: "success", ip: context.ip, requestID: context.requestID),
+                    .init(time: now, userID: user.id, event: .passwordSignUp, outcome: .success, ip: context.ip, requestID: context.requestID),
                     on: connection)
                 return .init(user: user, created: true, method: Self.method)
             }
@@ -92,10 +92,10 @@ public final class PasswordService: Sendable {
         let normalized = try PasswordPolicy.normalize(password, field: "password")
         try pool.refuseIfFull()
         let keys = limiter.keys(username: username, ip: context.ip)
-        let credential = try await checkLimits(keys, username: username, event: "password.login", context: context)
+        let credential = try await checkLimits(keys, username: username, event: .passwordLogin, context: context)
         let (matches, upgrade) = try await verify(normalized, against: credential?.hash)
         guard let credential, matches else {
-            try await recordFailure(keys, userID: credential?.userID, event: "password.login", reason: credential == nil ? "unknown_user" : "wrong_password", context: context)
+            try await recordFailure(keys, userID: credential?.userID, event: .passwordLogin, reason: credential == nil ? "unknown_user" : "wrong_password", context: context)
             metrics.increment(.signIns, ["method": Self.method, "outcome": "failure"])
             throw Self.invalidCredentials
         }
@@ -115,7 +115,7 @@ public final class PasswordService: Sendable {
             }
             try limiter.reset(keys[0], on: connection)
             try self.audit.record(
-                .init(time: now, userID: user.id, event: "password.login", outcome: "success", ip: context.ip, requestID: context.requestID,
+                .init(time: now, userID: user.id, event: .passwordLogin, outcome: .success, ip: context.ip, requestID: context.requestID,
                       details: upgrade == nil ? [:] : ["rehashed": "true"]),
                 on: connection)
             return .init(user: user, created: false, method: Self.method)
@@ -141,7 +141,7 @@ public final class PasswordService: Sendable {
         }
         guard let username else { throw HTTPError.invalidRequest("this account has no password; it signs in another way") }
         let keys = limiter.keys(username: username, ip: context.ip)
-        guard let credential = try await checkLimits(keys, username: username, event: "password.change", context: context) else {
+        guard let credential = try await checkLimits(keys, username: username, event: .passwordChange, context: context) else {
             throw HTTPError.invalidRequest("this account has no password; it signs in another way")
         }
         let parameters = parameters
@@ -150,7 +150,7 @@ public final class PasswordService: Sendable {
             return try Argon2id.hash(password: Array(new.utf8), parameters: parameters)
         }
         guard let replacement else {
-            try await recordFailure(keys, userID: principal.userID, event: "password.change", reason: "wrong_password", context: context)
+            try await recordFailure(keys, userID: principal.userID, event: .passwordChange, reason: "wrong_password", context: context)
             throw Self.invalidCredentials
         }
         let now = sessions.clock()
@@ -164,7 +164,7 @@ public final class PasswordService: Sendable {
             let ended = try self.sessions.revokeAll(
                 userID: principal.userID, except: principal.sessionID, reason: "password_changed", context: context, now: now, on: connection)
             try self.audit.record(
-                .init(time: now, userID: principal.userID, event: "password.changed", outcome: "success", ip: context.ip,
+                .init(time: now, userID: principal.userID, event: .passwordChanged, outcome: .success, ip: context.ip,
                       requestID: context.requestID, details: ["sessions_ended": String(ended.count)]),
                 on: connection)
         }
@@ -210,7 +210,7 @@ public final class PasswordService: Sendable {
                 }
                 let ended = try self.sessions.revokeAll(userID: userID, reason: "password_reset", context: context, now: now, on: connection)
                 try self.audit.record(
-                    .init(time: now, userID: userID, event: "password.set_by_operator", outcome: "success", ip: context.ip,
+                    .init(time: now, userID: userID, event: .passwordSetByOperator, outcome: .success, ip: context.ip,
                           requestID: context.requestID, details: ["sessions_ended": String(ended.count)]),
                     on: connection)
                 // The operator has just given the user a password they know, so it must work at
@@ -218,7 +218,7 @@ public final class PasswordService: Sendable {
                 // limit the guesser, not the user.
                 guard try self.limiter.reset(self.limiter.keys(username: username, ip: nil)[0], on: connection) else { return false }
                 try self.audit.record(
-                    .init(time: now, userID: userID, event: "password.lockout_lifted", outcome: "success", ip: context.ip,
+                    .init(time: now, userID: userID, event: .passwordLockoutLifted, outcome: .success, ip: context.ip,
                           requestID: context.requestID),
                     on: connection)
                 return true
@@ -235,7 +235,7 @@ public final class PasswordService: Sendable {
 
     /// Reads the limits and the credential in one snapshot; a block is audited, counted and
     /// answered 429 before any hashing.
-    private func checkLimits(_ keys: [LoginRateLimiter.Key], username: String, event: String, context: RequestContext) async throws -> Credential? {
+    private func checkLimits(_ keys: [LoginRateLimiter.Key], username: String, event: AuditEvent, context: RequestContext) async throws -> Credential? {
         let now = sessions.clock()
         let dialect = database.dialect
         let limiter = limiter
@@ -249,7 +249,7 @@ public final class PasswordService: Sendable {
         guard let block else { return credential }
         metrics.increment(.rateLimitHits, ["scope": "login_" + block.scope])
         try await audit.record(
-            .init(time: now, userID: credential?.userID, event: event, outcome: "rate_limited", ip: context.ip, requestID: context.requestID,
+            .init(time: now, userID: credential?.userID, event: event, outcome: .rateLimited, ip: context.ip, requestID: context.requestID,
                   details: ["scope": block.scope, "retry_after": String(block.retryAfter)]))
         throw HTTPError.rateLimited(retryAfter: block.retryAfter)
     }
@@ -269,13 +269,13 @@ public final class PasswordService: Sendable {
     }
 
     /// Counts a failure on every key and audits it, in one transaction.
-    private func recordFailure(_ keys: [LoginRateLimiter.Key], userID: String?, event: String, reason: String, context: RequestContext) async throws {
+    private func recordFailure(_ keys: [LoginRateLimiter.Key], userID: String?, event: AuditEvent, reason: String, context: RequestContext) async throws {
         let now = sessions.clock()
         let limiter = limiter
         try await database.write { connection in
             try limiter.recordFailure(keys, now: now, on: connection)
             try self.audit.record(
-                .init(time: now, userID: userID, event: event, outcome: "failure", ip: context.ip, requestID: context.requestID,
+                .init(time: now, userID: userID, event: event, outcome: .failure, ip: context.ip, requestID: context.requestID,
                       details: ["reason": reason]),
                 on: connection)
         }

@@ -124,7 +124,7 @@ public final class SessionService: Sendable {
             dialect.sql("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)"),
             [.blob(refreshToken.sha256), .text(session.id), .time(now)])
         try audit.record(
-            .init(time: now, userID: userID, event: "session.created", outcome: "success", ip: context.ip, requestID: context.requestID,
+            .init(time: now, userID: userID, event: .sessionCreated, outcome: .success, ip: context.ip, requestID: context.requestID,
                   details: ["session_id": session.id, "amr": amr.joined(separator: " ")]),
             on: connection)
         return (session, refreshToken)
@@ -252,7 +252,7 @@ public final class SessionService: Sendable {
                 return .refused(.unknown, "the refresh token is not known")
             }
             var session = try Session.session(row)
-            func record(_ event: String, _ outcome: String, _ details: [String: String] = [:]) throws {
+            func record(_ event: AuditEvent, _ outcome: AuditOutcome, _ details: [String: String] = [:]) throws {
                 try self.audit.record(
                     .init(time: now, userID: session.userID, event: event, outcome: outcome, ip: context.ip, requestID: context.requestID,
                           details: details.merging(["session_id": session.id]) { $1 }),
@@ -261,7 +261,7 @@ public final class SessionService: Sendable {
             if row.optionalInt("token_retired_at") != nil {
                 guard session.revokedAt == nil else { return .reused(revokedNow: false) }
                 try self.revoke(session.id, reason: "reused", now: now, on: connection)
-                try record("session.reuse_detected", "revoked")
+                try record(.sessionReuseDetected, .revoked)
                 return .reused(revokedNow: true)
             }
             if session.revokedAt != nil {
@@ -271,13 +271,13 @@ public final class SessionService: Sendable {
             }
             if now >= session.expiresAt {
                 try self.revoke(session.id, reason: "expired", now: now, on: connection)
-                try record("session.expired", "revoked")
+                try record(.sessionExpired, .revoked)
                 return .refused(.expired, "the session has expired")
             }
             // The presented token is the session's one live token (checked above), so rotating
             // the session's live token retires exactly it.
             let newToken = try self.rotateRefreshToken(of: &session, now: now, on: connection)
-            try record("session.refreshed", "success")
+            try record(.sessionRefreshed, .success)
             guard let user = try self.users.find(session.userID, on: connection) else {
                 return .refused(.revoked, "the account no longer exists")
             }
@@ -374,7 +374,7 @@ public final class SessionService: Sendable {
             let id = try row.string("id")
             try revoke(id, reason: reason, now: now, on: connection)
             try audit.record(
-                .init(time: now, userID: try row.string("user_id"), event: "session.revoked", outcome: "success", ip: context.ip,
+                .init(time: now, userID: try row.string("user_id"), event: .sessionRevoked, outcome: .success, ip: context.ip,
                       requestID: context.requestID, details: ["session_id": id, "reason": reason]),
                 on: connection)
             revoked.append(id)

@@ -21,10 +21,10 @@ public struct AuditLog: Sendable {
         public var time: Date
         /// The user concerned, when known.
         public var userID: String?
-        /// What happened, for example `sign_in.password`, `refresh.reuse`, `device.added`.
-        public var event: String
+        /// What happened, for example `password.login`, `session.reuse_detected`, `device_key.added`.
+        public var event: AuditEvent
         /// How it ended, for example `success`, `failure`, `rate_limited`.
-        public var outcome: String
+        public var outcome: AuditOutcome
         /// The client's address.
         public var ip: String?
         /// The request it came from, to find the matching log lines.
@@ -43,7 +43,7 @@ public struct AuditLog: Sendable {
         ///   - requestID: The request it came from.
         ///   - details: More facts; never a secret.
         public init(
-            time: Date, userID: String? = nil, event: String, outcome: String, ip: String? = nil,
+            time: Date, userID: String? = nil, event: AuditEvent, outcome: AuditOutcome, ip: String? = nil,
             requestID: String? = nil, details: [String: String] = [:]
         ) {
             self.time = time
@@ -74,13 +74,12 @@ public struct AuditLog: Sendable {
     /// - Throws: ``StoreError``.
     public func record(_ entry: Entry, on connection: any SQLConnection) throws {
         try connection.execute(
-            database.dialect.sql(
-                """
+            """
                 INSERT INTO audit_log (time, user_id, event, outcome, ip, request_id, details)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
-                """),
+                """,
             [
-                .time(entry.time), SQLValue(entry.userID), .text(entry.event), .text(entry.outcome), SQLValue(entry.ip),
+                .time(entry.time), SQLValue(entry.userID), .text(entry.event.rawValue), .text(entry.outcome.rawValue), SQLValue(entry.ip),
                 SQLValue(entry.requestID), .text(Self.encode(entry.details)),
             ])
     }
@@ -121,14 +120,14 @@ public struct AuditLog: Sendable {
         }
         bindings.append(.integer(Int64(limit)))
         let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
-        let sql = database.dialect.sql(
+        let sql =
             "SELECT time, user_id, event, outcome, ip, request_id, details FROM audit_log\(filter)"
-                + " ORDER BY time DESC, id DESC LIMIT ?")
+            + " ORDER BY time DESC, id DESC LIMIT ?"
         return try await database.read { [bindings] connection in
             try connection.query(sql, bindings).map { row in
                 Entry(
-                    time: try row.date("time"), userID: row.optionalString("user_id"), event: try row.string("event"),
-                    outcome: try row.string("outcome"), ip: row.optionalString("ip"),
+                    time: try row.date("time"), userID: row.optionalString("user_id"), event: AuditEvent(rawValue: try row.string("event")),
+                    outcome: AuditOutcome(rawValue: try row.string("outcome")), ip: row.optionalString("ip"),
                     requestID: row.optionalString("request_id"), details: try Self.decode(row.string("details")))
             }
         }

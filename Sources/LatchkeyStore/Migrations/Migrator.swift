@@ -27,14 +27,13 @@ public enum Migrator {
         let newestKnown = migrations.last?.version ?? 0
         let applied = try await database.write { connection in
             try connection.execute(
-                dialect.sql(
-                    """
-                    CREATE TABLE IF NOT EXISTS schema_migrations (
-                        version \(dialect.bigIntegerType) PRIMARY KEY NOT NULL,
-                        name TEXT NOT NULL,
-                        applied_at \(dialect.bigIntegerType) NOT NULL
-                    )
-                    """), [])
+                """
+                CREATE TABLE IF NOT EXISTS schema_migrations (
+                    version \(dialect.bigIntegerType) PRIMARY KEY NOT NULL,
+                    name TEXT NOT NULL,
+                    applied_at \(dialect.bigIntegerType) NOT NULL
+                )
+                """)
             return try Set(appliedVersions(on: connection))
         }
         if let newest = applied.max(), newest > newestKnown {
@@ -46,13 +45,13 @@ public enum Migrator {
         for migration in migrations where !applied.contains(migration.version) {
             let ran = try await database.write { connection in
                 let recorded = try connection.queryOne(
-                    dialect.sql("SELECT version FROM schema_migrations WHERE version = ?"), [.integer(Int64(migration.version))])
+                    "SELECT version FROM schema_migrations WHERE version = ?", [.integer(Int64(migration.version))])
                 guard recorded == nil else { return false }
                 for statement in migration.statements(dialect) {
                     try connection.execute(statement, [])
                 }
                 try connection.execute(
-                    dialect.sql("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)"),
+                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
                     [.integer(Int64(migration.version)), .text(migration.name), .time(now)])
                 return true
             }

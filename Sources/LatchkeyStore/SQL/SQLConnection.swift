@@ -2,8 +2,9 @@
 /// ``SQLDatabase/write(_:)`` for the length of one transaction.
 ///
 /// It is not `Sendable`: use it only inside the closure it was passed to, on the thread that
-/// called the closure, and never keep it. SQL takes one statement per call, written in portable
-/// SQL with `?` placeholders and run through ``SQLDialect/sql(_:)``; values always travel as
+/// called the closure, and never keep it. SQL takes one statement per call, written once in
+/// portable SQL with `?` placeholders: the connection turns it into its database's dialect
+/// itself (``SQLDialect/sql(_:)``), so callers never name the dialect. Values always travel as
 /// bindings, never spliced into the text.
 public protocol SQLConnection {
     /// Runs one statement and returns how many rows it inserted, updated or deleted.
@@ -12,7 +13,7 @@ public protocol SQLConnection {
     /// use ``query(_:_:)`` to see them.
     ///
     /// - Parameters:
-    ///   - sql: One statement in the connection's dialect.
+    ///   - sql: One statement in portable SQL.
     ///   - bindings: One value per `?`, in order.
     /// - Returns: The number of rows changed; 0 for statements that change none.
     /// - Throws: ``StoreError``, for example ``StoreError/Code/constraint`` when a UNIQUE or
@@ -23,7 +24,7 @@ public protocol SQLConnection {
     /// Runs one statement and returns every row it produces.
     ///
     /// - Parameters:
-    ///   - sql: One statement in the connection's dialect.
+    ///   - sql: One statement in portable SQL.
     ///   - bindings: One value per `?`, in order.
     /// - Returns: The rows, in the order the database produced them.
     /// - Throws: ``StoreError``.
@@ -32,15 +33,11 @@ public protocol SQLConnection {
     /// Runs one statement and returns its first row, if any; the rest are not read.
     ///
     /// - Parameters:
-    ///   - sql: One statement in the connection's dialect.
+    ///   - sql: One statement in portable SQL.
     ///   - bindings: One value per `?`, in order.
     /// - Returns: The first row, or `nil` when there is none.
     /// - Throws: ``StoreError``.
     func queryOne(_ sql: String, _ bindings: [SQLValue]) throws -> SQLRow?
-
-    /// The row id of the last successful `INSERT` on this connection (SQLite's rowid; for an
-    /// `INTEGER PRIMARY KEY` table, the key). Portable code uses `RETURNING` instead.
-    var lastInsertRowID: Int64 { get }
 }
 
 extension SQLConnection {

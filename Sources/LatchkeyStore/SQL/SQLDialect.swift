@@ -2,8 +2,9 @@
 /// column types.
 ///
 /// Repositories and migrations write their SQL once, in the subset SQLite and PostgreSQL share,
-/// with `?` placeholders, and pass it through ``sql(_:)``; type names in `CREATE TABLE` come
-/// from ``blobType``, ``bigIntegerType`` and ``autoIncrementPrimaryKey``. The shared subset
+/// with `?` placeholders; each ``SQLConnection`` passes it through ``sql(_:)`` before running
+/// it. Type names in `CREATE TABLE` come from ``blobType``, ``bigIntegerType`` and
+/// ``autoIncrementPrimaryKey``. The shared subset
 /// includes `TEXT`, `INTEGER`, `REFERENCES … ON DELETE CASCADE`, partial indexes
 /// (`CREATE UNIQUE INDEX … WHERE …`), `INSERT … ON CONFLICT (…) DO NOTHING/UPDATE` and
 /// `RETURNING`; it excludes `INSERT OR IGNORE`, `REPLACE`, `AUTOINCREMENT` and rowids.
@@ -71,7 +72,7 @@ public struct SQLDialect: Sendable, Hashable {
     ///
     /// - Parameter portable: SQL with `?` placeholders.
     /// - Returns: SQL for this dialect.
-    public func sql(_ portable: String) -> String {
+    package func sql(_ portable: String) -> String {
         guard placeholders.isNumbered, portable.utf8.contains(UInt8(ascii: "?")) else { return portable }
         return Self.numberPlaceholders(portable)
     }

@@ -238,10 +238,6 @@ final class SQLiteConnection: SQLConnection {
         }
     }
 
-    var lastInsertRowID: Int64 {
-        handle.map { sqlite3_last_insert_rowid($0) } ?? 0
-    }
-
     // MARK: Statements
 
     private func openHandle() throws -> OpaquePointer {

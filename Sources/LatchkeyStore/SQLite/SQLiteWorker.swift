@@ -245,8 +245,6 @@ private struct GuardedConnection: SQLConnection {
         return try connection.queryOne(sql, bindings)
     }
 
-    var lastInsertRowID: Int64 { connection.lastInsertRowID }
-
     private static let transactionWords = ["BEGIN", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE"].map { Array($0.utf8) }
 
     /// Refuses a statement whose first word is transaction control. It runs for every statement

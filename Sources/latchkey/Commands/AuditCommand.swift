@@ -67,8 +67,8 @@ enum AuditCommand {
     static func json(_ entry: AuditLog.Entry) -> JSONValue {
         func optional(_ text: String?) -> JSONValue { text.map(JSONValue.string) ?? .null }
         return .object([
-            "time": .string(entry.time.ISO8601Format()), "user_id": optional(entry.userID), "event": .string(entry.event),
-            "outcome": .string(entry.outcome), "ip": optional(entry.ip), "request_id": optional(entry.requestID),
+            "time": .string(entry.time.ISO8601Format()), "user_id": optional(entry.userID), "event": .string(entry.event.rawValue),
+            "outcome": .string(entry.outcome.rawValue), "ip": optional(entry.ip), "request_id": optional(entry.requestID),
             "details": .object(entry.details.mapValues(JSONValue.string)),
         ])
     }
@@ -78,7 +78,7 @@ enum AuditCommand {
         let header = ["TIME", "USER", "EVENT", "OUTCOME", "IP", "REQUEST", "DETAILS"]
         let rows = [header] + entries.map { entry in
             [
-                entry.time.ISO8601Format(), entry.userID ?? "-", entry.event, entry.outcome, entry.ip ?? "-", entry.requestID ?? "-",
+                entry.time.ISO8601Format(), entry.userID ?? "-", entry.event.rawValue, entry.outcome.rawValue, entry.ip ?? "-", entry.requestID ?? "-",
                 entry.details.sorted { $0.key < $1.key }.map { "\($0.key)=\(quoted($0.value))" }.joined(separator: " "),
             ].map(printable)
         }

@@ -66,6 +66,6 @@ extension TestServer {
 
     /// The event names of a user's audit entries, newest first.
     func auditEvents(_ userID: String) async throws -> [String] {
-        try await AuditLog(database: database).entries(userID: userID, limit: 1000).map(\.event)
+        try await AuditLog(database: database).entries(userID: userID, limit: 1000).map(\.event.rawValue)
     }
 }

@@ -1,0 +1,60 @@
+import LatchkeyStore
+
+/// Every audit event the server writes (docs/security.md S27). docs/reference.md lists them by
+/// endpoint; `latchkey audit --event NAME` filters on the raw value.
+extension AuditEvent {
+    // Accounts
+    static let accountUpdated = AuditEvent(rawValue: "account.updated")
+    static let accountDeleted = AuditEvent(rawValue: "account.deleted")
+
+    // Sessions
+    static let sessionCreated = AuditEvent(rawValue: "session.created")
+    static let sessionRefreshed = AuditEvent(rawValue: "session.refreshed")
+    static let sessionReuseDetected = AuditEvent(rawValue: "session.reuse_detected")
+    static let sessionExpired = AuditEvent(rawValue: "session.expired")
+    static let sessionRevoked = AuditEvent(rawValue: "session.revoked")
+
+    // Passwords
+    static let passwordSignUp = AuditEvent(rawValue: "password.signup")
+    static let passwordLogin = AuditEvent(rawValue: "password.login")
+    /// An attempt to change the password (failed or rate limited); a success is ``passwordChanged``.
+    static let passwordChange = AuditEvent(rawValue: "password.change")
+    static let passwordChanged = AuditEvent(rawValue: "password.changed")
+    static let passwordSetByOperator = AuditEvent(rawValue: "password.set_by_operator")
+    static let passwordLockoutLifted = AuditEvent(rawValue: "password.lockout_lifted")
+
+    // Sign in with Apple
+    /// A sign-in by a method without an event of its own (Apple), or its failure.
+    static let signIn = AuditEvent(rawValue: "sign_in")
+    /// An Apple sign-in that moved an account over from a team transfer.
+    static let signInTransferLinked = AuditEvent(rawValue: "sign_in.transfer_linked")
+    static let appleNotification = AuditEvent(rawValue: "apple.notification")
+    static let appleConsentRevoked = AuditEvent(rawValue: "apple.consent_revoked")
+    static let appleTokenRevoked = AuditEvent(rawValue: "apple.token_revoked")
+    static let appleTransfersImported = AuditEvent(rawValue: "apple.transfers_imported")
+
+    // Second factors
+    static let mfaRequired = AuditEvent(rawValue: "mfa.required")
+    static let mfaRateLimited = AuditEvent(rawValue: "mfa.rate_limited")
+    static let mfaEnded = AuditEvent(rawValue: "mfa.ended")
+    static let deviceKeyAdded = AuditEvent(rawValue: "device_key.added")
+    static let deviceKeyUsed = AuditEvent(rawValue: "device_key.used")
+    static let deviceKeyFailed = AuditEvent(rawValue: "device_key.failed")
+    static let deviceKeyRemoved = AuditEvent(rawValue: "device_key.removed")
+    static let totpStarted = AuditEvent(rawValue: "totp.started")
+    static let totpAdded = AuditEvent(rawValue: "totp.added")
+    static let totpUsed = AuditEvent(rawValue: "totp.used")
+    static let totpFailed = AuditEvent(rawValue: "totp.failed")
+    static let totpRemoved = AuditEvent(rawValue: "totp.removed")
+    static let recoveryCodeUsed = AuditEvent(rawValue: "recovery_code.used")
+    static let recoveryCodeFailed = AuditEvent(rawValue: "recovery_code.failed")
+}
+
+extension AuditOutcome {
+    /// Waiting for the user's next step (a second factor).
+    static let pending = AuditOutcome(rawValue: "pending")
+    static let rateLimited = AuditOutcome(rawValue: "rate_limited")
+    /// The event ended a session (reuse, expiry).
+    static let revoked = AuditOutcome(rawValue: "revoked")
+    static let tooManyFailures = AuditOutcome(rawValue: "too_many_failures")
+}
