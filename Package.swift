@@ -15,6 +15,7 @@ let package = Package(
         .executable(name: "latchkey", targets: ["latchkey"]),
         .library(name: "LatchkeyCrypto", targets: ["LatchkeyCrypto"]),
         .library(name: "LatchkeyJSON", targets: ["LatchkeyJSON"]),
+        .library(name: "LatchkeyWire", targets: ["LatchkeyWire"]),
         .library(name: "LatchkeyJOSE", targets: ["LatchkeyJOSE"]),
         .library(name: "LatchkeyServer", targets: ["LatchkeyServer"]),
     ],
@@ -37,6 +38,9 @@ let package = Package(
         // JSON sits at the bottom with no dependency, so the wire models and a client SDK can
         // share it without linking any C library.
         .target(name: "LatchkeyJSON", swiftSettings: swiftSettings),
+        // The /v1 request and response bodies, shared by the server's routes, its tests and the
+        // client SDK; JSON only, so they cannot drift apart.
+        .target(name: "LatchkeyWire", dependencies: ["LatchkeyJSON"], swiftSettings: swiftSettings),
         .target(
             name: "LatchkeyCrypto",
             dependencies: ["CLatchkeyOpenSSL", "CLatchkeyArgon2", "CLatchkeyUnistring"],
@@ -60,7 +64,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .target(
             name: "LatchkeyServer",
-            dependencies: ["LatchkeyJSON", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyStore", "LatchkeySandbox"],
+            dependencies: ["LatchkeyJSON", "LatchkeyWire", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyStore", "LatchkeySandbox"],
             swiftSettings: swiftSettings),
         .executableTarget(
             name: "latchkey",
@@ -106,10 +110,14 @@ let package = Package(
         .testTarget(
             name: "LatchkeyServerTests",
             dependencies: [
-                "LatchkeyJSON", "LatchkeyServer", "LatchkeySandbox", "LatchkeyHTTP", "LatchkeyStore", "LatchkeyJOSE", "LatchkeyCrypto",
+                "LatchkeyJSON", "LatchkeyWire", "LatchkeyServer", "LatchkeySandbox", "LatchkeyHTTP", "LatchkeyStore", "LatchkeyJOSE", "LatchkeyCrypto",
                 "LatchkeyTestSupport", "latchkey",
             ],
             resources: [.copy("Fixtures")],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "LatchkeyWireTests",
+            dependencies: ["LatchkeyWire", "LatchkeyJSON"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "LatchkeyJSONTests",

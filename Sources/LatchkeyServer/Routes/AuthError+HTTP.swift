@@ -1,0 +1,56 @@
+import LatchkeyHTTP
+import LatchkeyJSON
+import LatchkeyWire
+
+/// The one place where the domain's refusals become HTTP: status, wire code, body members and
+/// headers (docs/reference.md, "Errors"). A code without a row here is a defect and answers 500.
+extension AuthError: HTTPResponseError {
+    public var status: Int {
+        switch code {
+        case .invalidRequest, .invalidGrant, .unsupportedGrantType: 400
+        case .invalidToken, .invalidCredentials, .invalidIdentityToken: 401
+        case .secondFactorRequired, .insufficientAuthentication: 403
+        case .notFound: 404
+        case .conflict: 409
+        case .rateLimited: 429
+        case .overloaded, .unavailable, .appleUnavailable: 503
+        default: 500
+        }
+    }
+
+    public var errorCode: String { status == 500 ? WireErrorCode.serverError.rawValue : wireBody.error.rawValue }
+
+    public var errorDescription: String { status == 500 ? "internal error" : message }
+
+    public var extraFields: [String: JSONValue] {
+        guard status != 500, case .object(var members) = wireBody.json else { return [:] }
+        members["error"] = nil
+        members["error_description"] = nil
+        return members
+    }
+
+    public var extraHeaders: HTTPHeaders {
+        var headers = HTTPHeaders()
+        if code == .invalidToken { headers.set("WWW-Authenticate", #"Bearer error="invalid_token""#) }
+        if let retryAfter, status == 429 || status == 503 { headers.set("Retry-After", String(retryAfter)) }
+        return headers
+    }
+
+    /// The error body, typed.
+    var wireBody: WireErrorBody {
+        WireErrorBody(
+            error: WireErrorCode(rawValue: code.rawValue), errorDescription: message, reason: reason?.rawValue,
+            retryAfter: code == .rateLimited ? retryAfter : nil, mfaToken: secondFactor?.token,
+            factors: secondFactor?.factors.map(WireFactor.init))
+    }
+}
+
+extension WireFactor {
+    init(_ option: SecondFactorOption) {
+        switch option {
+        case .deviceKey(let id, let label): self.init(type: .deviceKey, id: id, label: label)
+        case .totp: self.init(type: .totp)
+        case .recoveryCode: self.init(type: .recoveryCode)
+        }
+    }
+}
