@@ -14,7 +14,7 @@ enum SessionSeeder {
         do {
             let configuration = try ConfigurationLoader.load(file: arguments[0])
             let application = try await LatchkeyApplication.open(configuration: configuration, accessLog: false)
-            let users = UserStore(database: application.database)
+            let users = UserRepository(database: application.database)
             let user = try await application.database.write { try users.create(email: "bench@example.com", now: Date(), on: $0) }
             var lines = ""
             for _ in 0..<count {

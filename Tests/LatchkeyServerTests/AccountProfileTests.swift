@@ -37,13 +37,13 @@ struct AccountProfileTests {
             #expect(renamed.status == 200)
             #expect(try renamed.json["user"]?["given_name"] == "Ada", "an absent field is left alone")
             #expect(try renamed.json["user"]?["family_name"] == "Lovelace", "surrounding whitespace is trimmed")
-            let stored = try #require(try await UserStore(database: server.database).find(userID))
+            let stored = try #require(try await UserRepository(database: server.database).find(userID))
             #expect(stored.givenName == "Ada" && stored.familyName == "Lovelace")
             #expect(try await server.request(.get, "/v1/me", headers: bearer).json["user"]?["family_name"] == "Lovelace")
 
             let cleared = try await server.request(.patch, "/v1/me", json: ["given_name": .null, "family_name": ""], headers: bearer)
             #expect(try cleared.json["user"]?["given_name"] == .null && cleared.json["user"]?["family_name"] == .null)
-            let after = try #require(try await UserStore(database: server.database).find(userID))
+            let after = try #require(try await UserRepository(database: server.database).find(userID))
             #expect(after.givenName == nil && after.familyName == nil)
 
             let entries = try await AuditLog(database: server.database).entries(userID: userID, event: "account.updated", limit: 10)
@@ -72,7 +72,7 @@ struct AccountProfileTests {
                 #expect(response.status == 400, "\(body)")
                 #expect(try response.json["error"] == "invalid_request")
             }
-            #expect(try await UserStore(database: server.database).find(userID)?.givenName == "Ada")
+            #expect(try await UserRepository(database: server.database).find(userID)?.givenName == "Ada")
             #expect(try await AuditLog(database: server.database).entries(userID: userID, event: "account.updated", limit: 10).isEmpty)
 
             let anonymous = try await server.request(.patch, "/v1/me", json: ["given_name": "Eve"])

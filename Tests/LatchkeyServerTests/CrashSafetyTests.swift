@@ -23,7 +23,7 @@ struct CrashSafetyTests {
         // Sessions made beforehand in this process, as a sign-in would have made them.
         var tokens = try await {
             let application = try await LatchkeyApplication.open(configuration: configuration, accessLog: false)
-            let users = UserStore(database: application.database)
+            let users = UserRepository(database: application.database)
             let user = try await application.database.write { try users.create(email: "crash@example.com", now: Date(), on: $0) }
             var tokens = [String]()
             for _ in 0..<16 {

@@ -50,7 +50,7 @@ struct AccountProfile: Sendable {
     var factors: [JSONValue]
 
     static func load(userID: String, database: any SQLDatabase) async throws -> AccountProfile? {
-        let users = UserStore(database: database)
+        let users = UserRepository(database: database)
         let dialect = database.dialect
         return try await database.read { connection in
             guard let user = try users.find(userID, on: connection) else { return nil }
@@ -113,7 +113,7 @@ struct NameChange: Sendable {
     /// Writes the change and its audit entry in one transaction; the entry names the fields
     /// that changed, never their values.
     func apply(userID: String, database: any SQLDatabase, now: Date, context: RequestContext) async throws -> User {
-        let users = UserStore(database: database)
+        let users = UserRepository(database: database)
         let audit = AuditLog(database: database)
         return try await database.write { connection in
             guard var user = try users.find(userID, on: connection) else { throw HTTPError.invalidToken("the account no longer exists") }

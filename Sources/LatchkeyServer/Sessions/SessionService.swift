@@ -53,7 +53,7 @@ public struct TokenResponse: Sendable {
 /// revocation (docs/security.md S7–S9), each written with its audit entry in one transaction (S27, S28).
 public final class SessionService: Sendable {
     let database: any SQLDatabase
-    let users: UserStore
+    let users: UserRepository
     let audit: AuditLog
     let keys: SigningKeyRing
     let metrics: Metrics
@@ -75,7 +75,7 @@ public final class SessionService: Sendable {
         clock: @escaping @Sendable () -> Date
     ) {
         self.database = database
-        self.users = UserStore(database: database)
+        self.users = UserRepository(database: database)
         self.audit = AuditLog(database: database)
         self.keys = keys
         self.metrics = metrics

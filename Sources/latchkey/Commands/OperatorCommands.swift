@@ -44,7 +44,7 @@ enum OperatorCommands {
     static let usersList = Command(path: ["users", "list"], summary: "List users, newest first.", options: [config]) { arguments in
         try await withApplication(arguments) { application in
             var table = Table("ID", "EMAIL", "NAME", "CREATED")
-            for user in try await UserStore(database: application.database).list(limit: 1000) {
+            for user in try await UserRepository(database: application.database).list(limit: 1000) {
                 let name = [user.givenName, user.familyName].compactMap { $0 }.joined(separator: " ")
                 table.add(user.id, user.email ?? "-", name.isEmpty ? "-" : name, date(user.createdAt))
             }
@@ -56,7 +56,7 @@ enum OperatorCommands {
     static let usersShow = Command(path: ["users", "show"], summary: "Show one user, their second factors and live sessions.", arguments: ["ID"], options: [config]) { arguments in
         try await withApplication(arguments) { application in
             let id = arguments[argument: "ID"]
-            guard let user = try await UserStore(database: application.database).find(id) else {
+            guard let user = try await UserRepository(database: application.database).find(id) else {
                 printError("latchkey: no user \(id)")
                 return 1
             }
@@ -181,7 +181,7 @@ enum OperatorCommands {
     ) { arguments in
         try await withApplication(arguments) { application in
             let id = arguments[argument: "ID"]
-            guard try await UserStore(database: application.database).find(id) != nil else {
+            guard try await UserRepository(database: application.database).find(id) != nil else {
                 printError("latchkey: no user \(id)")
                 return 1
             }

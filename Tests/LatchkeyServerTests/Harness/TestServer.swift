@@ -72,7 +72,7 @@ final class TestServer: Sendable {
 
     /// A user made directly in the database: no sign-in endpoint is involved.
     func createUser(email: String = "ada@example.com", givenName: String? = "Ada") async throws -> User {
-        let users = UserStore(database: database)
+        let users = UserRepository(database: database)
         let now = clock.now
         return try await database.write { try users.create(email: email, emailVerified: true, givenName: givenName, now: now, on: $0) }
     }
