@@ -33,20 +33,6 @@ public struct TokenResponse: Sendable {
     public var session: Session
     public var user: User
     public var created: Bool
-
-    var json: JSONValue {
-        [
-            "access_token": .string(accessToken), "token_type": "Bearer", "expires_in": .number(Double(expiresIn)),
-            "refresh_token": .string(refreshToken), "session_id": .string(session.id), "created": .bool(created), "user": user.json,
-        ]
-    }
-
-    /// The HTTP response: tokens are never cached (RFC 6749 §5.1).
-    func response(status: Int = 200) -> HTTPResponse {
-        var response = HTTPResponse.json(json, status: status)
-        response.headers.set("Cache-Control", "no-store")
-        return response
-    }
 }
 
 /// Sessions and their tokens: creation, refresh-token rotation with reuse detection, expiry and
