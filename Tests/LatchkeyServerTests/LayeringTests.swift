@@ -1,0 +1,108 @@
+import Foundation
+import Testing
+
+/// The module and layer boundaries of docs/architecture.md, checked on the source text so that
+/// a change that crosses one fails here with the file and line, not in review.
+@Suite("Layering: modules import only what docs/architecture.md allows")
+struct LayeringTests {
+    static let root = StandaloneTests.root
+
+    /// One Swift source line with where it is.
+    struct Line: CustomStringConvertible {
+        var file: String
+        var number: Int
+        var text: Substring
+        var description: String { "\(file):\(number): \(text.trimmingCharacters(in: .whitespaces))" }
+    }
+
+    /// Every line of every Swift file under `folder`, comments left out.
+    static func lines(under folder: String) throws -> [Line] {
+        let base = root.appending(path: folder)
+        let files = try #require(FileManager.default.enumerator(at: base, includingPropertiesForKeys: nil))
+            .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" }
+        return try files.flatMap { file -> [Line] in
+            let name = String(file.path.dropFirst(root.path.count + 1))
+            return try String(contentsOf: file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+                .filter { !$0.element.trimmingCharacters(in: .whitespaces).hasPrefix("//") }
+                .map { Line(file: name, number: $0.offset + 1, text: $0.element) }
+        }
+    }
+
+    /// The modules a source folder imports.
+    static func imports(under folder: String) throws -> [String: [Line]] {
+        var found: [String: [Line]] = [:]
+        for line in try lines(under: folder) {
+            if let match = line.text.firstMatch(of: /^\s*(?:@testable\s+)?(?:(?:public|package|internal|private|fileprivate)\s+)?import\s+([A-Za-z0-9_]+)/) {
+                found[String(match.output.1), default: []].append(line)
+            }
+        }
+        return found
+    }
+
+    /// What each module may import besides the standard library (docs/architecture.md, "Modules").
+    static let allowedImports: [String: Set<String>] = [
+        "LatchkeyJSON": [],
+        "LatchkeyWire": ["LatchkeyJSON"],
+        "LatchkeyCrypto": ["CLatchkeyOpenSSL", "CLatchkeyArgon2", "CLatchkeyUnistring", "FoundationEssentials", "Glibc", "Synchronization"],
+        "LatchkeyJOSE": ["LatchkeyJSON", "LatchkeyCrypto", "FoundationEssentials", "Synchronization"],
+        "LatchkeyHTTP": ["LatchkeyJSON", "FoundationEssentials", "Glibc", "Synchronization"],
+        "LatchkeyStore": ["CLatchkeySQLite", "LatchkeyJSON", "FoundationEssentials", "Glibc", "Synchronization"],
+        "LatchkeyServer": [
+            "LatchkeyJSON", "LatchkeyWire", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyHTTPServer", "LatchkeyHTTPClient",
+            "LatchkeyStore", "LatchkeyCommonPasswords", "FoundationEssentials", "Glibc", "Synchronization",
+        ],
+    ]
+
+    @Test("each module imports only the modules below it; the wire models link no C library and no Foundation", arguments: [
+        "LatchkeyJSON", "LatchkeyWire", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyStore", "LatchkeyServer",
+    ])
+    func importsFollowTheGraph(module: String) throws {
+        let allowed = try #require(Self.allowedImports[module])
+        let imports = try Self.imports(under: "Sources/\(module)")
+        let forbidden = imports.filter { !allowed.contains($0.key) }.flatMap(\.value)
+        #expect(forbidden.isEmpty, "\(forbidden)")
+    }
+
+    @Test("the sandbox Apple is never linked into the server: LatchkeyServer does not import LatchkeySandbox")
+    func sandboxIsNotAServerDependency() throws {
+        #expect(try Self.imports(under: "Sources/LatchkeyServer")["LatchkeySandbox"] == nil)
+        let package = try String(contentsOf: Self.root.appending(path: "Package.swift"), encoding: .utf8)
+        let server = try #require(package.firstMatch(of: /name: "LatchkeyServer",\s*dependencies: \[([^\]]*)\]/))
+        #expect(!server.output.1.contains("LatchkeySandbox"))
+    }
+
+    /// The route layer: the only server code that sees HTTP messages.
+    static func isRouteLayer(_ file: String) -> Bool {
+        file.hasPrefix("Sources/LatchkeyServer/Routes/") || file.hasPrefix("Sources/LatchkeyServer/Application/")
+    }
+
+    @Test("the domain is free of HTTP: no HTTPRequest, HTTPResponse or HTTPError outside Routes/ and Application/")
+    func domainIsFreeOfHTTP() throws {
+        let leaks = try Self.lines(under: "Sources/LatchkeyServer").filter { line in
+            !Self.isRouteLayer(line.file) && line.text.contains(/\b(HTTPRequest|HTTPResponse|HTTPError|HTTPResponseError|HTTPHeaders)\b/)
+        }
+        #expect(leaks.isEmpty, "\(leaks)")
+    }
+
+    @Test("all SQL lives in repositories: no SQL statement in a string outside *Repository files and LatchkeyStore")
+    func sqlLivesInRepositories() throws {
+        var leaks: [Line] = []
+        for folder in ["Sources/LatchkeyServer", "Sources/latchkey", "Sources/latchkey-bench", "Sources/LatchkeySandbox"] {
+            leaks += try Self.lines(under: folder).filter { line in
+                let file = URL(filePath: line.file).lastPathComponent
+                let isRepository = file.hasSuffix("Repository.swift") || file.contains("Repository+")
+                return !isRepository && line.text.contains(/(?:"|^\s*)(SELECT\s|INSERT\s+INTO\s|UPDATE\s+[a-z_]+\s+SET\s|DELETE\s+FROM\s)/)
+            }
+        }
+        #expect(leaks.isEmpty, "\(leaks)")
+    }
+
+    @Test("no call site names the SQL dialect: connections apply it themselves")
+    func noDialectAtCallSites() throws {
+        var leaks: [Line] = []
+        for folder in ["Sources/LatchkeyServer", "Sources/latchkey", "Sources/latchkey-bench", "Sources/LatchkeySandbox"] {
+            leaks += try Self.lines(under: folder).filter { $0.text.contains(/\bdialect\b/) }
+        }
+        #expect(leaks.isEmpty, "\(leaks)")
+    }
+}
