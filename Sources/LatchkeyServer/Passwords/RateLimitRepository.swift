@@ -1,7 +1,7 @@
 import FoundationEssentials
 import LatchkeyStore
 
-/// The `rate_limits` table: failure counters and blocks per account and per address (S13).
+/// The `rate_limits` table: failure counters and blocks per account and per address (S14).
 ///
 /// Every write is one statement whose result the caller acts on, so counters neither lose
 /// increments nor blocks when several server processes count failures on one key at once.
