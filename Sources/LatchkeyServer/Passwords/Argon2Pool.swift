@@ -11,9 +11,9 @@ import Synchronization
 /// event loops it would stall every connection; run on the Swift task pool (one thread per core)
 /// it would stall every other request. So hashes run here, on threads of their own, one per core
 /// by default, and callers await the result. When ``queueLimit`` hashes already wait for a
-/// thread, ``run(_:)`` refuses at once with ``AuthError/Code/overloaded`` and a retry time (503 with `Retry-After`), so a flood of
-/// logins costs the server a bounded amount of memory and leaves `/healthz`, refreshes and the
-/// JWKS as fast as before.
+/// thread, ``run(_:)`` refuses at once with ``AuthError/Code/overloaded`` and a retry time (503
+/// with `Retry-After`), so a flood of logins costs the server a bounded amount of memory and
+/// leaves `/healthz`, refreshes and the JWKS as fast as before.
 final class Argon2Pool: Sendable {
     /// The jobs waiting, shared with the threads (a `Mutex` cannot be captured by them itself).
     private final class Queue: Sendable {
@@ -108,9 +108,9 @@ final class Argon2Pool: Sendable {
     /// Hashes waiting for a thread, for the `latchkey_queue_depth` gauge.
     var depth: Int { queue.waiting }
 
-    /// Throws ``AuthError/Code/overloaded`` when the queue is full now, so a request that would be refused
-    /// anyway is refused before it reads the database. ``run(_:)`` still decides: the queue may
-    /// fill up in between.
+    /// Throws ``AuthError/Code/overloaded`` when the queue is full now, so a request that would be
+    /// refused anyway is refused before it reads the database. ``run(_:)`` still decides: the
+    /// queue may fill up in between.
     func refuseIfFull() throws {
         if queue.waiting >= queueLimit { throw AuthError.overloaded(retryAfter: Self.retryAfter) }
     }

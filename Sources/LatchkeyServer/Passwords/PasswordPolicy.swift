@@ -30,14 +30,13 @@ struct PasswordPolicy: Sendable {
 
     /// The NFKC form of a password: what is hashed and compared.
     ///
-    /// - Throws: ``AuthError/Code/invalidRequest`` with reason `password_too_long` for input beyond ``maximumInputBytes`` or, once
-    ///   normalised, ``maximumLength``.
+    /// - Throws: ``AuthError/Code/invalidRequest`` with reason `password_too_long` for input
+    ///   beyond ``maximumInputBytes`` or, once normalised, ``maximumLength``.
     static func normalize(_ password: String, field: String) throws -> String {
-        guard password.utf8.count <= maximumInputBytes else { throw refusal(.passwordTooLong, field: field, "\(field) is longer than \(maximumLength) characters") }
+        let tooLong = AuthError.invalidRequest("\(field) is longer than \(maximumLength) characters", reason: .passwordTooLong)
+        guard password.utf8.count <= maximumInputBytes else { throw tooLong }
         let normalized = password.nfkc
-        guard normalized.unicodeScalars.count <= maximumLength else {
-            throw refusal(.passwordTooLong, field: field, "\(field) is longer than \(maximumLength) characters")
-        }
+        guard normalized.unicodeScalars.count <= maximumLength else { throw tooLong }
         return normalized
     }
 
@@ -47,16 +46,12 @@ struct PasswordPolicy: Sendable {
     ///   person can act on.
     func check(newPassword normalized: String, field: String) throws {
         guard normalized.unicodeScalars.count >= minimumLength else {
-            throw Self.refusal(.passwordTooShort, field: field, "\(field) must be at least \(minimumLength) characters long")
+            throw AuthError.invalidRequest("\(field) must be at least \(minimumLength) characters long", reason: .passwordTooShort)
         }
         guard !commonPasswords().contains(normalized) else {
-            throw Self.refusal(
-                .passwordCommon, field: field, "\(field) is one of the most commonly used passwords, which attackers try first; choose another")
+            throw AuthError.invalidRequest(
+                "\(field) is one of the most commonly used passwords, which attackers try first; choose another", reason: .passwordCommon)
         }
-    }
-
-    private static func refusal(_ reason: AuthError.Reason, field: String, _ description: String) -> AuthError {
-        AuthError.invalidRequest(description, reason: reason)
     }
 }
 
