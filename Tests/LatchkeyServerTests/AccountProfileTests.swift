@@ -2,6 +2,7 @@ import Foundation
 import LatchkeyJSON
 @testable import LatchkeyServer
 import LatchkeyStore
+import LatchkeyWire
 import Testing
 
 @Suite("Account profile: GET and PATCH /v1/me")
@@ -23,6 +24,24 @@ struct AccountProfileTests {
             let apple = try await server.request(.get, "/v1/me", headers: ["Authorization": "Bearer \(session.accessToken)"]).json
             #expect(apple["username"] == .null)
             #expect(apple["identities"]?.arrayValue?.contains { $0["provider"] == "password" } == false)
+        }
+    }
+
+    @Test("GET /v1/me reads as the wire account: the user, the password identity and a device key among the factors")
+    func meAsWireAccount() async throws {
+        try await TestServer.with { server in
+            let signUp = try await PasswordAccountTests.signUp(server, "ada@example.com", "correct horse battery", extra: ["given_name": "Ada"])
+            let bearer = try PasswordAccountTests.bearer(signUp)
+            #expect(try await SoftwareDevice().register(on: server, bearer: bearer).status == 201)
+            let me = try await server.request(.get, "/v1/me", headers: bearer)
+            #expect(me.status == 200)
+            let account = try WireAccount(parsing: me.body)
+            #expect(account.user == (try WireTokenResponse(parsing: signUp.body)).user)
+            #expect(account.username == "ada@example.com")
+            #expect(account.identities.map(\.provider) == ["password"])
+            #expect(account.identities.first?.username == "ada@example.com" && account.identities.first?.email == "ada@example.com")
+            #expect(account.factors.map(\.type) == [.deviceKey])
+            #expect(account.factors.first?.label == "Ada's iPhone" && account.factors.first?.id != nil)
         }
     }
 

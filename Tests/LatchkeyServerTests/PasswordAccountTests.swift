@@ -6,6 +6,7 @@ import LatchkeyJSON
 @testable import LatchkeyServer
 import LatchkeyStore
 import LatchkeyTestSupport
+import LatchkeyWire
 import Testing
 
 @Suite("Password accounts")
@@ -230,6 +231,30 @@ struct PasswordAccountTests {
             let unauthenticated = try await server.request(.post, "/v1/auth/password/change", json: ["current_password": "a", "new_password": "b"])
             #expect(unauthenticated.status == 401)
             #expect(unauthenticated.headers["WWW-Authenticate"] == #"Bearer error="invalid_token""#)
+        }
+    }
+
+    @Test("S9, S11: of two changes from the same current password exactly one replaces it; the other is 401 and changes nothing")
+    func s11ConcurrentChanges() async throws {
+        try await TestServer.with { server in
+            let signUp = try await Self.signUp(server, "ada", "correct horse battery")
+            let bearer = try Self.bearer(signUp)
+            let candidates = ["first new passphrase", "second new passphrase"]
+            let statuses = try await withThrowingTaskGroup(of: (String, Int).self) { group in
+                for candidate in candidates {
+                    group.addTask {
+                        let body = WirePasswordChangeRequest(currentPassword: "correct horse battery", newPassword: candidate)
+                        return (candidate, try await server.request(.post, "/v1/auth/password/change", json: body.json, headers: bearer).status)
+                    }
+                }
+                return try await group.reduce(into: [String: Int]()) { $0[$1.0] = $1.1 }
+            }
+            #expect(statuses.values.sorted() == [204, 401], "\(statuses)")
+            let winner = try #require(statuses.first { $0.value == 204 }?.key)
+            let loser = try #require(statuses.first { $0.value == 401 }?.key)
+            #expect(try await Self.logIn(server, "ada", winner).status == 200)
+            #expect(try await Self.logIn(server, "ada", loser).status == 401)
+            #expect(try await Self.logIn(server, "ada", "correct horse battery").status == 401)
         }
     }
 

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import LatchkeyHTTP
 import LatchkeyStore
 
 /// Deleting an account: `DELETE /v1/me`, Apple's account-delete notification and
@@ -14,6 +13,10 @@ struct AccountDeletion {
     let sessions: SessionService
     let masterKey: MasterKey
     let outbox: AppleRevocationOutbox
+    let identities = IdentityRepository()
+    let sessionRecords = SessionRepository()
+
+    var users: UserRepository { sessions.users }
 
     /// Deletes `userID` inside the caller's transaction.
     ///
@@ -24,30 +27,19 @@ struct AccountDeletion {
     /// - Returns: Whether the user existed.
     @discardableResult
     func delete(userID: String, reason: String, revokeAtApple: Bool, context: RequestContext, now: Date, on connection: any SQLConnection) throws -> Bool {
-        let dialect = sessions.database.dialect
-        guard try connection.queryOne(dialect.sql("SELECT 1 AS one FROM users WHERE id = ?"), [.text(userID)]) != nil else { return false }
+        // Taking the user's row first makes a concurrent deletion of the same user wait, then
+        // find nothing and write nothing.
+        guard try users.lock(userID, now: now, on: connection) else { return false }
         if revokeAtApple {
-            let identities = try connection.query(
-                dialect.sql("SELECT id, apple_client_id, apple_refresh_token FROM identities WHERE user_id = ? AND apple_refresh_token IS NOT NULL"),
-                [.text(userID)])
-            for identity in identities {
-                let token = try masterKey.unseal(try identity.blob("apple_refresh_token"), context: AppleService.refreshTokenContext(try identity.string("id")))
-                try outbox.enqueue(refreshToken: token, clientID: try identity.string("apple_client_id"), userID: userID, now: now, on: connection)
+            for identity in try identities.appleRefreshTokens(userID: userID, on: connection) {
+                let token = try masterKey.unseal(identity.sealed, context: AppleService.refreshTokenContext(identity.identityID))
+                try outbox.enqueue(refreshToken: token, clientID: identity.clientID, userID: userID, now: now, on: connection)
             }
         }
         try sessions.revokeAll(userID: userID, reason: "account_deleted", context: context, now: now, on: connection)
-        try connection.execute(
-            dialect.sql(
-                """
-                INSERT INTO ended_refresh_tokens (token_hash, reason, expires_at)
-                SELECT refresh_tokens.token_hash, 'account_deleted', sessions.absolute_expires_at
-                FROM refresh_tokens JOIN sessions ON sessions.id = refresh_tokens.session_id
-                WHERE sessions.user_id = ? AND refresh_tokens.retired_at IS NULL AND sessions.absolute_expires_at > ?
-                ON CONFLICT DO NOTHING
-                """),
-            [.text(userID), .time(now)])
-        try connection.execute(dialect.sql("DELETE FROM users WHERE id = ?"), [.text(userID)])
-        try connection.execute(dialect.sql("UPDATE audit_log SET ip = NULL, details = '{}' WHERE user_id = ?"), [.text(userID)])
+        try sessionRecords.tombstoneLiveTokens(userID: userID, reason: "account_deleted", now: now, on: connection)
+        try users.delete(userID, on: connection)
+        try sessions.audit.scrub(userID: userID, on: connection)
         try sessions.audit.record(
             .init(time: now, userID: userID, event: .accountDeleted, outcome: .success, requestID: context.requestID, details: ["reason": reason]),
             on: connection)
@@ -61,7 +53,8 @@ extension AppleService {
     /// - Parameters:
     ///   - principal: The signed-in user deleting their own account; a user with a second
     ///     factor must have proved it in the last five minutes. `nil` for an operator.
-    /// - Throws: 404 when there is no such user; 403 `insufficient_authentication`.
+    /// - Throws: ``AuthError/Code/notFound`` when there is no such user;
+    ///   ``AuthError/Code/insufficientAuthentication``.
     func deleteAccount(userID: String, principal: Principal?, reason: String, context: RequestContext) async throws {
         let now = clock()
         let deletion = AccountDeletion(sessions: sessions, masterKey: masterKey, outbox: outbox)
@@ -69,7 +62,7 @@ extension AppleService {
             if let principal { try self.sessions.requireRecentSecondFactor(principal, now: now, on: connection) }
             return try deletion.delete(userID: userID, reason: reason, revokeAtApple: true, context: context, now: now, on: connection)
         }
-        guard existed else { throw HTTPError.notFound("no such user") }
+        guard existed else { throw AuthError.notFound("no such user") }
         // The revocation is durable now; sending it does not hold up the answer.
         Task { [outbox] in _ = try? await outbox.runDue() }
     }

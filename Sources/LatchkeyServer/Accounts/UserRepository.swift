@@ -42,6 +42,23 @@ public struct UserRepository: Sendable {
             ])
     }
 
+    /// Compare-and-lock: takes the user row's write lock for the caller's transaction by
+    /// touching its `updated_at`, so two deletions of one user run one after the other.
+    ///
+    /// - Returns: Whether the user exists (false: never did, or another transaction deleted it).
+    func lock(_ id: String, now: Date, on connection: any SQLConnection) throws -> Bool {
+        try connection.execute("UPDATE users SET updated_at = ? WHERE id = ?", [.time(now), .text(id)]) == 1
+    }
+
+    /// Deletes the user and, by cascade, everything that hangs off it (identities, credentials,
+    /// factors, sessions).
+    ///
+    /// - Returns: Whether this call deleted it (false: there was no such user).
+    @discardableResult
+    func delete(_ id: String, on connection: any SQLConnection) throws -> Bool {
+        try connection.execute("DELETE FROM users WHERE id = ?", [.text(id)]) == 1
+    }
+
     /// The user with this id, read inside a transaction.
     public func find(_ id: String, on connection: any SQLConnection) throws -> User? {
         try connection.queryOne("SELECT * FROM users WHERE id = ?", [.text(id)]).map(Self.user)

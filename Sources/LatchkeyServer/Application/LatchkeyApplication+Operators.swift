@@ -18,7 +18,7 @@ extension LatchkeyApplication {
     ///
     /// - Returns: Whether the account's failed sign-ins were cleared (audited as
     ///   `password.lockout_lifted`).
-    /// - Throws: ``LatchkeyHTTP/HTTPError`` whose description says what is wrong.
+    /// - Throws: ``AuthError`` whose message says what is wrong.
     public func setPassword(userID: String, password: String, username: String?) async throws -> Bool {
         try await passwords.setPassword(userID: userID, password: password, username: username, context: RequestContext(requestID: "cli"))
     }

@@ -1,7 +1,8 @@
 import Dispatch
 import FoundationEssentials
 import Glibc
-import LatchkeyHTTP
+// Only the thread starter, which lives with the HTTP server's workers; nothing of HTTP itself.
+import enum LatchkeyHTTP.DetachedThread
 import Synchronization
 
 /// A fixed set of threads that run Argon2id, fed through a bounded queue (docs/security.md S15).
@@ -10,9 +11,9 @@ import Synchronization
 /// event loops it would stall every connection; run on the Swift task pool (one thread per core)
 /// it would stall every other request. So hashes run here, on threads of their own, one per core
 /// by default, and callers await the result. When ``queueLimit`` hashes already wait for a
-/// thread, ``run(_:)`` refuses at once with 503 `overloaded` and `Retry-After`, so a flood of
-/// logins costs the server a bounded amount of memory and leaves `/healthz`, refreshes and the
-/// JWKS as fast as before.
+/// thread, ``run(_:)`` refuses at once with ``AuthError/Code/overloaded`` and a retry time (503
+/// with `Retry-After`), so a flood of logins costs the server a bounded amount of memory and
+/// leaves `/healthz`, refreshes and the JWKS as fast as before.
 final class Argon2Pool: Sendable {
     /// The jobs waiting, shared with the threads (a `Mutex` cannot be captured by them itself).
     private final class Queue: Sendable {
@@ -107,24 +108,24 @@ final class Argon2Pool: Sendable {
     /// Hashes waiting for a thread, for the `latchkey_queue_depth` gauge.
     var depth: Int { queue.waiting }
 
-    /// Throws 503 `overloaded` when the queue is full now, so a request that would be refused
-    /// anyway is refused before it reads the database. ``run(_:)`` still decides: the queue may
-    /// fill up in between.
+    /// Throws ``AuthError/Code/overloaded`` when the queue is full now, so a request that would be
+    /// refused anyway is refused before it reads the database. ``run(_:)`` still decides: the
+    /// queue may fill up in between.
     func refuseIfFull() throws {
-        if queue.waiting >= queueLimit { throw HTTPError.overloaded(retryAfter: Self.retryAfter) }
+        if queue.waiting >= queueLimit { throw AuthError.overloaded(retryAfter: Self.retryAfter) }
     }
 
     /// Runs `work` on one of the pool's threads and returns its result.
     ///
     /// - Parameter work: The hashing; it runs on a pool thread, never on the caller's.
     /// - Returns: What `work` returns.
-    /// - Throws: ``LatchkeyHTTP/HTTPError/overloaded(retryAfter:)`` at once when the queue is
+    /// - Throws: ``AuthError/overloaded(retryAfter:)`` at once when the queue is
     ///   full or the pool has stopped; otherwise what `work` throws.
     func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             let accepted = queue.append({ continuation.resume(with: Result { try work() }) }, limit: queueLimit)
             if !accepted {
-                continuation.resume(throwing: HTTPError.overloaded(retryAfter: Self.retryAfter))
+                continuation.resume(throwing: AuthError.overloaded(retryAfter: Self.retryAfter))
             }
         }
     }

@@ -31,9 +31,11 @@ struct LoginRateLimiter: Sendable {
         var retryAfter: Int
     }
 
+    /// The database the counters live in; callers pass its connections to every method.
     let database: any SQLDatabase
     let perAccount: Int
     let perIP: Int
+    let repository = RateLimitRepository()
 
     static let window: TimeInterval = 15 * 60
     static let firstBlock: TimeInterval = 60
@@ -50,9 +52,7 @@ struct LoginRateLimiter: Sendable {
     func block(_ keys: [Key], now: Date, on connection: any SQLConnection) throws -> Block? {
         var found: Block?
         for key in keys {
-            guard let row = try connection.queryOne(database.dialect.sql("SELECT blocked_until FROM rate_limits WHERE key = ?"), [.text(key.key)]),
-                let until = row.optionalDate("blocked_until"), until > now
-            else { continue }
+            guard let until = try repository.blockedUntil(key: key.key, on: connection), until > now else { continue }
             let seconds = Int(until.timeIntervalSince(now).rounded(.up))
             if seconds > found?.retryAfter ?? 0 { found = Block(scope: key.scope, retryAfter: max(1, seconds)) }
         }
@@ -61,28 +61,17 @@ struct LoginRateLimiter: Sendable {
 
     /// Counts one failure on each key inside the caller's transaction, starting a new window when
     /// the last one has passed, and blocks a key that reached its limit.
+    ///
+    /// Each count is one upsert that returns the new total, and a block only ever grows, so
+    /// failures counted at once by several processes are all counted and the longest block wins.
     func recordFailure(_ keys: [Key], now: Date, on connection: any SQLConnection) throws {
-        let dialect = database.dialect
         for key in keys {
-            // A window restarts only once it has passed and no block is running.
-            let row = try connection.queryOne(
-                dialect.sql(
-                    """
-                    INSERT INTO rate_limits (key, window_start, failures, blocked_until) VALUES (?, ?, 1, NULL)
-                    ON CONFLICT (key) DO UPDATE SET
-                        failures = CASE WHEN rate_limits.window_start <= ? AND (rate_limits.blocked_until IS NULL OR rate_limits.blocked_until <= ?)
-                            THEN 1 ELSE rate_limits.failures + 1 END,
-                        window_start = CASE WHEN rate_limits.window_start <= ? AND (rate_limits.blocked_until IS NULL OR rate_limits.blocked_until <= ?)
-                            THEN excluded.window_start ELSE rate_limits.window_start END
-                    RETURNING failures
-                    """),
-                [.text(key.key), .time(now), .time(now.addingTimeInterval(-Self.window)), .time(now), .time(now.addingTimeInterval(-Self.window)), .time(now)])
-            let failures = Int(try row?.int("failures") ?? 1)
+            let failures = try repository.recordFailure(
+                key: key.key, now: now, windowStartedBefore: now.addingTimeInterval(-Self.window), on: connection)
             guard failures >= key.limit else { continue }
             let doublings = min(failures - key.limit, 12)
             let block = min(Self.firstBlock * pow(2, Double(doublings)), Self.longestBlock)
-            try connection.execute(
-                dialect.sql("UPDATE rate_limits SET blocked_until = ? WHERE key = ?"), [.time(now.addingTimeInterval(block)), .text(key.key)])
+            try repository.extendBlock(key: key.key, until: now.addingTimeInterval(block), on: connection)
         }
     }
 
@@ -92,6 +81,6 @@ struct LoginRateLimiter: Sendable {
     /// - Returns: Whether there were failures to forget.
     @discardableResult
     func reset(_ key: Key, on connection: any SQLConnection) throws -> Bool {
-        try connection.execute(database.dialect.sql("DELETE FROM rate_limits WHERE key = ?"), [.text(key.key)]) > 0
+        try repository.delete(key: key.key, on: connection)
     }
 }

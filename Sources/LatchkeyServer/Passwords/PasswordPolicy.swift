@@ -1,5 +1,4 @@
 import FoundationEssentials
-import LatchkeyHTTP
 
 /// What a new password must be (docs/security.md S12, NIST SP 800-63B §3.1.1.2): long enough, not
 /// absurdly long, and not a common password. There are no composition rules.
@@ -29,41 +28,30 @@ struct PasswordPolicy: Sendable {
     /// The most UTF-8 bytes read before normalising, which can expand text up to 18 times.
     static let maximumInputBytes = 4096
 
-    /// Why a password was refused, in the `reason` field of the 400 answer.
-    enum Refusal: String, Sendable {
-        case tooShort = "password_too_short"
-        case tooLong = "password_too_long"
-        case common = "password_common"
-    }
-
     /// The NFKC form of a password: what is hashed and compared.
     ///
-    /// - Throws: 400 `invalid_request` for input beyond ``maximumInputBytes`` or, once
-    ///   normalised, ``maximumLength``.
+    /// - Throws: ``AuthError/Code/invalidRequest`` with reason `password_too_long` for input
+    ///   beyond ``maximumInputBytes`` or, once normalised, ``maximumLength``.
     static func normalize(_ password: String, field: String) throws -> String {
-        guard password.utf8.count <= maximumInputBytes else { throw refusal(.tooLong, field: field, "\(field) is longer than \(maximumLength) characters") }
+        let tooLong = AuthError.invalidRequest("\(field) is longer than \(maximumLength) characters", reason: .passwordTooLong)
+        guard password.utf8.count <= maximumInputBytes else { throw tooLong }
         let normalized = password.nfkc
-        guard normalized.unicodeScalars.count <= maximumLength else {
-            throw refusal(.tooLong, field: field, "\(field) is longer than \(maximumLength) characters")
-        }
+        guard normalized.unicodeScalars.count <= maximumLength else { throw tooLong }
         return normalized
     }
 
     /// Checks a new password, already normalised.
     ///
-    /// - Throws: 400 `invalid_request` with a `reason` and a sentence a person can act on.
+    /// - Throws: ``AuthError/Code/invalidRequest`` with a ``AuthError/Reason`` and a sentence a
+    ///   person can act on.
     func check(newPassword normalized: String, field: String) throws {
         guard normalized.unicodeScalars.count >= minimumLength else {
-            throw Self.refusal(.tooShort, field: field, "\(field) must be at least \(minimumLength) characters long")
+            throw AuthError.invalidRequest("\(field) must be at least \(minimumLength) characters long", reason: .passwordTooShort)
         }
         guard !commonPasswords().contains(normalized) else {
-            throw Self.refusal(
-                .common, field: field, "\(field) is one of the most commonly used passwords, which attackers try first; choose another")
+            throw AuthError.invalidRequest(
+                "\(field) is one of the most commonly used passwords, which attackers try first; choose another", reason: .passwordCommon)
         }
-    }
-
-    private static func refusal(_ refusal: Refusal, field: String, _ description: String) -> HTTPError {
-        HTTPError(status: 400, code: "invalid_request", description: description, extraFields: ["reason": .string(refusal.rawValue)])
     }
 }
 

@@ -1,6 +1,5 @@
 import FoundationEssentials
 import LatchkeyCrypto
-import LatchkeyHTTP
 import LatchkeyStore
 
 /// Password accounts: sign-up, login, change and operator resets (docs/security.md S11–S15).
@@ -18,6 +17,7 @@ public final class PasswordService: Sendable {
     let policy: PasswordPolicy
     let limiter: LoginRateLimiter
     let parameters: Argon2id.Parameters
+    let credentials = PasswordCredentialRepository()
     /// A PHC string no password matches, verified when the username is unknown (S13).
     private let dummyHash: String
 
@@ -48,30 +48,27 @@ public final class PasswordService: Sendable {
 
     // MARK: Sign-up
 
-    /// Creates a user with a password credential and signs them in (201 token response).
+    /// Creates a user with a password credential and signs them in (the token response, 201).
     ///
-    /// - Throws: 400 for a bad username or a refused password, 409 `conflict` when the username
-    ///   is taken, 503 `overloaded` when the hashing queue is full.
+    /// - Throws: ``AuthError/Code/invalidRequest`` for a bad username or a refused password,
+    ///   ``AuthError/Code/conflict`` when the username is taken (the UNIQUE constraint decides),
+    ///   ``AuthError/Code/overloaded`` when the hashing queue is full.
     func signUp(username raw: String, password: String, givenName: String?, familyName: String?, context: RequestContext) async throws -> TokenResponse {
         let username = try Username(raw)
         let normalized = try PasswordPolicy.normalize(password, field: "password")
         try policy.check(newPassword: normalized, field: "password")
         try pool.refuseIfFull()
-        let dialect = database.dialect
+        let credentials = credentials
         // A cheap look first, so a taken name costs no hash; the UNIQUE constraint decides.
-        let taken = try await database.read { connection in
-            try connection.queryOne(dialect.sql("SELECT 1 AS one FROM password_credentials WHERE username = ?"), [.text(username.value)]) != nil
-        }
-        guard !taken else { throw HTTPError(status: 409, code: "conflict", description: Self.usernameTaken) }
+        let taken = try await database.read { try credentials.usernameExists(username.value, on: $0) }
+        guard !taken else { throw AuthError.conflict(Self.usernameTaken) }
         let parameters = parameters
         let hash = try await pool.run { try Argon2id.hash(password: Array(normalized.utf8), parameters: parameters) }
-        return try await mappingStoreErrors(conflict: Self.usernameTaken) {
+        return try await Self.refusingTakenUsernames {
             try await self.sessions.signIn(method: Self.method, context: context) { connection, now in
                 let user = try self.sessions.users.create(
                     email: username.isEmail ? username.value : nil, givenName: givenName, familyName: familyName, now: now, on: connection)
-                try connection.execute(
-                    dialect.sql("INSERT INTO password_credentials (user_id, username, password_hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?)"),
-                    [.text(user.id), .text(username.value), .text(hash), .time(now), .time(now)])
+                try credentials.insert(userID: user.id, username: username.value, hash: hash, now: now, on: connection)
                 try self.audit.record(
                     .init(time: now, userID: user.id, event: .passwordSignUp, outcome: .success, ip: context.ip, requestID: context.requestID),
                     on: connection)
@@ -84,8 +81,8 @@ public final class PasswordService: Sendable {
 
     /// Checks a username and password and signs the user in.
     ///
-    /// - Throws: 401 `invalid_credentials` (the same for an unknown user and a wrong password),
-    ///   429 `rate_limited`, 503 `overloaded`.
+    /// - Throws: ``AuthError/Code/invalidCredentials`` (the same for an unknown user and a wrong
+    ///   password), ``AuthError/Code/rateLimited``, ``AuthError/Code/overloaded``.
     func logIn(username raw: String, password: String, context: RequestContext) async throws -> TokenResponse {
         // A name that breaks the rule cannot exist; it still costs a hash, as an unknown name does.
         let username = (try? Username(raw))?.value ?? raw
@@ -99,20 +96,18 @@ public final class PasswordService: Sendable {
             metrics.increment(.signIns, ["method": Self.method, "outcome": "failure"])
             throw Self.invalidCredentials
         }
-        let dialect = database.dialect
-        let limiter = limiter
+        let (limiter, credentials) = (limiter, credentials)
         return try await sessions.signIn(method: Self.method, context: context) { connection, now in
             // The password may have changed since it was read; then this check no longer counts.
-            guard try connection.queryOne(
-                dialect.sql("SELECT 1 AS one FROM password_credentials WHERE user_id = ? AND password_hash = ?"),
-                [.text(credential.userID), .text(credential.hash)]) != nil,
-                let user = try self.sessions.users.find(credential.userID, on: connection)
-            else { throw Self.invalidCredentials }
+            // Both the rehash and the plain check compare against the verified hash and hold the
+            // row, so a concurrent change either waits for this sign-in or wins before it.
+            let current: Bool
             if let upgrade {
-                try connection.execute(
-                    dialect.sql("UPDATE password_credentials SET password_hash = ?, updated_at = ? WHERE user_id = ?"),
-                    [.text(upgrade), .time(now), .text(user.id)])
+                current = try credentials.replaceHash(userID: credential.userID, expected: credential.hash, with: upgrade, now: now, on: connection)
+            } else {
+                current = try credentials.holds(userID: credential.userID, hash: credential.hash, on: connection)
             }
+            guard current, let user = try self.sessions.users.find(credential.userID, on: connection) else { throw Self.invalidCredentials }
             try limiter.reset(keys[0], on: connection)
             try self.audit.record(
                 .init(time: now, userID: user.id, event: .passwordLogin, outcome: .success, ip: context.ip, requestID: context.requestID,
@@ -127,22 +122,23 @@ public final class PasswordService: Sendable {
     /// Replaces the password of a signed-in user after checking the current one, and ends the
     /// user's other sessions (S9).
     ///
-    /// - Throws: 400 when the account has no password or the new one is refused, 401
-    ///   `invalid_credentials` for a wrong current password, 429, 503.
+    /// Only the hash that was verified is replaced: when another change landed in between, this
+    /// one is answered as a failed check and changes nothing.
+    ///
+    /// - Throws: ``AuthError/Code/invalidRequest`` when the account has no password or the new
+    ///   one is refused, ``AuthError/Code/invalidCredentials`` for a wrong current password (or a
+    ///   concurrent change that won), ``AuthError/Code/rateLimited``, ``AuthError/Code/overloaded``.
     func change(principal: Principal, currentPassword: String, newPassword: String, context: RequestContext) async throws {
         let current = try PasswordPolicy.normalize(currentPassword, field: "current_password")
         let new = try PasswordPolicy.normalize(newPassword, field: "new_password")
         try policy.check(newPassword: new, field: "new_password")
         try pool.refuseIfFull()
-        let dialect = database.dialect
-        let username = try await database.read { connection in
-            try connection.queryOne(dialect.sql("SELECT username FROM password_credentials WHERE user_id = ?"), [.text(principal.userID)])?
-                .string("username")
-        }
-        guard let username else { throw HTTPError.invalidRequest("this account has no password; it signs in another way") }
+        let credentials = credentials
+        let username = try await database.read { try credentials.find(userID: principal.userID, on: $0)?.username }
+        guard let username else { throw Self.noPassword }
         let keys = limiter.keys(username: username, ip: context.ip)
         guard let credential = try await checkLimits(keys, username: username, event: .passwordChange, context: context) else {
-            throw HTTPError.invalidRequest("this account has no password; it signs in another way")
+            throw Self.noPassword
         }
         let parameters = parameters
         let replacement = try await pool.run { () throws -> String? in
@@ -156,10 +152,9 @@ public final class PasswordService: Sendable {
         let now = sessions.clock()
         let limiter = limiter
         try await database.write { connection in
-            let changed = try connection.execute(
-                dialect.sql("UPDATE password_credentials SET password_hash = ?, updated_at = ? WHERE user_id = ? AND password_hash = ?"),
-                [.text(replacement), .time(now), .text(principal.userID), .text(credential.hash)])
-            guard changed == 1 else { throw Self.invalidCredentials }
+            guard try credentials.replaceHash(userID: principal.userID, expected: credential.hash, with: replacement, now: now, on: connection) else {
+                throw Self.invalidCredentials
+            }
             try limiter.reset(keys[0], on: connection)
             let ended = try self.sessions.revokeAll(
                 userID: principal.userID, except: principal.sessionID, reason: "password_changed", context: context, now: now, on: connection)
@@ -180,7 +175,8 @@ public final class PasswordService: Sendable {
     ///   - password: The new password; the policy applies as for users.
     ///   - username: A new username; needed when the user has no password yet and no email.
     /// - Returns: Whether the account had failed sign-ins that were cleared.
-    /// - Throws: ``LatchkeyHTTP/HTTPError`` whose description says what is wrong.
+    /// - Throws: ``AuthError`` whose message says what is wrong (``AuthError/Code/notFound``,
+    ///   ``AuthError/Code/invalidRequest``, ``AuthError/Code/conflict`` for a taken username).
     public func setPassword(userID: String, password: String, username raw: String?, context: RequestContext) async throws -> Bool {
         let normalized = try PasswordPolicy.normalize(password, field: "password")
         try policy.check(newPassword: normalized, field: "password")
@@ -188,25 +184,21 @@ public final class PasswordService: Sendable {
         let parameters = parameters
         let hash = try await pool.run { try Argon2id.hash(password: Array(normalized.utf8), parameters: parameters) }
         let now = sessions.clock()
-        let dialect = database.dialect
-        return try await mappingStoreErrors(conflict: Self.usernameTaken) {
+        let credentials = credentials
+        return try await Self.refusingTakenUsernames {
             try await self.database.write { connection in
-                guard let user = try self.sessions.users.find(userID, on: connection) else { throw HTTPError.notFound("no such user") }
-                let existing = try connection.queryOne(dialect.sql("SELECT username FROM password_credentials WHERE user_id = ?"), [.text(userID)])
+                guard let user = try self.sessions.users.find(userID, on: connection) else { throw AuthError.notFound("no such user") }
                 let username: String
-                if let existing {
-                    username = try requested?.value ?? existing.string("username")
-                    try connection.execute(
-                        dialect.sql("UPDATE password_credentials SET username = ?, password_hash = ?, updated_at = ? WHERE user_id = ?"),
-                        [.text(username), .text(hash), .time(now), .text(userID)])
+                if let existing = try credentials.find(userID: userID, on: connection),
+                    try credentials.replace(userID: userID, username: requested?.value ?? existing.username, hash: hash, now: now, on: connection)
+                {
+                    username = requested?.value ?? existing.username
                 } else {
                     guard let new = try requested ?? user.email.map(Username.init) else {
-                        throw HTTPError.invalidRequest("the user has no username yet; give one with --username")
+                        throw AuthError.invalidRequest("the user has no username yet; give one with --username")
                     }
                     username = new.value
-                    try connection.execute(
-                        dialect.sql("INSERT INTO password_credentials (user_id, username, password_hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?)"),
-                        [.text(userID), .text(username), .text(hash), .time(now), .time(now)])
+                    try credentials.insert(userID: userID, username: username, hash: hash, now: now, on: connection)
                 }
                 let ended = try self.sessions.revokeAll(userID: userID, reason: "password_reset", context: context, now: now, on: connection)
                 try self.audit.record(
@@ -228,30 +220,20 @@ public final class PasswordService: Sendable {
 
     // MARK: Steps
 
-    private struct Credential: Sendable {
-        var userID: String
-        var hash: String
-    }
-
     /// Reads the limits and the credential in one snapshot; a block is audited, counted and
-    /// answered 429 before any hashing.
-    private func checkLimits(_ keys: [LoginRateLimiter.Key], username: String, event: AuditEvent, context: RequestContext) async throws -> Credential? {
+    /// refused (``AuthError/Code/rateLimited``) before any hashing.
+    private func checkLimits(_ keys: [LoginRateLimiter.Key], username: String, event: AuditEvent, context: RequestContext) async throws -> PasswordCredential? {
         let now = sessions.clock()
-        let dialect = database.dialect
-        let limiter = limiter
+        let (limiter, credentials) = (limiter, credentials)
         let (block, credential) = try await database.read { connection in
-            let block = try limiter.block(keys, now: now, on: connection)
-            let credential = try connection.queryOne(
-                dialect.sql("SELECT user_id, password_hash FROM password_credentials WHERE username = ?"), [.text(username)]
-            ).map { Credential(userID: try $0.string("user_id"), hash: try $0.string("password_hash")) }
-            return (block, credential)
+            (try limiter.block(keys, now: now, on: connection), try credentials.find(username: username, on: connection))
         }
         guard let block else { return credential }
         metrics.increment(.rateLimitHits, ["scope": "login_" + block.scope])
         try await audit.record(
             .init(time: now, userID: credential?.userID, event: event, outcome: .rateLimited, ip: context.ip, requestID: context.requestID,
                   details: ["scope": block.scope, "retry_after": String(block.retryAfter)]))
-        throw HTTPError.rateLimited(retryAfter: block.retryAfter)
+        throw AuthError.rateLimited(retryAfter: block.retryAfter)
     }
 
     /// Verifies on the pool, against the dummy hash when there is no credential; says whether the
@@ -281,7 +263,16 @@ public final class PasswordService: Sendable {
         }
     }
 
-    static let invalidCredentials = HTTPError(status: 401, code: "invalid_credentials", description: "the username or password is wrong")
-    static let usernameTaken = "the username is taken"
+    /// Runs `body` and answers the UNIQUE constraint on usernames as a taken username.
+    private static func refusingTakenUsernames<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as StoreError where error.code == .constraint {
+            throw AuthError.conflict(usernameTaken)
+        }
+    }
 
+    static let invalidCredentials = AuthError(.invalidCredentials, "the username or password is wrong")
+    static let noPassword = AuthError.invalidRequest("this account has no password; it signs in another way")
+    static let usernameTaken = "the username is taken"
 }

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import LatchkeyHTTP
 
 /// A username in the one form it is stored and looked up in (docs/reference.md, "Passwords").
 ///
@@ -22,30 +21,30 @@ struct Username: Sendable, Hashable {
 
     /// Normalises and checks a username as typed.
     ///
-    /// - Throws: 400 `invalid_request` saying which part of the rule it breaks.
+    /// - Throws: ``AuthError/Code/invalidRequest`` saying which part of the rule it breaks.
     init(_ raw: String) throws {
-        guard raw.utf8.count <= 1024 else { throw HTTPError.invalidRequest("username is too long") }
+        guard raw.utf8.count <= 1024 else { throw AuthError.invalidRequest("username is too long") }
         let value = raw.nfkc.trimmingWhitespace().lowercased()
         let scalars = value.unicodeScalars
-        guard !scalars.isEmpty else { throw HTTPError.invalidRequest("username is required") }
+        guard !scalars.isEmpty else { throw AuthError.invalidRequest("username is required") }
         if value.contains("@") {
             let parts = value.split(separator: "@", omittingEmptySubsequences: false)
             guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
-                throw HTTPError.invalidRequest("an email-like username has exactly one @ with text on both sides")
+                throw AuthError.invalidRequest("an email-like username has exactly one @ with text on both sides")
             }
             guard scalars.count <= Self.maximumEmailLength else {
-                throw HTTPError.invalidRequest("an email-like username is at most \(Self.maximumEmailLength) characters")
+                throw AuthError.invalidRequest("an email-like username is at most \(Self.maximumEmailLength) characters")
             }
             guard !scalars.contains(where: { $0.properties.isWhitespace || Self.isControl($0) }) else {
-                throw HTTPError.invalidRequest("a username cannot contain spaces or control characters")
+                throw AuthError.invalidRequest("a username cannot contain spaces or control characters")
             }
             self.init(value: value, isEmail: true)
         } else {
             guard Self.handleLengths.contains(scalars.count) else {
-                throw HTTPError.invalidRequest("a username that is not an email is 3 to 64 characters")
+                throw AuthError.invalidRequest("a username that is not an email is 3 to 64 characters")
             }
             guard scalars.allSatisfy({ Self.isAlphanumeric($0) || "._-".unicodeScalars.contains($0) }) else {
-                throw HTTPError.invalidRequest("a username that is not an email has only letters, digits, '.', '_' and '-'")
+                throw AuthError.invalidRequest("a username that is not an email has only letters, digits, '.', '_' and '-'")
             }
             self.init(value: value, isEmail: false)
         }

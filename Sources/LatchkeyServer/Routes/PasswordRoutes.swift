@@ -1,5 +1,5 @@
 import LatchkeyHTTP
-import LatchkeyJSON
+import LatchkeyWire
 
 /// `POST /v1/auth/password/signup`, `/login` and `/change` (docs/reference.md).
 struct PasswordRoutes {
@@ -11,41 +11,46 @@ struct PasswordRoutes {
         let bearer = bearer
 
         router.post("/v1/auth/password/signup") { request in
-            let body = try JSONFields(request)
+            let body = try request.wireBody(WirePasswordSignUpRequest.self)
             let response = try await passwords.signUp(
-                username: try Self.username(body), password: try Self.password(body, "password"),
-                givenName: try body.optional("given_name", maxLength: User.maxNameLength),
-                familyName: try body.optional("family_name", maxLength: User.maxNameLength), context: RequestContext(request))
+                username: try Self.username(body.username), password: body.password,
+                givenName: try Self.name(body.givenName, "given_name"), familyName: try Self.name(body.familyName, "family_name"),
+                context: RequestContext(request))
             return response.response(status: 201)
         }
 
         router.post("/v1/auth/password/login") { request in
-            let body = try JSONFields(request)
+            let body = try request.wireBody(WirePasswordLoginRequest.self)
             return try await passwords.logIn(
-                username: try Self.username(body), password: try Self.password(body, "password"), context: RequestContext(request)
+                username: try Self.username(body.username), password: body.password, context: RequestContext(request)
             ).response()
         }
 
         router.post("/v1/auth/password/change") { request in
             let principal = try await bearer.authenticate(request)
-            let body = try JSONFields(request)
+            let body = try request.wireBody(WirePasswordChangeRequest.self)
+            // Passwords of any length the body allows: ``PasswordPolicy`` judges their length and says why.
             try await passwords.change(
-                principal: principal, currentPassword: try Self.password(body, "current_password"),
-                newPassword: try Self.password(body, "new_password"), context: RequestContext(request))
+                principal: principal, currentPassword: body.currentPassword, newPassword: body.newPassword, context: RequestContext(request))
             return .empty()
         }
     }
 
-    static func username(_ body: JSONFields) throws -> String {
-        try body.required("username", maxLength: 1024)
+    /// The username as typed, before ``Username`` normalises and judges it.
+    static func username(_ username: String) throws -> String {
+        try nonEmpty(username, "username", maxLength: 1024)
     }
 
-    /// A password of any length the body allows: ``PasswordPolicy`` judges its length and says why.
-    static func password(_ body: JSONFields, _ name: String) throws -> String {
-        switch body.members[name] {
-        case .string(let value)?: return value
-        case nil, .null?: throw HTTPError.invalidRequest("\(name) is required")
-        default: throw HTTPError.invalidRequest("\(name) must be a string")
+    /// A sign-up name: absent or null is none; otherwise a non-empty string of at most
+    /// ``User/maxNameLength`` bytes.
+    static func name(_ name: String?, _ field: String) throws -> String? {
+        try name.map { try nonEmpty($0, field, maxLength: User.maxNameLength) }
+    }
+
+    private static func nonEmpty(_ value: String, _ field: String, maxLength: Int) throws -> String {
+        guard !value.isEmpty, value.utf8.count <= maxLength else {
+            throw HTTPError.invalidRequest("\(field) must be a non-empty string of at most \(maxLength) bytes")
         }
+        return value
     }
 }

@@ -92,6 +92,19 @@ public struct AuditLog: Sendable {
         try await database.write { try self.record(entry, on: $0) }
     }
 
+    /// Strips the IP address and details from a deleted user's entries inside the caller's
+    /// transaction; the user id, event, outcome and time stay (docs/reference.md, "Account deletion").
+    ///
+    /// - Parameters:
+    ///   - userID: The deleted user.
+    ///   - connection: The connection of the deletion's write transaction.
+    /// - Returns: How many entries were scrubbed.
+    /// - Throws: ``StoreError``.
+    @discardableResult
+    public func scrub(userID: String, on connection: any SQLConnection) throws -> Int {
+        try connection.execute("UPDATE audit_log SET ip = NULL, details = '{}' WHERE user_id = ?", [.text(userID)])
+    }
+
     /// The newest entries first, optionally for one user, one event and/or a time onwards.
     ///
     /// - Parameters:

@@ -111,6 +111,9 @@ enum OperatorCommands {
             let lifted: Bool
             do {
                 lifted = try await application.setPassword(userID: id, password: password, username: arguments[option: "username"])
+            } catch let error as AuthError {
+                printError("latchkey: \(error.message)")
+                return 1
             } catch let error as HTTPError {
                 printError("latchkey: \(error.errorDescription)")
                 return 1

@@ -1,0 +1,110 @@
+import FoundationEssentials
+import LatchkeyStore
+
+/// One way a user signs in: an identity at a provider (`apple`), or the `password` credential.
+struct AccountIdentity: Sendable, Hashable {
+    var provider: String
+    var email: String?
+    /// The normalised username; only for the `password` identity.
+    var username: String?
+    var createdAt: Date
+}
+
+/// What `GET /v1/me` shows: the user, the password username if any, their sign-in identities
+/// (a password account lists a `password` identity first) and second factors.
+struct AccountProfile: Sendable, Hashable {
+    var user: User
+    var username: String?
+    var identities: [AccountIdentity]
+    var factors: [SecondFactorOption]
+}
+
+/// A change of names (`PATCH /v1/me`): for each name `nil` leaves it, `.some(nil)` clears it,
+/// `.some(name)` sets it.
+struct NameChange: Sendable, Hashable {
+    var givenName: String??
+    var familyName: String??
+
+    /// A name as given, in the form it is stored: surrounding whitespace trimmed, `nil` when
+    /// nothing is left.
+    ///
+    /// - Parameter field: The member it came in, for the refusal.
+    /// - Throws: ``AuthError/Code/invalidRequest`` when it is over ``User/maxNameLength`` bytes.
+    static func name(_ raw: String, field: String) throws -> String? {
+        let name = String(raw.trimmingWhitespace())
+        guard name.utf8.count <= User.maxNameLength else {
+            throw AuthError.invalidRequest("\(field) must be at most \(User.maxNameLength) bytes")
+        }
+        return name.isEmpty ? nil : name
+    }
+}
+
+/// The signed-in user's own account: reading it and changing its names.
+struct AccountService: Sendable {
+    let database: any SQLDatabase
+    let clock: @Sendable () -> Date
+    let users: UserRepository
+    let audit: AuditLog
+    let credentials = PasswordCredentialRepository()
+    let identities = IdentityRepository()
+
+    init(database: any SQLDatabase, clock: @escaping @Sendable () -> Date) {
+        self.database = database
+        self.clock = clock
+        self.users = UserRepository(database: database)
+        self.audit = AuditLog(database: database)
+    }
+
+    /// The user's profile, read in one snapshot.
+    ///
+    /// - Throws: ``AuthError/Code/invalidToken`` when the account no longer exists.
+    func profile(userID: String) async throws -> AccountProfile {
+        let (users, credentials, identities, database) = (users, credentials, identities, database)
+        let profile = try await database.read { connection -> AccountProfile? in
+            guard let user = try users.find(userID, on: connection) else { return nil }
+            var listed = try identities.accountIdentities(userID: userID, on: connection)
+            let credential = try credentials.find(userID: userID, on: connection)
+            if let credential {
+                listed.insert(
+                    AccountIdentity(provider: "password", email: user.email, username: credential.username, createdAt: credential.createdAt),
+                    at: 0)
+            }
+            let factors = try SecondFactors.options(userID: userID, database: database, on: connection)
+            return AccountProfile(user: user, username: credential?.username, identities: listed, factors: factors)
+        }
+        guard let profile else { throw Self.gone }
+        return profile
+    }
+
+    /// Writes a change of names and its audit entry in one transaction; the entry names the
+    /// fields that changed, never their values. A change that changes nothing writes nothing.
+    ///
+    /// - Returns: The user as it is now.
+    /// - Throws: ``AuthError/Code/invalidToken`` when the account no longer exists.
+    func updateName(userID: String, change: NameChange, context: RequestContext) async throws -> User {
+        let now = clock()
+        let (users, audit) = (users, audit)
+        return try await database.write { connection in
+            guard var user = try users.find(userID, on: connection) else { throw Self.gone }
+            var changed: [String] = []
+            if let givenName = change.givenName, givenName != user.givenName {
+                user.givenName = givenName
+                changed.append("given_name")
+            }
+            if let familyName = change.familyName, familyName != user.familyName {
+                user.familyName = familyName
+                changed.append("family_name")
+            }
+            guard !changed.isEmpty else { return user }
+            try users.update(user, now: now, on: connection)
+            try audit.record(
+                .init(
+                    time: now, userID: userID, event: .accountUpdated, outcome: .success, ip: context.ip, requestID: context.requestID,
+                    details: ["fields": changed.joined(separator: ",")]),
+                on: connection)
+            return user
+        }
+    }
+
+    static let gone = AuthError.invalidToken("the account no longer exists")
+}
