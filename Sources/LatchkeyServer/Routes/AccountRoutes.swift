@@ -3,6 +3,7 @@ import LatchkeyHTTP
 import LatchkeyJOSE
 import LatchkeyJSON
 import LatchkeyStore
+import LatchkeyWire
 
 /// `GET /v1/me`, `PATCH /v1/me` and `DELETE /v1/me`.
 struct AccountRoutes {
@@ -69,7 +70,7 @@ struct AccountProfile: Sendable {
                      "created_at": .string(RFC3339.string(try password.date("created_at")))],
                     at: 0)
             }
-            let factors = try SecondFactors.list(userID: userID, dialect: dialect, on: connection)
+            let factors = try SecondFactors.list(userID: userID, on: connection).map { WireFactor($0).json }
             return AccountProfile(user: user, username: username, identities: identities, factors: factors)
         }
     }
