@@ -248,7 +248,7 @@ struct DeviceKeyTests {
             #expect(refused.status == 403)
             #expect(try refused.json["error"] == "insufficient_authentication")
             let principal = Principal(userID: user.id, sessionID: token.session.id, amr: ["pwd"])
-            await #expect(throws: HTTPError.insufficientAuthentication()) { try await server.application.sessions.requireRecentSecondFactor(principal) }
+            await #expect(throws: AuthError.insufficientAuthentication()) { try await server.application.sessions.requireRecentSecondFactor(principal) }
 
             let stepUp = try await device.stepUp(on: server, bearer: Self.bearer(token), deviceID: deviceID)
             let fresh = Self.bearer(try stepUp.json)

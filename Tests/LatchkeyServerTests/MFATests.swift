@@ -142,6 +142,51 @@ struct MFATests {
         }
     }
 
+    @Test("S19: of concurrent sign-ins with one TOTP code on different mfa_tokens exactly one succeeds")
+    func s19ConcurrentTOTPCode() async throws {
+        try await TestServer.with { server in
+            let (user, _, secret, _) = try await TOTPTests.enrolled(server)
+            server.clock.advance(by: 30)
+            let code = TOTP.code(secret: secret, step: TOTP.step(at: server.clock.now))
+            var tokens: [String] = []
+            for _ in 0..<4 { tokens.append(try await Self.mfaRequired(server, user).token) }
+            let answers = try await withThrowingTaskGroup(of: (Int, JSONValue).self) { group in
+                for token in tokens {
+                    group.addTask {
+                        let response = try await Self.verify(server, ["mfa_token": .string(token), "totp_code": .string(code)])
+                        return (response.status, try response.json)
+                    }
+                }
+                return try await group.reduce(into: [(Int, JSONValue)]()) { $0.append($1) }
+            }
+            #expect(answers.map(\.0).sorted() == [200, 400, 400, 400])
+            #expect(answers.filter { $0.0 == 200 }.allSatisfy { $0.1["access_token"]?.stringValue != nil })
+            #expect(answers.filter { $0.0 == 400 }.allSatisfy { $0.1["reason"] == "invalid_code" }, "the code was used")
+        }
+    }
+
+    @Test("S7: of concurrent completions of one mfa_token with different recovery codes exactly one signs in; the others' codes stay unused")
+    func s7ConcurrentCompletions() async throws {
+        try await TestServer.with { server in
+            let (user, _, _, codes) = try await TOTPTests.enrolled(server)
+            let (mfaToken, _) = try await Self.mfaRequired(server, user)
+            let answers = try await withThrowingTaskGroup(of: (Int, JSONValue).self) { group in
+                for code in codes.prefix(4) {
+                    group.addTask {
+                        let response = try await Self.verify(server, ["mfa_token": .string(mfaToken), "recovery_code": .string(code)])
+                        return (response.status, try response.json)
+                    }
+                }
+                return try await group.reduce(into: [(Int, JSONValue)]()) { $0.append($1) }
+            }
+            #expect(answers.map(\.0).sorted() == [200, 400, 400, 400])
+            #expect(answers.filter { $0.0 == 200 }.allSatisfy { $0.1["access_token"]?.stringValue != nil })
+            #expect(answers.filter { $0.0 == 400 }.allSatisfy { $0.1["reason"] == "reused" }, "the mfa_token was used")
+            let used = try await server.database.read { try $0.query("SELECT used_at FROM recovery_codes WHERE used_at IS NOT NULL", []) }
+            #expect(used.count == 1)
+        }
+    }
+
     @Test("S14: wrong second factors count per account across mfa_tokens: the 10th in 15 minutes blocks with 429, even a right code")
     func s14AcrossTokens() async throws {
         try await TestServer.with { server in

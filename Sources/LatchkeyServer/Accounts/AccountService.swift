@@ -69,7 +69,7 @@ struct AccountService: Sendable {
                     AccountIdentity(provider: "password", email: user.email, username: credential.username, createdAt: credential.createdAt),
                     at: 0)
             }
-            let factors = try SecondFactors.options(userID: userID, database: database, on: connection)
+            let factors = try SecondFactors.list(userID: userID, on: connection)
             return AccountProfile(user: user, username: credential?.username, identities: listed, factors: factors)
         }
         guard let profile else { throw Self.gone }

@@ -1,8 +1,5 @@
 import FoundationEssentials
 import LatchkeyCrypto
-import LatchkeyHTTP
-import LatchkeyJOSE
-import LatchkeyJSON
 import LatchkeyStore
 
 /// A registered device key, as `GET /v1/devices` shows it.
@@ -12,19 +9,6 @@ public struct DeviceKey: Sendable, Hashable {
     public var label: String
     public var createdAt: Date
     public var lastUsedAt: Date?
-
-    var json: JSONValue {
-        [
-            "id": .string(id), "label": .string(label), "created_at": .string(RFC3339.string(createdAt)),
-            "last_used_at": lastUsedAt.map { .string(RFC3339.string($0)) } ?? .null,
-        ]
-    }
-
-    static func deviceKey(_ row: SQLRow) throws -> DeviceKey {
-        DeviceKey(
-            id: try row.string("id"), userID: try row.string("user_id"), label: try row.string("label"),
-            createdAt: try row.date("created_at"), lastUsedAt: row.optionalDate("last_used_at"))
-    }
 }
 
 /// A device signature over a challenge, checked outside the write transaction so that the
@@ -40,16 +24,15 @@ extension FactorService {
 
     /// `POST /v1/challenges`: a `register` challenge, or a `step_up` challenge for one of the
     /// user's device keys, bound to the asking session.
-    func issueChallenge(for principal: Principal, purpose: ChallengePurpose, deviceID: String?) async throws -> JSONValue {
+    func issueChallenge(for principal: Principal, purpose: ChallengePurpose, deviceID: String?) async throws -> IssuedChallenge {
         let now = clock()
-        let dialect = dialect
         return try await commit { connection in
             switch purpose {
             case .register:
                 guard deviceID == nil else { return .failure(.invalidRequest("a register challenge takes no device_id")) }
             case .stepUp:
                 guard let deviceID else { return .failure(.invalidRequest("a step_up challenge needs device_id")) }
-                guard try Self.deviceKey(deviceID, userID: principal.userID, dialect: dialect, on: connection) != nil else {
+                guard try self.deviceKeys.find(id: deviceID, userID: principal.userID, on: connection) != nil else {
                     return .failure(.notFound("no such device key"))
                 }
             case .mfa:
@@ -58,7 +41,7 @@ extension FactorService {
             return .success(
                 try Challenge.issue(
                     userID: principal.userID, purpose: purpose, deviceKeyID: deviceID, sessionID: principal.sessionID, mfaTokenHash: nil,
-                    now: now, dialect: dialect, on: connection))
+                    now: now, on: connection))
         }
     }
 
@@ -66,20 +49,21 @@ extension FactorService {
     /// verifies `signature` with `publicKey` (or the challenge's own device key).
     ///
     /// A challenge bound elsewhere (another user, session, purpose or `mfa_token`) is reported
-    /// as unknown, so it reveals nothing about challenges that are not the caller's.
+    /// as unknown, so it reveals nothing about challenges that are not the caller's. That the
+    /// challenge is still unspent is checked again, by compare-and-set, where it is spent.
     func checkDeviceProof(
         challengeID: String, signature: [UInt8], publicKey: [UInt8]? = nil, now: Date, matches: @escaping @Sendable (Challenge) -> Bool
     ) async throws -> CheckedDeviceProof {
-        let dialect = dialect
+        let challenges = challenges
+        let deviceKeys = deviceKeys
         let (challenge, storedKey) = try await database.read { connection -> (Challenge?, (id: String, key: [UInt8])?) in
-            guard let challenge = try Challenge.find(challengeID, dialect: dialect, on: connection), matches(challenge) else { return (nil, nil) }
+            guard let challenge = try challenges.find(id: challengeID, on: connection), matches(challenge) else { return (nil, nil) }
             guard let deviceKeyID = challenge.deviceKeyID else { return (challenge, nil) }
-            let row = try connection.queryOne(dialect.sql("SELECT public_key FROM device_keys WHERE id = ?"), [.text(deviceKeyID)])
-            return (challenge, try row.map { (deviceKeyID, try $0.blob("public_key")) })
+            return (challenge, try deviceKeys.publicKey(id: deviceKeyID, on: connection).map { (deviceKeyID, $0) })
         }
-        guard let challenge else { throw HTTPError.invalidGrant(.unknown, "no such challenge for this request") }
+        guard let challenge else { throw AuthError.invalidGrant(.unknown, "no such challenge for this request") }
         try challenge.checkUsable(now: now)
-        guard let key = publicKey ?? storedKey?.key else { throw HTTPError.invalidGrant(.revoked, "the device key was removed") }
+        guard let key = publicKey ?? storedKey?.key else { throw AuthError.invalidGrant(.revoked, "the device key was removed") }
         let valid = DeviceSignature.isValid(signature, publicKey: key, digest: challenge.digest)
         return CheckedDeviceProof(challenge: challenge, deviceKeyID: storedKey?.id ?? "", valid: valid)
     }
@@ -92,19 +76,18 @@ extension FactorService {
         for principal: Principal, publicKey: [UInt8], label: String, challengeID: String, signature: [UInt8], context: RequestContext
     ) async throws -> DeviceKey {
         guard (try? P256.Signing.PublicKey(x963Representation: publicKey)) != nil else {
-            throw HTTPError.invalidRequest("public_key must be a 65-byte uncompressed X9.63 P-256 point on the curve")
+            throw AuthError.invalidRequest("public_key must be a 65-byte uncompressed X9.63 P-256 point on the curve")
         }
         let now = clock()
-        let dialect = dialect
         let proof = try await checkDeviceProof(challengeID: challengeID, signature: signature, publicKey: publicKey, now: now) {
             $0.purpose == .register && $0.userID == principal.userID && $0.sessionID == principal.sessionID
         }
         let device = DeviceKey(id: Identifiers.make("dev"), userID: principal.userID, label: label, createdAt: now, lastUsedAt: nil)
         let result: DeviceKey
         do {
-            result = try await commit(conflict: "this device key is already registered") { connection -> Result<DeviceKey, HTTPError> in
+            result = try await commit(conflict: "this device key is already registered") { connection -> Result<DeviceKey, AuthError> in
                 try self.sessions.requireRecentSecondFactor(principal, now: now, on: connection)
-                guard try Challenge.spend(challengeID, now: now, dialect: dialect, on: connection) else {
+                guard try self.challenges.spend(id: challengeID, at: now, on: connection) else {
                     return .failure(.invalidGrant(.reused, "the challenge was already used"))
                 }
                 guard proof.valid else {
@@ -113,9 +96,7 @@ extension FactorService {
                         details: ["use": "register", "challenge_id": challengeID], on: connection)
                     return .failure(.invalidGrant(.invalidSignature, "the signature does not verify with public_key over the challenge"))
                 }
-                try connection.execute(
-                    dialect.sql("INSERT INTO device_keys (id, user_id, public_key, label, created_at) VALUES (?, ?, ?, ?, ?)"),
-                    [.text(device.id), .text(device.userID), .blob(publicKey), .text(label), .time(now)])
+                try self.deviceKeys.insert(device, publicKey: publicKey, on: connection)
                 try self.sessions.markSecondFactor(sessionID: principal.sessionID, now: now, on: connection)
                 try self.record(
                     .deviceKeyAdded, .success, userID: principal.userID, context: context, now: now,
@@ -132,11 +113,8 @@ extension FactorService {
 
     /// The user's device keys, oldest first.
     public func devices(userID: String) async throws -> [DeviceKey] {
-        let dialect = dialect
-        return try await database.read { connection in
-            try connection.query(dialect.sql("SELECT * FROM device_keys WHERE user_id = ? ORDER BY created_at, id"), [.text(userID)])
-                .map(DeviceKey.deviceKey)
-        }
+        let deviceKeys = deviceKeys
+        return try await database.read { try deviceKeys.list(userID: userID, on: $0) }
     }
 
     /// Removes a device key (S18).
@@ -147,31 +125,22 @@ extension FactorService {
     ///   - principal: The session asking, which must have proved a second factor in the last five
     ///     minutes; `nil` for an operator (`latchkey users remove-device`).
     ///   - context: Who asked, for the audit entry.
-    /// - Throws: 404 when the user has no such key; 403 `insufficient_authentication`.
+    /// - Throws: ``AuthError/notFound(_:)`` when the user has no such key;
+    ///   ``AuthError/insufficientAuthentication()``.
     public func removeDevice(_ id: String, userID: String, principal: Principal?, context: RequestContext) async throws {
         let now = clock()
-        let dialect = dialect
-        try await commit { connection -> Result<Void, HTTPError> in
-            guard try Self.deviceKey(id, userID: userID, dialect: dialect, on: connection) != nil else {
+        try await commit { connection -> Result<Void, AuthError> in
+            guard try self.deviceKeys.find(id: id, userID: userID, on: connection) != nil else {
                 return .failure(.notFound("no such device key"))
             }
             if let principal { try self.sessions.requireRecentSecondFactor(principal, now: now, on: connection) }
-            try connection.execute(dialect.sql("DELETE FROM device_keys WHERE id = ?"), [.text(id)])
+            // Removed by a concurrent request since it was read: that request audited it.
+            guard try self.deviceKeys.delete(id: id, userID: userID, on: connection) else { throw AuthError.notFound("no such device key") }
             try self.record(
                 .deviceKeyRemoved, .success, userID: userID, context: context, now: now,
                 details: ["device_key_id": id, "by": principal == nil ? "operator" : "user"], on: connection)
             return .success(())
         }
-    }
-
-    /// Sets `last_used_at`; false when the key is gone (removed since its challenge was read).
-    func touchDevice(_ id: String, now: Date, on connection: any SQLConnection) throws -> Bool {
-        try connection.execute(dialect.sql("UPDATE device_keys SET last_used_at = ? WHERE id = ?"), [.time(now), .text(id)]) == 1
-    }
-
-    static func deviceKey(_ id: String, userID: String, dialect: SQLDialect, on connection: any SQLConnection) throws -> DeviceKey? {
-        try connection.queryOne(dialect.sql("SELECT * FROM device_keys WHERE id = ? AND user_id = ?"), [.text(id), .text(userID)])
-            .map(DeviceKey.deviceKey)
     }
 
     // MARK: Step-up
@@ -181,14 +150,13 @@ extension FactorService {
     /// of now, and new tokens: its refresh token rotates as in a refresh grant (S8).
     func stepUp(_ principal: Principal, challengeID: String, signature: [UInt8], context: RequestContext) async throws -> TokenResponse {
         let now = clock()
-        let dialect = dialect
         let proof = try await checkDeviceProof(challengeID: challengeID, signature: signature, now: now) {
             $0.purpose == .stepUp && $0.userID == principal.userID && $0.sessionID == principal.sessionID
         }
         let (session, refreshToken, user): (Session, String, User)
         do {
-            (session, refreshToken, user) = try await commit { connection -> Result<(Session, String, User), HTTPError> in
-                guard try Challenge.spend(challengeID, now: now, dialect: dialect, on: connection) else {
+            (session, refreshToken, user) = try await commit { connection -> Result<(Session, String, User), AuthError> in
+                guard try self.challenges.spend(id: challengeID, at: now, on: connection) else {
                     return .failure(.invalidGrant(.reused, "the challenge was already used"))
                 }
                 guard proof.valid else {
@@ -197,19 +165,18 @@ extension FactorService {
                         details: ["use": "step_up", "device_key_id": proof.deviceKeyID, "challenge_id": challengeID], on: connection)
                     return .failure(.invalidGrant(.invalidSignature, "the signature does not verify with the device key over the challenge"))
                 }
-                guard let row = try connection.queryOne(dialect.sql("SELECT * FROM sessions WHERE id = ?"), [.text(principal.sessionID)]),
-                    case var session = try Session.session(row), session.isLive(at: now),
+                guard try self.deviceKeys.touch(id: proof.deviceKeyID, at: now, on: connection) else {
+                    return .failure(.invalidGrant(.revoked, "the device key was removed"))
+                }
+                guard var session = try self.sessionRows.stepUpSession(id: principal.sessionID, on: connection), session.isLive(at: now),
                     let user = try self.sessions.users.find(principal.userID, on: connection)
                 else { return .failure(.invalidToken("the session has ended")) }
                 session.amr = Self.amr(session.amr, adding: "hwk")
                 session.secondFactorAt = now
-                try connection.execute(
-                    dialect.sql("UPDATE sessions SET amr = ?, second_factor_at = ? WHERE id = ?"),
-                    [.text(JSONValue.array(session.amr.map(JSONValue.string)).serializedString), .time(now), .text(session.id)])
-                let refreshToken = try self.sessions.rotateRefreshToken(of: &session, now: now, on: connection)
-                guard try self.touchDevice(proof.deviceKeyID, now: now, on: connection) else {
-                    return .failure(.invalidGrant(.revoked, "the device key was removed"))
+                guard try self.sessionRows.recordStepUp(sessionID: session.id, amr: session.amr, at: now, on: connection) else {
+                    return .failure(.invalidToken("the session has ended"))
                 }
+                let refreshToken = try self.sessions.rotateRefreshToken(of: &session, now: now, on: connection)
                 try self.record(
                     .deviceKeyUsed, .success, userID: principal.userID, context: context, now: now,
                     details: ["use": "step_up", "device_key_id": proof.deviceKeyID, "session_id": session.id], on: connection)

@@ -1,6 +1,4 @@
 import FoundationEssentials
-import LatchkeyHTTP
-import LatchkeyJSON
 import LatchkeyStore
 
 /// Second factors: device keys (Secure Enclave / `LAPersistedRight`), TOTP with recovery codes,
@@ -8,7 +6,8 @@ import LatchkeyStore
 ///
 /// Every request's writes go into one transaction with their audit entries (S27, S28). A proof
 /// that fails is committed too (its challenge spent, its failure counted and audited) and then
-/// answered with the refusal.
+/// answered with the refusal. A request that loses a compare-and-set to a concurrent one throws
+/// instead, so nothing it wrote is kept.
 public final class FactorService: Sendable {
     let sessions: SessionService
     let masterKey: MasterKey
@@ -17,8 +16,14 @@ public final class FactorService: Sendable {
     /// password could sign in again and again for five fresh tries each time.
     let failureLimiter: LoginRateLimiter
 
+    let challenges = ChallengeRepository()
+    let deviceKeys = DeviceKeyRepository()
+    let totpFactors = TOTPRepository()
+    let recoveryCodes = RecoveryCodeRepository()
+    let mfaTokens = MFATokenRepository()
+    let sessionRows = SessionRepository()
+
     var database: any SQLDatabase { sessions.database }
-    var dialect: SQLDialect { sessions.database.dialect }
     var metrics: Metrics { sessions.metrics }
     var clock: @Sendable () -> Date { sessions.clock }
 
@@ -53,11 +58,17 @@ public final class FactorService: Sendable {
 
     /// Runs `body` in one write transaction; a refusal it returns is committed with everything
     /// else the transaction wrote (a spent challenge, a counted failure, its audit entry) and
-    /// then thrown.
+    /// then thrown. What `body` throws rolls the transaction back.
+    ///
+    /// - Parameter conflict: The message of the `conflict` refusal a unique constraint becomes.
     func commit<T: Sendable>(
-        conflict: String = "this already exists", _ body: @escaping @Sendable (any SQLConnection) throws -> Result<T, HTTPError>
+        conflict: String = "this already exists", _ body: @escaping @Sendable (any SQLConnection) throws -> Result<T, AuthError>
     ) async throws -> T {
-        try await mappingStoreErrors(conflict: conflict) { try await database.write(body) }.get()
+        do {
+            return try await database.write(body).get()
+        } catch let error as StoreError where error.code == .constraint {
+            throw AuthError.conflict(conflict)
+        }
     }
 
     /// `amr` after a second factor: the method is added once, and `mfa` once two different
@@ -72,29 +83,20 @@ public final class FactorService: Sendable {
 
 /// The second factors of a user, as docs/reference.md lists them in `mfa_required` and `GET /v1/me`.
 enum SecondFactors {
-    /// `[{"type": "device_key", "id", "label"}, ..., {"type": "totp"}, {"type": "recovery_code"}]`.
-    static func list(userID: String, dialect: SQLDialect, on connection: any SQLConnection) throws -> [JSONValue] {
-        var factors = try connection.query(
-            dialect.sql("SELECT id, label FROM device_keys WHERE user_id = ? ORDER BY created_at, id"), [.text(userID)]
-        ).map { row -> JSONValue in ["type": "device_key", "id": .string(try row.string("id")), "label": .string(try row.string("label"))] }
-        if try connection.queryOne(dialect.sql("SELECT 1 AS one FROM totp_factors WHERE user_id = ? AND confirmed_at IS NOT NULL"), [.text(userID)]) != nil {
-            factors.append(["type": "totp"])
-            if try connection.queryOne(dialect.sql("SELECT 1 AS one FROM recovery_codes WHERE user_id = ? AND used_at IS NULL"), [.text(userID)]) != nil {
-                factors.append(["type": "recovery_code"])
-            }
+    /// The user's device keys (oldest first), then TOTP when confirmed, then recovery codes while
+    /// unused ones remain.
+    static func list(userID: String, on connection: any SQLConnection) throws -> [SecondFactorOption] {
+        var factors = try DeviceKeyRepository().list(userID: userID, on: connection).map { SecondFactorOption.deviceKey(id: $0.id, label: $0.label) }
+        if try TOTPRepository().isConfirmed(userID: userID, on: connection) {
+            factors.append(.totp)
+            if try RecoveryCodeRepository().unusedCount(userID: userID, on: connection) > 0 { factors.append(.recoveryCode) }
         }
         return factors
     }
 
     /// Whether the user has a device key or a confirmed TOTP.
-    static func exist(userID: String, dialect: SQLDialect, on connection: any SQLConnection) throws -> Bool {
-        try connection.queryOne(
-            dialect.sql(
-                """
-                SELECT 1 AS one FROM device_keys WHERE user_id = ?
-                UNION ALL SELECT 1 AS one FROM totp_factors WHERE user_id = ? AND confirmed_at IS NOT NULL
-                """),
-            [.text(userID), .text(userID)]) != nil
+    static func exist(userID: String, on connection: any SQLConnection) throws -> Bool {
+        try DeviceKeyRepository().exists(userID: userID, on: connection) || TOTPRepository().isConfirmed(userID: userID, on: connection)
     }
 }
 
@@ -110,7 +112,7 @@ extension SessionService {
     /// or by adding a factor.
     ///
     /// - Parameter principal: The bearer token's user and session.
-    /// - Throws: `HTTPError` 403 `insufficient_authentication`; store errors.
+    /// - Throws: ``AuthError/insufficientAuthentication()``; store errors.
     public func requireRecentSecondFactor(_ principal: Principal) async throws {
         let now = clock()
         try await database.read { connection in
@@ -120,18 +122,15 @@ extension SessionService {
 
     /// The check of ``requireRecentSecondFactor(_:)`` inside the caller's transaction.
     func requireRecentSecondFactor(_ principal: Principal, now: Date, on connection: any SQLConnection) throws {
-        let dialect = database.dialect
-        guard try SecondFactors.exist(userID: principal.userID, dialect: dialect, on: connection) else { return }
-        let provedAt = try connection.queryOne(
-            dialect.sql("SELECT second_factor_at FROM sessions WHERE id = ? AND user_id = ?"), [.text(principal.sessionID), .text(principal.userID)]
-        )?.optionalDate("second_factor_at")
+        guard try SecondFactors.exist(userID: principal.userID, on: connection) else { return }
+        let provedAt = try SessionRepository().secondFactorTime(sessionID: principal.sessionID, userID: principal.userID, on: connection)
         guard let provedAt, now.timeIntervalSince(provedAt) <= Self.recentSecondFactor else {
-            throw HTTPError.insufficientAuthentication()
+            throw AuthError.insufficientAuthentication()
         }
     }
 
     /// Notes in the session that a second factor was proved now.
     func markSecondFactor(sessionID: String, now: Date, on connection: any SQLConnection) throws {
-        try connection.execute(database.dialect.sql("UPDATE sessions SET second_factor_at = ? WHERE id = ?"), [.time(now), .text(sessionID)])
+        try SessionRepository().markSecondFactor(sessionID: sessionID, at: now, on: connection)
     }
 }

@@ -1,14 +1,29 @@
 import FoundationEssentials
 import LatchkeyCrypto
-import LatchkeyHTTP
-import LatchkeyJSON
 import LatchkeyStore
 
 /// An `mfa_token`: proof of a first factor, good for five minutes and five wrong tries (docs/reference.md).
-struct MFAToken: Sendable {
+/// Only its SHA-256 hash is stored (S7).
+struct MFAToken: Sendable, Hashable {
+    /// How a token ended, in `mfa_tokens.ended_reason`.
+    struct Ending: RawRepresentable, Sendable, Hashable {
+        let rawValue: String
+        init(rawValue: String) { self.rawValue = rawValue }
+
+        /// It completed a sign-in.
+        static let completed = Ending(rawValue: "completed")
+        /// It reached ``MFAToken/maximumFailures`` wrong proofs.
+        static let tooManyFailures = Ending(rawValue: "too_many_failures")
+    }
+
     var hash: [UInt8]
     var userID: String
+    /// The `amr` value of the sign-in method.
     var firstFactor: String
+    var createdAt: Date
+    var expiresAt: Date
+    var failures: Int = 0
+    var ended: Ending?
 
     static let lifetime: TimeInterval = 300
     static let maximumFailures = 5
@@ -17,39 +32,41 @@ struct MFAToken: Sendable {
     ///
     /// - Throws: `invalid_grant` with reason `unknown`, `expired`, `reused` (already completed)
     ///   or `revoked` (five wrong tries).
-    static func usable(_ token: String, now: Date, dialect: SQLDialect, on connection: any SQLConnection) throws -> MFAToken {
-        guard token.count <= 512, let row = try connection.queryOne(dialect.sql("SELECT * FROM mfa_tokens WHERE token_hash = ?"), [.blob(token.sha256)]) else {
-            throw HTTPError.invalidGrant(.unknown, "the mfa_token is not known")
+    static func usable(_ token: String, now: Date, on connection: any SQLConnection) throws -> MFAToken {
+        guard token.count <= 512, let mfa = try MFATokenRepository().find(hash: token.sha256, on: connection) else {
+            throw AuthError.invalidGrant(.unknown, "the mfa_token is not known")
         }
-        switch row.optionalString("ended_reason") {
-        case "completed"?: throw HTTPError.invalidGrant(.reused, "the mfa_token was already used")
-        case .some: throw HTTPError.invalidGrant(.revoked, "the mfa_token ended after too many wrong tries; sign in again")
+        switch mfa.ended {
+        case .completed?: throw AuthError.invalidGrant(.reused, "the mfa_token was already used")
+        case .some: throw AuthError.invalidGrant(.revoked, "the mfa_token ended after too many wrong tries; sign in again")
         case nil: break
         }
-        guard now < (try row.date("expires_at")) else { throw HTTPError.invalidGrant(.expired, "the mfa_token has expired; sign in again") }
-        return MFAToken(hash: try row.blob("token_hash"), userID: try row.string("user_id"), firstFactor: try row.string("first_factor"))
+        guard now < mfa.expiresAt else { throw AuthError.invalidGrant(.expired, "the mfa_token has expired; sign in again") }
+        return mfa
     }
 }
 
 extension SessionService {
     /// The MFA branch of ``signIn(method:context:authenticate:)``: when the user has a second
     /// factor, stores an `mfa_token` (S7: 256 random bits, kept as a SHA-256 hash) in the sign-in
-    /// transaction and returns the 403 `mfa_required` to answer instead of a session.
+    /// transaction and returns the `mfa_required` refusal to answer instead of a session.
     ///
-    /// - Returns: nil when the user has no second factor and the sign-in goes on.
-    func beginSecondFactor(after factor: FirstFactor, context: RequestContext, now: Date, on connection: any SQLConnection) throws -> HTTPError? {
-        let dialect = database.dialect
-        let factors = try SecondFactors.list(userID: factor.user.id, dialect: dialect, on: connection)
+    /// - Returns: nil when the user has no second factor and the sign-in goes on; otherwise an
+    ///   ``AuthError/secondFactorRequired(token:factors:)``.
+    func beginSecondFactor(after factor: FirstFactor, context: RequestContext, now: Date, on connection: any SQLConnection) throws -> AuthError? {
+        let factors = try SecondFactors.list(userID: factor.user.id, on: connection)
         guard !factors.isEmpty else { return nil }
         let token = Identifiers.secret()
-        try connection.execute(
-            dialect.sql("INSERT INTO mfa_tokens (token_hash, user_id, first_factor, created_at, expires_at) VALUES (?, ?, ?, ?, ?)"),
-            [.blob(token.sha256), .text(factor.user.id), .text(factor.method), .time(now), .time(now.addingTimeInterval(MFAToken.lifetime))])
+        try MFATokenRepository().insert(
+            MFAToken(
+                hash: token.sha256, userID: factor.user.id, firstFactor: factor.method, createdAt: now,
+                expiresAt: now.addingTimeInterval(MFAToken.lifetime)),
+            on: connection)
         try audit.record(
             .init(time: now, userID: factor.user.id, event: .mfaRequired, outcome: .pending, ip: context.ip, requestID: context.requestID,
                   details: ["method": factor.method]),
             on: connection)
-        return .mfaRequired(token: token, factors: factors)
+        return .secondFactorRequired(token: token, factors: factors)
     }
 }
 
@@ -95,27 +112,27 @@ enum MFAProof: Sendable {
 extension FactorService {
     /// `POST /v1/mfa/challenge`: a challenge for one of the token's user's device keys, bound to
     /// the `mfa_token`.
-    func mfaChallenge(token: String, deviceID: String) async throws -> JSONValue {
+    func mfaChallenge(token: String, deviceID: String) async throws -> IssuedChallenge {
         let now = clock()
-        let dialect = dialect
-        return try await commit { connection -> Result<JSONValue, HTTPError> in
-            let mfa = try MFAToken.usable(token, now: now, dialect: dialect, on: connection)
-            guard try Self.deviceKey(deviceID, userID: mfa.userID, dialect: dialect, on: connection) != nil else {
+        return try await commit { connection -> Result<IssuedChallenge, AuthError> in
+            let mfa = try MFAToken.usable(token, now: now, on: connection)
+            guard try self.deviceKeys.find(id: deviceID, userID: mfa.userID, on: connection) != nil else {
                 return .failure(.notFound("no such device key"))
             }
             return .success(
                 try Challenge.issue(
-                    userID: mfa.userID, purpose: .mfa, deviceKeyID: deviceID, sessionID: nil, mfaTokenHash: mfa.hash, now: now,
-                    dialect: dialect, on: connection))
+                    userID: mfa.userID, purpose: .mfa, deviceKeyID: deviceID, sessionID: nil, mfaTokenHash: mfa.hash, now: now, on: connection))
         }
     }
 
     /// `POST /v1/mfa/verify`: completes a sign-in with a device signature, a TOTP code or a
     /// recovery code. Success ends the `mfa_token` and starts a session whose `amr` is the first
     /// factor, the second and `mfa`; each wrong proof counts, and the fifth ends the token.
+    ///
+    /// Spending the proof and completing the token are both compare-and-set: of concurrent
+    /// requests with one token, at most one signs in, and one that loses keeps nothing.
     func mfaVerify(token: String, proof: MFAProof, context: RequestContext) async throws -> TokenResponse {
         let now = clock()
-        let dialect = dialect
         let tokenHash = token.sha256
         var checked: CheckedDeviceProof?
         if case .deviceSignature(let challengeID, let signature) = proof {
@@ -126,8 +143,8 @@ extension FactorService {
         let device = checked
         let (session, refreshToken, user): (Session, String, User)
         do {
-            (session, refreshToken, user) = try await commit { connection -> Result<(Session, String, User), HTTPError> in
-                let mfa = try MFAToken.usable(token, now: now, dialect: dialect, on: connection)
+            (session, refreshToken, user) = try await commit { connection -> Result<(Session, String, User), AuthError> in
+                let mfa = try MFAToken.usable(token, now: now, on: connection)
                 let accountKey = LoginRateLimiter.Key(scope: "mfa_account", key: "mfa:account:" + mfa.userID, limit: self.failureLimiter.perAccount)
                 if let block = try self.failureLimiter.block([accountKey], now: now, on: connection) {
                     try self.record(.mfaRateLimited, .rateLimited, userID: mfa.userID, context: context, now: now, on: connection)
@@ -138,25 +155,21 @@ extension FactorService {
                 let accepted: Bool
                 switch proof {
                 case .deviceSignature(let challengeID, _):
-                    guard let device, try Challenge.spend(challengeID, now: now, dialect: dialect, on: connection) else {
+                    guard let device, try self.challenges.spend(id: challengeID, at: now, on: connection) else {
                         return .failure(.invalidGrant(.reused, "the challenge was already used"))
                     }
                     details["device_key_id"] = device.deviceKeyID
-                    accepted = try device.valid && self.touchDevice(device.deviceKeyID, now: now, on: connection)
+                    accepted = try device.valid && self.deviceKeys.touch(id: device.deviceKeyID, at: now, on: connection)
                 case .totp(let code):
                     accepted = try self.spendTOTP(code, userID: mfa.userID, now: now, on: connection)
                 case .recoveryCode(let code):
-                    accepted = try RecoveryCodes.spend(code, userID: mfa.userID, now: now, dialect: dialect, on: connection)
+                    accepted = try RecoveryCodes.spend(code, userID: mfa.userID, now: now, on: connection)
                 }
                 guard accepted else {
                     try self.failureLimiter.recordFailure([accountKey], now: now, on: connection)
                     try self.record(proof.failedEvent, .failure, userID: mfa.userID, context: context, now: now, details: details, on: connection)
-                    try connection.execute(dialect.sql("UPDATE mfa_tokens SET failures = failures + 1 WHERE token_hash = ?"), [.blob(mfa.hash)])
-                    let failures = try connection.queryOne(dialect.sql("SELECT failures FROM mfa_tokens WHERE token_hash = ?"), [.blob(mfa.hash)])?.int("failures") ?? 0
-                    if failures >= MFAToken.maximumFailures {
-                        try connection.execute(
-                            dialect.sql("UPDATE mfa_tokens SET ended_at = ?, ended_reason = 'too_many_failures' WHERE token_hash = ?"),
-                            [.time(now), .blob(mfa.hash)])
+                    let failure = try self.mfaTokens.recordFailure(hash: mfa.hash, maximum: MFAToken.maximumFailures, at: now, on: connection)
+                    if failure?.ended == true {
                         try self.record(.mfaEnded, .tooManyFailures, userID: mfa.userID, context: context, now: now, on: connection)
                     }
                     if case .deviceSignature = proof {
@@ -164,9 +177,14 @@ extension FactorService {
                     }
                     return .failure(.invalidGrant(.invalidCode, "the code is wrong or was already used"))
                 }
+                guard try self.mfaTokens.complete(hash: mfa.hash, at: now, on: connection) else {
+                    // A concurrent request completed or ended the token since it was read. Throwing
+                    // rolls this transaction back, so the proof spent above stays unspent; the
+                    // token read again says why it is no longer usable.
+                    _ = try MFAToken.usable(token, now: now, on: connection)
+                    throw AuthError.invalidGrant(.reused, "the mfa_token was already used")
+                }
                 try self.failureLimiter.reset(accountKey, on: connection)
-                try connection.execute(
-                    dialect.sql("UPDATE mfa_tokens SET ended_at = ?, ended_reason = 'completed' WHERE token_hash = ?"), [.time(now), .blob(mfa.hash)])
                 guard let user = try self.sessions.users.find(mfa.userID, on: connection) else {
                     return .failure(.invalidGrant(.revoked, "the account no longer exists"))
                 }

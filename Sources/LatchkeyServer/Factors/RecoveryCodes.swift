@@ -13,29 +13,27 @@ enum RecoveryCodes {
     /// Replaces the user's codes with ten new ones inside the caller's transaction.
     ///
     /// - Returns: The codes, to be shown once.
-    static func replace(userID: String, now: Date, dialect: SQLDialect, on connection: any SQLConnection) throws -> [String] {
-        try connection.execute(dialect.sql("DELETE FROM recovery_codes WHERE user_id = ?"), [.text(userID)])
+    static func replace(userID: String, now: Date, on connection: any SQLConnection) throws -> [String] {
+        let repository = RecoveryCodeRepository()
+        try repository.deleteAll(userID: userID, on: connection)
         var codes: [String] = []
         for _ in 0..<count {
             let text = Base32.encode(SecureRandom.bytes(count: 20)).lowercased()
             let code = stride(from: 0, to: text.count, by: 4).map { start in
                 String(text.dropFirst(start).prefix(4))
             }.joined(separator: "-")
-            try connection.execute(
-                dialect.sql("INSERT INTO recovery_codes (code_hash, user_id, created_at) VALUES (?, ?, ?)"),
-                [.blob(hash(code)), .text(userID), .time(now)])
+            try repository.insert(codeHash: hash(code), userID: userID, at: now, on: connection)
             codes.append(code)
         }
         return codes
     }
 
-    /// Spends one code of the user's inside the caller's transaction.
+    /// Spends one code of the user's inside the caller's transaction, by compare-and-set.
     ///
-    /// - Returns: false when the code is not one of the user's unused codes.
-    static func spend(_ code: String, userID: String, now: Date, dialect: SQLDialect, on connection: any SQLConnection) throws -> Bool {
-        try connection.execute(
-            dialect.sql("UPDATE recovery_codes SET used_at = ? WHERE code_hash = ? AND user_id = ? AND used_at IS NULL"),
-            [.time(now), .blob(hash(code)), .text(userID)]) == 1
+    /// - Returns: false when the code is not one of the user's unused codes (or a concurrent
+    ///   request spent it first).
+    static func spend(_ code: String, userID: String, now: Date, on connection: any SQLConnection) throws -> Bool {
+        try RecoveryCodeRepository().spend(codeHash: hash(code), userID: userID, at: now, on: connection)
     }
 
     /// The stored form: SHA-256 of the code without separators, in lower case.

@@ -44,6 +44,32 @@ enum TOTP {
         }
         return match
     }
+
+    /// The Key URI authenticator apps scan:
+    /// `otpauth://totp/Issuer:account?secret=…&issuer=…&algorithm=SHA1&digits=6&period=30`.
+    ///
+    /// - Parameter secret: The base32 secret.
+    static func keyURI(secret: String, account: String, issuer: String) -> String {
+        let issuer = escaped(issuer)
+        let label = escaped(account)
+        return "otpauth://totp/\(issuer):\(label)?secret=\(secret)&issuer=\(issuer)&algorithm=SHA1&digits=\(digits)&period=\(Int(period))"
+    }
+
+    /// Percent-escapes every UTF-8 byte but RFC 3986's unreserved characters and `@`.
+    private static func escaped(_ text: String) -> String {
+        let hex = Array("0123456789ABCDEF".utf8)
+        var output: [UInt8] = []
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "@"):
+                output.append(byte)
+            default:
+                output += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+            }
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
 }
 
 /// Base32 (RFC 4648 §6) without padding: how authenticator apps take a TOTP secret.

@@ -149,7 +149,7 @@ public final class SessionService: Sendable {
     ) async throws -> TokenResponse {
         enum Outcome: Sendable {
             case signedIn(FirstFactor, Session, String)
-            case secondFactorRequired(HTTPError)
+            case secondFactorRequired(AuthError)
         }
         let now = clock()
         let outcome: Outcome

@@ -137,7 +137,7 @@ enum OperatorCommands {
             do {
                 try await FactorService(sessions: application.sessions, masterKey: application.masterKey).removeDevice(
                     device, userID: user, principal: nil, context: RequestContext(requestID: "cli"))
-            } catch let error as HTTPError where error.status == 404 {
+            } catch let error as AuthError where error.code == .notFound {
                 printError("latchkey: user \(user) has no device key \(device)")
                 return 1
             }

@@ -4,6 +4,7 @@ import LatchkeyHTTP
 import LatchkeyJOSE
 import LatchkeyJSON
 import LatchkeyStore
+import LatchkeyWire
 @testable import LatchkeyServer
 
 /// A software P-256 key standing in for the Secure Enclave key of the WWDC24 sample
@@ -22,8 +23,8 @@ struct SoftwareDevice: Sendable {
 
     /// Signs the base64url `challenge` of a `{challenge_id, challenge, expires_in}` body.
     func sign(challengeBody body: JSONValue) throws -> (challengeID: String, signature: String) {
-        let challenge = Base64URL.decode(body["challenge"]?.stringValue ?? "") ?? []
-        return (body["challenge_id"]?.stringValue ?? "", Base64URL.encode(try sign(challenge)))
+        let challenge = try WireChallenge(json: body)
+        return (challenge.challengeID, Base64URL.encode(try sign(Base64URL.decode(challenge.challenge) ?? [])))
     }
 
     /// The whole registration: ask for a `register` challenge, sign it, post the key.
@@ -53,13 +54,13 @@ extension TestServer {
     /// every sign-in endpoint ends in, as a password sign-in would once its check passed.
     ///
     /// - Returns: The tokens, or the `mfa_required` error's body.
-    func signIn(_ user: User, method: String = "pwd") async throws -> Result<TokenResponse, HTTPError> {
+    func signIn(_ user: User, method: String = "pwd") async throws -> Result<TokenResponse, AuthError> {
         do {
             return .success(
                 try await application.sessions.signIn(method: method, context: RequestContext(ip: "127.0.0.1")) { _, _ in
                     SessionService.FirstFactor(user: user, created: false, method: method)
                 })
-        } catch let error as HTTPError {
+        } catch let error as AuthError {
             return .failure(error)
         }
     }
