@@ -197,8 +197,7 @@ extension FactorService {
                         details: ["use": "step_up", "device_key_id": proof.deviceKeyID, "challenge_id": challengeID], on: connection)
                     return .failure(.invalidGrant(.invalidSignature, "the signature does not verify with the device key over the challenge"))
                 }
-                guard let row = try connection.queryOne(dialect.sql("SELECT * FROM sessions WHERE id = ?"), [.text(principal.sessionID)]),
-                    case var session = try Session.session(row), session.isLive(at: now),
+                guard case var session? = try SessionRepository().find(id: principal.sessionID, on: connection), session.isLive(at: now),
                     let user = try self.sessions.users.find(principal.userID, on: connection)
                 else { return .failure(.invalidToken("the session has ended")) }
                 session.amr = Self.amr(session.amr, adding: "hwk")
