@@ -2,6 +2,7 @@ import Foundation
 import LatchkeyCrypto
 import LatchkeyHTTP
 import LatchkeyJOSE
+import LatchkeyJSON
 @testable import LatchkeyServer
 import LatchkeyStore
 import LatchkeyWire
@@ -342,6 +343,26 @@ struct SessionTests {
                 try $0.query("SELECT token_hash FROM refresh_tokens WHERE session_id = ? AND retired_at IS NULL", [.text(token.session.id)])
             }
             #expect(live.count == 1, "the rolled-back transaction left the original token live")
+        }
+    }
+
+    @Test("S10: the JWKS answer is rebuilt only when the published keys change, not on every reload")
+    func s10JWKSRebuiltOnKeyChange() async throws {
+        try await TestServer.with { server in
+            let keys = server.application.signingKeys
+            let responder = JWKSResponder(keys: keys)
+            let before = keys.publishedKeySet.revision
+            try await keys.reload(now: server.clock.now)
+            #expect(keys.publishedKeySet.revision == before, "same keys, same revision")
+            #expect(keys.publishedKeySet(ifChangedSince: before) == nil)
+            let first = responder.response.body
+            let new = try await keys.rotate(activationDelay: 600, now: server.clock.now)
+            #expect(keys.publishedKeySet.revision != before)
+            let second = responder.response
+            #expect(second.body != first)
+            #expect(second.headers["Cache-Control"] == "public, max-age=300")
+            let kids = try JSONValue(parsing: second.body)["keys"]?.arrayValue?.compactMap { $0["kid"]?.stringValue }
+            #expect(kids?.contains(new.id) == true)
         }
     }
 }
