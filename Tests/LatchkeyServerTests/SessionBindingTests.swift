@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyJOSE
 @testable import LatchkeyServer
+import LatchkeyWire
 import Testing
 
 /// An access token's `sid` and `sub` are two claims; bearer checks hold them together, so a
@@ -58,9 +59,9 @@ struct SessionBindingTests {
             var refreshToken = first.refreshToken
             for _ in 0..<2 {
                 server.clock.advance(by: 5)
-                let refreshed = try await SessionTests.refresh(server, refreshToken).json
-                tokens.append(try #require(refreshed["access_token"]?.stringValue))
-                refreshToken = try #require(refreshed["refresh_token"]?.stringValue)
+                let refreshed = try WireTokenResponse(json: try await SessionTests.refresh(server, refreshToken).json)
+                tokens.append(refreshed.accessToken)
+                refreshToken = refreshed.refreshToken
             }
             #expect(Set(tokens).count == 3)
             for token in tokens {

@@ -2,8 +2,10 @@ import Foundation
 import LatchkeyCrypto
 import LatchkeyHTTP
 import LatchkeyJOSE
-import LatchkeyServer
+import LatchkeyJSON
+@testable import LatchkeyServer
 import LatchkeyStore
+import LatchkeyWire
 import Testing
 
 @Suite("Sessions and tokens")
@@ -66,12 +68,12 @@ struct SessionTests {
             let response = try await Self.refresh(server, first.refreshToken)
             #expect(response.status == 200)
             #expect(response.headers["Cache-Control"] == "no-store")
-            let body = try response.json
-            let second = try #require(body["refresh_token"]?.stringValue)
+            let body = try WireTokenResponse(json: try response.json)
+            let second = body.refreshToken
             #expect(second != first.refreshToken)
-            #expect(body["session_id"]?.stringValue == first.session.id)
-            #expect(body["token_type"] == "Bearer" && body["expires_in"] == 900 && body["created"] == false)
-            #expect(body["user"]?["id"]?.stringValue == user.id)
+            #expect(body.sessionID == first.session.id)
+            #expect(body.tokenType == "Bearer" && body.expiresIn == 900 && body.created == false)
+            #expect(body.user.id == user.id)
             #expect(try await Self.refresh(server, second).status == 200)
             let stored = try await server.database.read { try $0.query("SELECT token_hash FROM refresh_tokens") }
             #expect(stored.count == 3)
@@ -196,12 +198,11 @@ struct SessionTests {
             let mine = try await server.startSession(for: user)
             let other = try await server.startSession(for: user)
             let stranger = try await server.startSession(for: try await server.createUser(email: "eve@example.com"))
-            let list = try await server.request(.get, "/v1/sessions", headers: Self.bearer(mine)).json
-            let sessions = try #require(list["sessions"]?.arrayValue)
+            let sessions = try WireSessionList(json: try await server.request(.get, "/v1/sessions", headers: Self.bearer(mine)).json).sessions
             #expect(sessions.count == 2)
-            #expect(sessions.first { $0["id"]?.stringValue == mine.session.id }?["current"] == true)
-            #expect(sessions.first { $0["id"]?.stringValue == other.session.id }?["current"] == false)
-            #expect(sessions[0]["ip"] == "127.0.0.1" && sessions[0]["amr"] == ["pwd"])
+            #expect(sessions.first { $0.id == mine.session.id }?.current == true)
+            #expect(sessions.first { $0.id == other.session.id }?.current == false)
+            #expect(sessions[0].ip == "127.0.0.1" && sessions[0].amr == ["pwd"])
             #expect(try await server.request(.delete, "/v1/sessions/\(stranger.session.id)", headers: Self.bearer(mine)).status == 404)
             #expect(try await server.request(.get, "/v1/me", headers: Self.bearer(stranger)).status == 200)
             #expect(try await server.request(.delete, "/v1/sessions/\(other.session.id)", headers: Self.bearer(mine)).status == 204)
@@ -279,6 +280,89 @@ struct SessionTests {
             server.clock.advance(by: 900 + 61)
             _ = try await server.startSession(for: user)
             #expect(keys.publishedKeys.map(\.id) == [new.id], "and leaves once its tokens have expired")
+        }
+    }
+
+    @Test("20 concurrent revocations of one session: exactly one call revokes it, and it is audited once")
+    func concurrentRevocationAuditedOnce() async throws {
+        try await TestServer.with { server in
+            let user = try await server.createUser()
+            let token = try await server.startSession(for: user)
+            let sessions = server.application.sessions
+            let results = try await withThrowingTaskGroup(of: [String].self) { group in
+                for _ in 0..<20 {
+                    group.addTask {
+                        try await sessions.revokeSessions(userID: user.id, sessionIDs: [token.session.id], reason: "revoked", context: RequestContext())
+                    }
+                }
+                var results = [[String]]()
+                for try await result in group { results.append(result) }
+                return results
+            }
+            #expect(results.filter { !$0.isEmpty } == [[token.session.id]])
+            #expect(try await Self.auditEvents(server, userID: user.id).filter { $0 == "session.revoked" }.count == 1)
+        }
+    }
+
+    @Test("concurrent logouts of every session return and audit each session once across all calls")
+    func concurrentRevokeAllAuditedOnce() async throws {
+        try await TestServer.with { server in
+            let user = try await server.createUser()
+            var ids = Set<String>()
+            for _ in 0..<3 { ids.insert(try await server.startSession(for: user).session.id) }
+            let sessions = server.application.sessions
+            let results = try await withThrowingTaskGroup(of: [String].self) { group in
+                for _ in 0..<10 {
+                    group.addTask { try await sessions.revokeSessions(userID: user.id, sessionIDs: nil, reason: "logout", context: RequestContext()) }
+                }
+                var results = [String]()
+                for try await result in group { results += result }
+                return results
+            }
+            #expect(results.count == 3 && Set(results) == ids)
+            #expect(try await Self.auditEvents(server, userID: user.id).filter { $0 == "session.revoked" }.count == 3)
+        }
+    }
+
+    @Test("S8: rotating a session whose live token a concurrent request already retired is refused and issues nothing")
+    func s8StepUpRotationLosesToConcurrentRotation() async throws {
+        try await TestServer.with { server in
+            let user = try await server.createUser()
+            let token = try await server.startSession(for: user)
+            let sessions = server.application.sessions
+            let now = server.clock.now
+            await #expect(throws: AuthError.conflict()) {
+                try await server.database.write { connection in
+                    // Another request's rotation retired the live token first.
+                    #expect(try SessionRepository().retire(tokenHash: token.refreshToken.sha256, replacedBy: [0], at: now, on: connection))
+                    var session = token.session
+                    _ = try sessions.rotateRefreshToken(of: &session, now: now, on: connection)
+                }
+            }
+            let live = try await server.database.read {
+                try $0.query("SELECT token_hash FROM refresh_tokens WHERE session_id = ? AND retired_at IS NULL", [.text(token.session.id)])
+            }
+            #expect(live.count == 1, "the rolled-back transaction left the original token live")
+        }
+    }
+
+    @Test("S10: the JWKS answer is rebuilt only when the published keys change, not on every reload")
+    func s10JWKSRebuiltOnKeyChange() async throws {
+        try await TestServer.with { server in
+            let keys = server.application.signingKeys
+            let responder = JWKSResponder(keys: keys)
+            let before = keys.publishedKeySet.revision
+            try await keys.reload(now: server.clock.now)
+            #expect(keys.publishedKeySet.revision == before, "same keys, same revision")
+            #expect(keys.publishedKeySet(ifChangedSince: before) == nil)
+            let first = responder.response.body
+            let new = try await keys.rotate(activationDelay: 600, now: server.clock.now)
+            #expect(keys.publishedKeySet.revision != before)
+            let second = responder.response
+            #expect(second.body != first)
+            #expect(second.headers["Cache-Control"] == "public, max-age=300")
+            let kids = try JSONValue(parsing: second.body)["keys"]?.arrayValue?.compactMap { $0["kid"]?.stringValue }
+            #expect(kids?.contains(new.id) == true)
         }
     }
 }

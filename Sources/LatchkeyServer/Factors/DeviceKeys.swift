@@ -168,7 +168,7 @@ extension FactorService {
                 guard try self.deviceKeys.touch(id: proof.deviceKeyID, at: now, on: connection) else {
                     return .failure(.invalidGrant(.revoked, "the device key was removed"))
                 }
-                guard var session = try self.sessionRows.stepUpSession(id: principal.sessionID, on: connection), session.isLive(at: now),
+                guard var session = try self.sessionRows.find(id: principal.sessionID, on: connection), session.isLive(at: now),
                     let user = try self.sessions.users.find(principal.userID, on: connection)
                 else { return .failure(.invalidToken("the session has ended")) }
                 session.amr = Self.amr(session.amr, adding: "hwk")

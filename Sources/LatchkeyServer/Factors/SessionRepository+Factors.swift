@@ -17,11 +17,6 @@ extension SessionRepository {
         try connection.execute("UPDATE sessions SET second_factor_at = ? WHERE id = ?", [.time(now), .text(sessionID)])
     }
 
-    /// The session a step-up is for.
-    func stepUpSession(id: String, on connection: any SQLConnection) throws -> Session? {
-        try connection.queryOne("SELECT * FROM sessions WHERE id = ?", [.text(id)]).map(Session.session)
-    }
-
     /// Compare-and-set: gives the session its step-up `amr` and a second-factor time of `now`
     /// only if it has not been revoked.
     ///

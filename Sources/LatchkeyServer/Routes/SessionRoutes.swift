@@ -1,8 +1,7 @@
 import FoundationEssentials
 import LatchkeyHTTP
-import LatchkeyJOSE
 import LatchkeyJSON
-import LatchkeyStore
+import LatchkeyWire
 
 /// `/v1/token`, `/v1/logout`, `/v1/sessions`, `/v1/revoke` and the JWKS.
 struct SessionRoutes {
@@ -12,24 +11,24 @@ struct SessionRoutes {
     func register(on router: Router) {
         let sessions = sessions
         let bearer = bearer
+        let jwks = JWKSResponder(keys: sessions.keys)
 
-        router.get("/.well-known/jwks.json", synchronous: { _ in sessions.keys.jwksResponse })
+        router.get("/.well-known/jwks.json", synchronous: { _ in jwks.response })
 
         router.post("/v1/token") { request in
-            let fields = try Self.fields(of: request)
-            guard let grantType = fields["grant_type"] else { throw HTTPError.invalidRequest("grant_type is required") }
-            guard grantType == "refresh_token" else {
-                throw HTTPError(status: 400, code: "unsupported_grant_type", description: "only refresh_token is supported here")
+            let body = try Self.decode(WireRefreshRequest.self, Self.fields(of: request))
+            guard body.grantType == WireRefreshRequest.refreshTokenGrant else {
+                throw AuthError(.unsupportedGrantType, "only refresh_token is supported here")
             }
-            guard let refreshToken = fields["refresh_token"], !refreshToken.isEmpty, refreshToken.count <= 512 else {
-                throw HTTPError.invalidRequest("refresh_token is required")
+            guard let refreshToken = body.refreshToken, !refreshToken.isEmpty, refreshToken.count <= 512 else {
+                throw AuthError.invalidRequest("refresh_token is required")
             }
             return try await sessions.refresh(refreshToken, context: RequestContext(request)).response()
         }
 
         router.post("/v1/revoke") { request in
-            let fields = try Self.fields(of: request)
-            if let token = fields["token"], !token.isEmpty, token.count <= 512 {
+            let body = try Self.decode(WireRevokeRequest.self, Self.fields(of: request))
+            if let token = body.token, !token.isEmpty, token.count <= 512 {
                 try await sessions.revoke(refreshToken: token, context: RequestContext(request))
             }
             return .empty(status: 200)
@@ -37,54 +36,53 @@ struct SessionRoutes {
 
         router.post("/v1/logout") { request in
             let principal = try await bearer.authenticate(request)
-            var all = false
-            if !request.body.isEmpty {
-                let body = try request.jsonBody()
-                switch body["all"] {
-                case nil: break
-                case .bool(let value)?: all = value
-                default: throw HTTPError.invalidRequest("all must be true or false")
-                }
-            }
+            let body = request.body.isEmpty ? WireLogoutRequest() : try Self.decode(WireLogoutRequest.self, try request.jsonBody())
             try await sessions.revokeSessions(
-                userID: principal.userID, sessionIDs: all ? nil : [principal.sessionID], reason: "logout", context: RequestContext(request))
+                userID: principal.userID, sessionIDs: body.all ? nil : [principal.sessionID], reason: "logout", context: RequestContext(request))
             return .empty()
         }
 
         router.get("/v1/sessions") { request in
             let principal = try await bearer.authenticate(request)
             let list = try await sessions.sessions(userID: principal.userID)
-            return .json(["sessions": .array(list.map { Self.json($0, current: $0.id == principal.sessionID) })])
+            return .json(WireSessionList(sessions: list.map { WireSessionInfo($0, current: $0.id == principal.sessionID) }).json)
         }
 
         router.delete("/v1/sessions/{id}") { request in
             let principal = try await bearer.authenticate(request)
             let id = request.pathParameters["id"] ?? ""
             let revoked = try await sessions.revokeSessions(userID: principal.userID, sessionIDs: [id], reason: "revoked", context: RequestContext(request))
-            guard !revoked.isEmpty else { throw HTTPError.notFound("no such session") }
+            guard !revoked.isEmpty else { throw AuthError.notFound("no such session") }
             return .empty()
         }
     }
 
-    /// OAuth clients send form bodies; apps may send JSON. Both carry flat string fields.
-    static func fields(of request: HTTPRequest) throws -> [String: String] {
+    /// OAuth clients send form bodies; apps may send JSON. Both carry flat string fields, read
+    /// here as one JSON object for the wire model.
+    static func fields(of request: HTTPRequest) throws -> JSONValue {
         try request.requireMediaType(["application/json", "application/x-www-form-urlencoded"])
-        if request.mediaType(is: "application/x-www-form-urlencoded") { return try request.formBody() }
-        guard case .object(let members) = try request.jsonBody() else { throw HTTPError.invalidRequest("the body must be a JSON object") }
-        var fields = [String: String]()
-        for (name, value) in members {
-            guard let string = value.stringValue else { throw HTTPError.invalidRequest("\(name) must be a string") }
-            fields[name] = string
+        if request.mediaType(is: "application/x-www-form-urlencoded") { return .object(try request.formBody().mapValues(JSONValue.string)) }
+        guard case .object(let members) = try request.jsonBody() else { throw AuthError.invalidRequest("the body must be a JSON object") }
+        for (name, value) in members where value.stringValue == nil {
+            throw AuthError.invalidRequest("\(name) must be a string")
         }
-        return fields
+        return .object(members)
     }
 
-    static func json(_ session: Session, current: Bool) -> JSONValue {
-        [
-            "id": .string(session.id), "created_at": .string(RFC3339.string(session.createdAt)),
-            "last_used_at": .string(RFC3339.string(session.lastUsedAt)), "expires_at": .string(RFC3339.string(session.expiresAt)),
-            "amr": .array(session.amr.map(JSONValue.string)), "user_agent": session.userAgent.map(JSONValue.string) ?? .null,
-            "ip": session.ip.map(JSONValue.string) ?? .null, "current": .bool(current),
-        ]
+    /// Reads a request model; a member that is missing or mistyped is `invalid_request` naming it.
+    static func decode<Model: WireDecodable>(_ model: Model.Type, _ json: JSONValue) throws -> Model {
+        do {
+            return try Model(json: json)
+        } catch {
+            throw AuthError.invalidRequest(error.description)
+        }
+    }
+}
+
+extension WireSessionInfo {
+    init(_ session: Session, current: Bool) {
+        self.init(
+            id: session.id, createdAt: WireTimestamp(session.createdAt), lastUsedAt: WireTimestamp(session.lastUsedAt),
+            expiresAt: WireTimestamp(session.expiresAt), amr: session.amr, userAgent: session.userAgent, ip: session.ip, current: current)
     }
 }

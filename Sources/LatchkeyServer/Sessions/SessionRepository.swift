@@ -1,7 +1,135 @@
 import FoundationEssentials
+import LatchkeyJSON
 import LatchkeyStore
 
 /// The `sessions`, `refresh_tokens` and `ended_refresh_tokens` tables: sessions, their rotating
 /// refresh tokens (only SHA-256 hashes are stored, S7) and the tombstones that name why a
 /// deleted account's tokens stopped working.
-struct SessionRepository: Sendable {}
+///
+/// Every write whose meaning depends on prior state is a compare-and-set that reports whether it
+/// changed a row; the caller acts on `false`, so correctness never rests on a single writer.
+struct SessionRepository: Sendable {
+    /// A refresh token looked up by its hash, with the session it belongs to.
+    struct PresentedToken: Sendable {
+        var session: Session
+        /// Whether the token was already retired (rotated away) when it was read.
+        var retired: Bool
+    }
+
+    // MARK: Sessions
+
+    /// Inserts a new session inside the caller's transaction.
+    func insert(_ session: Session, on connection: any SQLConnection) throws {
+        try connection.execute(
+            """
+            INSERT INTO sessions (id, user_id, amr, created_at, last_used_at, idle_expires_at, absolute_expires_at, second_factor_at, revoked_at,
+                revoked_reason, user_agent, ip)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [
+                .text(session.id), .text(session.userID), .text(Self.amrText(session.amr)), .time(session.createdAt),
+                .time(session.lastUsedAt), .time(session.idleExpiresAt), .time(session.absoluteExpiresAt),
+                session.secondFactorAt.map(SQLValue.time) ?? .null, session.revokedAt.map(SQLValue.time) ?? .null,
+                SQLValue(session.revokedReason), SQLValue(session.userAgent), SQLValue(session.ip),
+            ])
+    }
+
+    /// The session with this id, whatever its state.
+    func find(id: String, on connection: any SQLConnection) throws -> Session? {
+        try connection.queryOne("SELECT * FROM sessions WHERE id = ?", [.text(id)]).map(Self.session)
+    }
+
+    /// A user's unrevoked sessions, newest first (expired ones included: the caller decides at its `now`).
+    func unrevoked(userID: String, on connection: any SQLConnection) throws -> [Session] {
+        try connection.query(
+            "SELECT * FROM sessions WHERE user_id = ? AND revoked_at IS NULL ORDER BY created_at DESC, id", [.text(userID)]
+        ).map(Self.session)
+    }
+
+    /// Records a use: the session was last used at `at` and now idles out at `idleExpiresAt`.
+    func touch(sessionID: String, at: Date, idleExpiresAt: Date, on connection: any SQLConnection) throws {
+        try connection.execute(
+            "UPDATE sessions SET last_used_at = ?, idle_expires_at = ? WHERE id = ?", [.time(at), .time(idleExpiresAt), .text(sessionID)])
+    }
+
+    /// Compare-and-set: revokes the session only if it is not revoked yet.
+    ///
+    /// - Returns: whether this call revoked it (false: it was revoked already, or does not exist).
+    func revoke(sessionID: String, reason: String, at: Date, on connection: any SQLConnection) throws -> Bool {
+        try connection.execute(
+            "UPDATE sessions SET revoked_at = ?, revoked_reason = ? WHERE id = ? AND revoked_at IS NULL",
+            [.time(at), .text(reason), .text(sessionID)]) == 1
+    }
+
+    // MARK: Refresh tokens
+
+    /// Stores the hash of a session's new live refresh token (S7).
+    func insertToken(hash: [UInt8], sessionID: String, at: Date, on connection: any SQLConnection) throws {
+        try connection.execute(
+            "INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)", [.blob(hash), .text(sessionID), .time(at)])
+    }
+
+    /// The token with this hash and its session, or `nil` when the hash is not known.
+    func presentedToken(hash: [UInt8], on connection: any SQLConnection) throws -> PresentedToken? {
+        guard let row = try connection.queryOne(
+            """
+            SELECT refresh_tokens.retired_at AS token_retired_at, sessions.*
+            FROM refresh_tokens JOIN sessions ON sessions.id = refresh_tokens.session_id
+            WHERE refresh_tokens.token_hash = ?
+            """,
+            [.blob(hash)])
+        else { return nil }
+        return PresentedToken(session: try Self.session(row), retired: row.optionalInt("token_retired_at") != nil)
+    }
+
+    /// The id of the session the token with this hash belongs to, live or retired.
+    func sessionID(tokenHash: [UInt8], on connection: any SQLConnection) throws -> String? {
+        try connection.queryOne("SELECT session_id FROM refresh_tokens WHERE token_hash = ?", [.blob(tokenHash)])?.string("session_id")
+    }
+
+    /// Compare-and-set: retires the token only if it is still live (S8).
+    ///
+    /// - Returns: whether this call retired it (false: someone else did first, or it is not known).
+    func retire(tokenHash: [UInt8], replacedBy: [UInt8], at: Date, on connection: any SQLConnection) throws -> Bool {
+        try connection.execute(
+            "UPDATE refresh_tokens SET retired_at = ?, replaced_by = ? WHERE token_hash = ? AND retired_at IS NULL",
+            [.time(at), .blob(replacedBy), .blob(tokenHash)]) == 1
+    }
+
+    /// Compare-and-set: retires whichever token of the session is live (a step-up rotates the
+    /// session's token without presenting it).
+    ///
+    /// - Returns: whether this call retired one (false: the session has no live token, because a
+    ///   concurrent rotation retired it first).
+    func retireLiveToken(sessionID: String, replacedBy: [UInt8], at: Date, on connection: any SQLConnection) throws -> Bool {
+        try connection.execute(
+            "UPDATE refresh_tokens SET retired_at = ?, replaced_by = ? WHERE session_id = ? AND retired_at IS NULL",
+            [.time(at), .blob(replacedBy), .text(sessionID)]) == 1
+    }
+
+    // MARK: Tombstones
+
+    /// Why the token with this hash stopped working with its deleted account (`account_deleted`),
+    /// or `nil` when no tombstone names it.
+    func endedReason(tokenHash: [UInt8], on connection: any SQLConnection) throws -> String? {
+        try connection.queryOne("SELECT reason FROM ended_refresh_tokens WHERE token_hash = ?", [.blob(tokenHash)])?.string("reason")
+    }
+
+    // MARK: Rows
+
+    /// `amr` as the column stores it: a JSON array of strings.
+    static func amrText(_ amr: [String]) -> String {
+        JSONValue.array(amr.map(JSONValue.string)).serializedString
+    }
+
+    /// A `sessions` row (or a row holding all of its columns).
+    static func session(_ row: SQLRow) throws -> Session {
+        let amr = (try? JSONValue(parsing: Array(try row.string("amr").utf8)))?.arrayValue?.compactMap(\.stringValue) ?? []
+        return Session(
+            id: try row.string("id"), userID: try row.string("user_id"), amr: amr, createdAt: try row.date("created_at"),
+            lastUsedAt: try row.date("last_used_at"), idleExpiresAt: try row.date("idle_expires_at"),
+            absoluteExpiresAt: try row.date("absolute_expires_at"), secondFactorAt: row.optionalDate("second_factor_at"),
+            revokedAt: row.optionalDate("revoked_at"), revokedReason: row.optionalString("revoked_reason"),
+            userAgent: row.optionalString("user_agent"), ip: row.optionalString("ip"))
+    }
+}

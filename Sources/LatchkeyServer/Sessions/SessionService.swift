@@ -1,5 +1,4 @@
 import FoundationEssentials
-import LatchkeyHTTP
 import LatchkeyJOSE
 import LatchkeyJSON
 import LatchkeyStore
@@ -15,10 +14,6 @@ public struct RequestContext: Sendable {
         self.ip = ip
         self.userAgent = userAgent
         self.requestID = requestID
-    }
-
-    init(_ request: HTTPRequest) {
-        self.init(ip: request.remoteAddress, userAgent: request.headers["User-Agent"].map { String($0.prefix(256)) }, requestID: request.requestID)
     }
 }
 
@@ -40,6 +35,7 @@ public struct TokenResponse: Sendable {
 public final class SessionService: Sendable {
     let database: any SQLDatabase
     let users: UserRepository
+    let repository = SessionRepository()
     let audit: AuditLog
     let keys: SigningKeyRing
     let metrics: Metrics
@@ -94,21 +90,8 @@ public final class SessionService: Sendable {
             idleExpiresAt: now.addingTimeInterval(min(idleTTL, absoluteTTL)), absoluteExpiresAt: now.addingTimeInterval(absoluteTTL),
             secondFactorAt: secondFactorAt, userAgent: context.userAgent, ip: context.ip)
         let refreshToken = Identifiers.secret()
-        let dialect = database.dialect
-        try connection.execute(
-            dialect.sql(
-                """
-                INSERT INTO sessions (id, user_id, amr, created_at, last_used_at, idle_expires_at, absolute_expires_at, second_factor_at, user_agent, ip)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """),
-            [
-                .text(session.id), .text(userID), .text(JSONValue.array(amr.map(JSONValue.string)).serializedString), .time(now),
-                .time(now), .time(session.idleExpiresAt), .time(session.absoluteExpiresAt), secondFactorAt.map(SQLValue.time) ?? .null,
-                SQLValue(context.userAgent), SQLValue(context.ip),
-            ])
-        try connection.execute(
-            dialect.sql("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)"),
-            [.blob(refreshToken.sha256), .text(session.id), .time(now)])
+        try repository.insert(session, on: connection)
+        try repository.insertToken(hash: refreshToken.sha256, sessionID: session.id, at: now, on: connection)
         try audit.record(
             .init(time: now, userID: userID, event: .sessionCreated, outcome: .success, ip: context.ip, requestID: context.requestID,
                   details: ["session_id": session.id, "amr": amr.joined(separator: " ")]),
@@ -120,7 +103,7 @@ public final class SessionService: Sendable {
     public func startSession(userID: String, amr: [String], context: RequestContext, created: Bool = false) async throws -> TokenResponse {
         let now = clock()
         let (session, refreshToken, user) = try await database.write { connection in
-            guard let user = try self.users.find(userID, on: connection) else { throw HTTPError.notFound("no such user") }
+            guard let user = try self.users.find(userID, on: connection) else { throw AuthError.notFound("no such user") }
             let (session, refreshToken) = try self.createSession(userID: userID, amr: amr, context: context, now: now, on: connection)
             return (session, refreshToken, user)
         }
@@ -206,7 +189,7 @@ public final class SessionService: Sendable {
 
     private enum RefreshOutcome: Sendable {
         case rotated(Session, String, User)
-        case refused(HTTPError.GrantFailure, String)
+        case refused(AuthError.Reason, String)
         /// A retired token came back; `revokedNow` when this presentation revoked the session.
         case reused(revokedNow: Bool)
     }
@@ -214,55 +197,51 @@ public final class SessionService: Sendable {
     /// Rotates a refresh token (S8): the presented token retires and a new one is issued.
     ///
     /// A token that was already retired is reuse: the whole session is revoked and logged, and
-    /// the answer is `invalid_grant` with reason `reused`. Writes are serialised, so of two
-    /// concurrent presentations of one token exactly one rotates it; the other is reuse.
+    /// the answer is `invalid_grant` with reason `reused`. Retiring the presented token is a
+    /// compare-and-set on its hash, so of concurrent presentations of one token exactly one
+    /// rotates it, on any engine and across processes; the others find it retired and are reuse.
     public func refresh(_ refreshToken: String, context: RequestContext) async throws -> TokenResponse {
         let now = clock()
         let hash = refreshToken.sha256
-        let dialect = database.dialect
         let outcome: RefreshOutcome = try await database.write { connection in
-            guard let row = try connection.queryOne(
-                dialect.sql(
-                    """
-                    SELECT refresh_tokens.retired_at AS token_retired_at, sessions.*
-                    FROM refresh_tokens JOIN sessions ON sessions.id = refresh_tokens.session_id
-                    WHERE refresh_tokens.token_hash = ?
-                    """),
-                [.blob(hash)])
-            else {
+            guard let presented = try self.repository.presentedToken(hash: hash, on: connection) else {
                 // The account may be gone with its sessions; a tombstone says so (docs/reference.md reasons).
-                if let ended = try connection.queryOne(
-                    dialect.sql("SELECT reason FROM ended_refresh_tokens WHERE token_hash = ?"), [.blob(hash)]) {
-                    return .refused(HTTPError.GrantFailure(rawValue: try ended.string("reason")), "the account was deleted")
+                if let ended = try self.repository.endedReason(tokenHash: hash, on: connection) {
+                    return .refused(AuthError.Reason(rawValue: ended), "the account was deleted")
                 }
                 return .refused(.unknown, "the refresh token is not known")
             }
-            var session = try Session.session(row)
+            var session = presented.session
             func record(_ event: AuditEvent, _ outcome: AuditOutcome, _ details: [String: String] = [:]) throws {
                 try self.audit.record(
                     .init(time: now, userID: session.userID, event: event, outcome: outcome, ip: context.ip, requestID: context.requestID,
                           details: details.merging(["session_id": session.id]) { $1 }),
                     on: connection)
             }
-            if row.optionalInt("token_retired_at") != nil {
-                guard session.revokedAt == nil else { return .reused(revokedNow: false) }
-                try self.revoke(session.id, reason: "reused", now: now, on: connection)
+            /// Reuse revokes the session; only the presentation that revoked it records and counts it.
+            func reused() throws -> RefreshOutcome {
+                guard try self.revoke(session.id, reason: "reused", now: now, on: connection) else { return .reused(revokedNow: false) }
                 try record(.sessionReuseDetected, .revoked)
                 return .reused(revokedNow: true)
             }
+            if presented.retired { return try reused() }
             if session.revokedAt != nil {
                 let stored = session.revokedReason ?? "revoked"
-                let reason = HTTPError.GrantFailure(rawValue: Self.wireReasons.contains(stored) ? stored : "revoked")
-                return .refused(reason, "the session has ended")
+                return .refused(AuthError.Reason(rawValue: Self.wireReasons.contains(stored) ? stored : "revoked"), "the session has ended")
             }
             if now >= session.expiresAt {
-                try self.revoke(session.id, reason: "expired", now: now, on: connection)
-                try record(.sessionExpired, .revoked)
+                if try self.revoke(session.id, reason: "expired", now: now, on: connection) {
+                    try record(.sessionExpired, .revoked)
+                }
                 return .refused(.expired, "the session has expired")
             }
-            // The presented token is the session's one live token (checked above), so rotating
-            // the session's live token retires exactly it.
-            let newToken = try self.rotateRefreshToken(of: &session, now: now, on: connection)
+            let newToken = Identifiers.secret()
+            // Read above as live, but another request may have rotated it since: the retirement
+            // itself decides, and losing it is reuse like any other second presentation.
+            guard try self.repository.retire(tokenHash: hash, replacedBy: newToken.sha256, at: now, on: connection) else {
+                return try reused()
+            }
+            try self.issue(newToken, to: &session, now: now, on: connection)
             try record(.sessionRefreshed, .success)
             guard let user = try self.users.find(session.userID, on: connection) else {
                 return .refused(.revoked, "the account no longer exists")
@@ -274,31 +253,34 @@ public final class SessionService: Sendable {
             return try await tokenResponse(session: session, refreshToken: token, user: user, created: false, now: now)
         case .reused(let revokedNow):
             if revokedNow { metrics.increment(.refreshReuse) }
-            throw HTTPError.invalidGrant(.reused, "the refresh token was already used; the session is revoked")
+            throw AuthError.invalidGrant(.reused, "the refresh token was already used; the session is revoked")
         case .refused(let reason, let description):
-            throw HTTPError.invalidGrant(reason, description)
+            throw AuthError.invalidGrant(reason, description)
         }
     }
 
     /// Retires the session's live refresh token, issues its successor and extends the idle
-    /// lifetime, inside the caller's transaction (S8): what a refresh grant and a step-up do.
+    /// lifetime, inside the caller's transaction (S8): what a step-up does.
     ///
     /// - Returns: The new refresh token.
+    /// - Throws: ``AuthError/Code/conflict`` when the session has no live token to retire: a
+    ///   concurrent refresh or step-up rotated it first. The caller's transaction must roll back.
     func rotateRefreshToken(of session: inout Session, now: Date, on connection: any SQLConnection) throws -> String {
-        let dialect = database.dialect
         let newToken = Identifiers.secret()
-        try connection.execute(
-            dialect.sql("UPDATE refresh_tokens SET retired_at = ?, replaced_by = ? WHERE session_id = ? AND retired_at IS NULL"),
-            [.time(now), .blob(newToken.sha256), .text(session.id)])
-        try connection.execute(
-            dialect.sql("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)"),
-            [.blob(newToken.sha256), .text(session.id), .time(now)])
+        guard try repository.retireLiveToken(sessionID: session.id, replacedBy: newToken.sha256, at: now, on: connection) else {
+            throw AuthError.conflict("the session's refresh token was rotated by a concurrent request; try again")
+        }
+        try issue(newToken, to: &session, now: now, on: connection)
+        return newToken
+    }
+
+    /// Stores `token` as the session's live refresh token (its predecessor already retired) and
+    /// extends the idle lifetime, never past the absolute one.
+    private func issue(_ token: String, to session: inout Session, now: Date, on connection: any SQLConnection) throws {
+        try repository.insertToken(hash: token.sha256, sessionID: session.id, at: now, on: connection)
         session.lastUsedAt = now
         session.idleExpiresAt = min(now.addingTimeInterval(idleTTL), session.absoluteExpiresAt)
-        try connection.execute(
-            dialect.sql("UPDATE sessions SET last_used_at = ?, idle_expires_at = ? WHERE id = ?"),
-            [.time(now), .time(session.idleExpiresAt), .text(session.id)])
-        return newToken
+        try repository.touch(sessionID: session.id, at: now, idleExpiresAt: session.idleExpiresAt, on: connection)
     }
 
     /// Revocation reasons stored in `sessions.revoked_reason` that the wire reports as such.
@@ -306,13 +288,15 @@ public final class SessionService: Sendable {
 
     // MARK: Revoking
 
-    /// Marks a session revoked inside the caller's transaction; later refreshes fail and bearer
-    /// checks in this process see it at once.
-    func revoke(_ sessionID: String, reason: String, now: Date, on connection: any SQLConnection) throws {
-        try connection.execute(
-            database.dialect.sql("UPDATE sessions SET revoked_at = ?, revoked_reason = ? WHERE id = ? AND revoked_at IS NULL"),
-            [.time(now), .text(reason), .text(sessionID)])
+    /// Marks a session revoked inside the caller's transaction, unless it already is; later
+    /// refreshes fail and bearer checks in this process see it at once.
+    ///
+    /// - Returns: whether this call revoked it (false: it had ended already, or does not exist).
+    @discardableResult
+    func revoke(_ sessionID: String, reason: String, now: Date, on connection: any SQLConnection) throws -> Bool {
+        let revoked = try repository.revoke(sessionID: sessionID, reason: reason, at: now, on: connection)
         liveness.withLock { $0[sessionID] = (nil, now) }
+        return revoked
     }
 
     /// Ends sessions of a user (`logout`, `DELETE /v1/sessions/{id}`, `sessions revoke`), with an
@@ -321,49 +305,48 @@ public final class SessionService: Sendable {
     /// - Parameters:
     ///   - userID: Whose sessions; `nil` for an operator revoking by session id alone.
     ///   - sessionIDs: Which sessions; `nil` for all of the user's live sessions.
-    /// - Returns: The sessions that were live and are now revoked.
+    /// - Returns: The sessions this call revoked; one revoked concurrently by another request
+    ///   is that request's, and is neither returned nor audited twice.
     @discardableResult
     public func revokeSessions(userID: String?, sessionIDs: [String]?, reason: String, context: RequestContext) async throws -> [String] {
         let now = clock()
-        let dialect = database.dialect
         return try await database.write { connection in
-            var rows = [SQLRow]()
-            if let sessionIDs {
-                for id in sessionIDs {
-                    if let row = try connection.queryOne(dialect.sql("SELECT id, user_id FROM sessions WHERE id = ? AND revoked_at IS NULL"), [.text(id)]),
-                        userID == nil || (try? row.string("user_id")) == userID
-                    {
-                        rows.append(row)
-                    }
-                }
-            } else if let userID {
+            guard let sessionIDs else {
+                guard let userID else { return [] }
                 return try self.revokeAll(userID: userID, reason: reason, context: context, now: now, on: connection)
             }
-            return try self.revoke(rows, reason: reason, context: context, now: now, on: connection)
+            var sessions = [Session]()
+            for id in sessionIDs {
+                if let session = try self.repository.find(id: id, on: connection), userID == nil || session.userID == userID {
+                    sessions.append(session)
+                }
+            }
+            return try self.revoke(sessions, reason: reason, context: context, now: now, on: connection)
         }
     }
 
     /// Ends every live session of a user but `kept` inside the caller's transaction, with an
     /// audit entry each (consent revoked, password changed or reset, account deleted).
+    ///
+    /// - Returns: The sessions this call revoked.
     @discardableResult
     func revokeAll(
         userID: String, except kept: String? = nil, reason: String, context: RequestContext, now: Date, on connection: any SQLConnection
     ) throws -> [String] {
-        let rows = try connection.query(
-            database.dialect.sql("SELECT id, user_id FROM sessions WHERE user_id = ? AND revoked_at IS NULL"), [.text(userID)])
-        return try revoke(rows.filter { (try? $0.string("id")) != kept }, reason: reason, context: context, now: now, on: connection)
+        let sessions = try repository.unrevoked(userID: userID, on: connection).filter { $0.id != kept }
+        return try revoke(sessions, reason: reason, context: context, now: now, on: connection)
     }
 
-    private func revoke(_ rows: [SQLRow], reason: String, context: RequestContext, now: Date, on connection: any SQLConnection) throws -> [String] {
+    /// Revokes each session that is still unrevoked and audits exactly those.
+    private func revoke(_ sessions: [Session], reason: String, context: RequestContext, now: Date, on connection: any SQLConnection) throws -> [String] {
         var revoked = [String]()
-        for row in rows {
-            let id = try row.string("id")
-            try revoke(id, reason: reason, now: now, on: connection)
+        for session in sessions {
+            guard try revoke(session.id, reason: reason, now: now, on: connection) else { continue }
             try audit.record(
-                .init(time: now, userID: try row.string("user_id"), event: .sessionRevoked, outcome: .success, ip: context.ip,
-                      requestID: context.requestID, details: ["session_id": id, "reason": reason]),
+                .init(time: now, userID: session.userID, event: .sessionRevoked, outcome: .success, ip: context.ip,
+                      requestID: context.requestID, details: ["session_id": session.id, "reason": reason]),
                 on: connection)
-            revoked.append(id)
+            revoked.append(session.id)
         }
         return revoked
     }
@@ -371,9 +354,8 @@ public final class SessionService: Sendable {
     /// Revokes the session a refresh token belongs to (RFC 7009); unknown tokens are ignored.
     public func revoke(refreshToken: String, context: RequestContext) async throws {
         let hash = refreshToken.sha256
-        let dialect = database.dialect
         let sessionID = try await database.read { connection in
-            try connection.queryOne(dialect.sql("SELECT session_id FROM refresh_tokens WHERE token_hash = ?"), [.blob(hash)])?.string("session_id")
+            try self.repository.sessionID(tokenHash: hash, on: connection)
         }
         if let sessionID {
             try await revokeSessions(userID: nil, sessionIDs: [sessionID], reason: "revoked", context: context)
@@ -391,10 +373,7 @@ public final class SessionService: Sendable {
         if let cached = liveness.withLock({ $0[sessionID] }), now.timeIntervalSince(cached.checkedAt) < Self.livenessTTL {
             return cached.owner == userID
         }
-        let dialect = database.dialect
-        let session = try await database.read { connection in
-            try connection.queryOne(dialect.sql("SELECT * FROM sessions WHERE id = ?"), [.text(sessionID)]).map(Session.session)
-        }
+        let session = try await self.session(sessionID)
         let owner = session.flatMap { $0.isLive(at: now) ? $0.userID : nil }
         liveness.withLock { cache in
             if cache.count > 100_000 { cache.removeAll(keepingCapacity: true) }
@@ -406,19 +385,15 @@ public final class SessionService: Sendable {
     /// A user's sessions, newest first; revoked and expired ones are left out.
     public func sessions(userID: String) async throws -> [Session] {
         let now = clock()
-        let dialect = database.dialect
         return try await database.read { connection in
-            try connection.query(
-                dialect.sql("SELECT * FROM sessions WHERE user_id = ? AND revoked_at IS NULL ORDER BY created_at DESC, id"), [.text(userID)]
-            ).map(Session.session).filter { $0.isLive(at: now) }
+            try self.repository.unrevoked(userID: userID, on: connection).filter { $0.isLive(at: now) }
         }
     }
 
     /// One session by id, whatever its state.
     public func session(_ id: String) async throws -> Session? {
-        let dialect = database.dialect
-        return try await database.read { connection in
-            try connection.queryOne(dialect.sql("SELECT * FROM sessions WHERE id = ?"), [.text(id)]).map(Session.session)
+        try await database.read { connection in
+            try self.repository.find(id: id, on: connection)
         }
     }
 }

@@ -1,5 +1,53 @@
 import FoundationEssentials
+import LatchkeyJOSE
 import LatchkeyStore
 
 /// The `signing_keys` table: the server's ES256 keys, sealed under the master key.
-struct SigningKeyRepository: Sendable {}
+struct SigningKeyRepository: Sendable {
+    /// One row: the public part, and the private key still sealed (opened only for the active key).
+    struct StoredKey: Sendable {
+        var key: SigningKeyRing.Key
+        var sealedPrivateKey: [UInt8]
+    }
+
+    /// Inserts a new key, not retired, inside the caller's transaction.
+    func insert(_ key: SigningKeyRing.Key, sealedPrivateKey: [UInt8], on connection: any SQLConnection) throws {
+        try connection.execute(
+            """
+            INSERT INTO signing_keys (id, algorithm, public_jwk, private_key, created_at, activates_at, retires_at, expires_at)
+            VALUES (?, 'ES256', ?, ?, ?, ?, NULL, NULL)
+            """,
+            [.text(key.id), .text(key.publicJWK.json.serializedString), .blob(sealedPrivateKey), .time(key.createdAt), .time(key.activatesAt)])
+    }
+
+    /// Whether a key signs at `now`: activated and not retired.
+    func hasActiveKey(at now: Date, on connection: any SQLConnection) throws -> Bool {
+        try connection.queryOne(
+            "SELECT id FROM signing_keys WHERE activates_at <= ? AND (retires_at IS NULL OR retires_at > ?) LIMIT 1", [.time(now), .time(now)]
+        ) != nil
+    }
+
+    /// Compare-and-set: retires every key that is not retired yet (normally exactly the newest)
+    /// at `retiresAt`, to leave the key set at `expiresAt`.
+    ///
+    /// - Returns: how many keys this call retired; 0 when a concurrent rotation retired them first.
+    func retireUnretired(at retiresAt: Date, expiresAt: Date, on connection: any SQLConnection) throws -> Int {
+        try connection.execute(
+            "UPDATE signing_keys SET retires_at = ?, expires_at = ? WHERE retires_at IS NULL", [.time(retiresAt), .time(expiresAt)])
+    }
+
+    /// Every key ever made, oldest activation first.
+    func all(on connection: any SQLConnection) throws -> [StoredKey] {
+        try connection.query("SELECT * FROM signing_keys ORDER BY activates_at, id").map { row in
+            StoredKey(key: try Self.key(row), sealedPrivateKey: try row.blob("private_key"))
+        }
+    }
+
+    /// The public part of a `signing_keys` row.
+    private static func key(_ row: SQLRow) throws -> SigningKeyRing.Key {
+        SigningKeyRing.Key(
+            id: try row.string("id"), publicJWK: try JWK(parsing: Array(try row.string("public_jwk").utf8)),
+            createdAt: try row.date("created_at"), activatesAt: try row.date("activates_at"),
+            retiresAt: row.optionalDate("retires_at"), expiresAt: row.optionalDate("expires_at"))
+    }
+}

@@ -1,8 +1,6 @@
 import FoundationEssentials
 import LatchkeyCrypto
-import LatchkeyHTTP
 import LatchkeyJOSE
-import LatchkeyJSON
 import LatchkeyStore
 import Synchronization
 
@@ -40,8 +38,11 @@ public final class SigningKeyRing: Sendable {
         var keys: [Key]
         var signer: JWSSigner?
         var signerID: String?
-        /// `GET /.well-known/jwks.json`, built once per key change rather than per request.
-        var jwksResponse: HTTPResponse
+        /// The published public keys, as `GET /.well-known/jwks.json` shows them.
+        var jwks: JWKSet
+        /// Changes exactly when ``jwks`` does, so the route layer rebuilds its answer once per
+        /// key-set change rather than per request.
+        var revision: Int
         var verificationKeys: JWSKeySet
         var loadedAt: Date
         var nextTransition: Date?
@@ -53,6 +54,7 @@ public final class SigningKeyRing: Sendable {
     static let reloadInterval: TimeInterval = 30
 
     private let database: any SQLDatabase
+    private let repository = SigningKeyRepository()
     private let masterKey: MasterKey
     /// How long after retirement a key stays published: the access-token lifetime plus leeway.
     private let tokenLifetime: TimeInterval
@@ -66,14 +68,16 @@ public final class SigningKeyRing: Sendable {
     }
 
     /// Loads the keys, first creating one that is active at once when none is.
+    ///
+    /// Two processes starting at once on an empty table may each create one; that is harmless:
+    /// both are published, every process picks the same signer (the latest activation, then the
+    /// greatest id) and the next rotation retires both.
     public static func open(database: any SQLDatabase, masterKey: MasterKey, accessTokenTTL: Int, now: Date) async throws -> SigningKeyRing {
         let lifetime = TimeInterval(accessTokenTTL) + 60
+        let repository = SigningKeyRepository()
         try await database.write { connection in
-            let active = try connection.queryOne(
-                database.dialect.sql("SELECT id FROM signing_keys WHERE activates_at <= ? AND (retires_at IS NULL OR retires_at > ?) LIMIT 1"),
-                [.time(now), .time(now)])
-            if active == nil {
-                _ = try Self.insertKey(activatesAt: now, now: now, masterKey: masterKey, on: connection, dialect: database.dialect)
+            if try !repository.hasActiveKey(at: now, on: connection) {
+                _ = try Self.insertKey(activatesAt: now, now: now, masterKey: masterKey, on: connection)
             }
         }
         let snapshot = try await load(database: database, masterKey: masterKey, now: now)
@@ -82,73 +86,72 @@ public final class SigningKeyRing: Sendable {
 
     /// Adds a key that starts signing at `now + activationDelay`; the current newest key retires
     /// then and stays published for one token lifetime more.
+    ///
+    /// - Throws: ``AuthError/Code/conflict`` when a concurrent rotation retired the newest key
+    ///   first; nothing is written and the caller may rotate again.
     @discardableResult
     public func rotate(activationDelay: TimeInterval, now: Date) async throws -> Key {
         let lifetime = tokenLifetime
         let masterKey = masterKey
-        let dialect = database.dialect
+        let repository = repository
         let id = try await database.write { connection in
             let activatesAt = now.addingTimeInterval(activationDelay)
-            try connection.execute(
-                dialect.sql("UPDATE signing_keys SET retires_at = ?, expires_at = ? WHERE retires_at IS NULL"),
-                [.time(activatesAt), .time(activatesAt.addingTimeInterval(lifetime))])
-            return try Self.insertKey(activatesAt: activatesAt, now: now, masterKey: masterKey, on: connection, dialect: dialect)
+            guard try repository.retireUnretired(at: activatesAt, expiresAt: activatesAt.addingTimeInterval(lifetime), on: connection) > 0 else {
+                throw AuthError.conflict("another key rotation retired the newest key at the same time; rotate again if a new key is still wanted")
+            }
+            return try Self.insertKey(activatesAt: activatesAt, now: now, masterKey: masterKey, on: connection)
         }
         try await reload(now: now)
         return cached.keys.first { $0.id == id }!
     }
 
-    private static func insertKey(activatesAt: Date, now: Date, masterKey: MasterKey, on connection: any SQLConnection, dialect: SQLDialect) throws -> String {
+    /// Makes a key, seals its private part under the master key and stores it.
+    ///
+    /// - Returns: Its id (`kid`).
+    private static func insertKey(activatesAt: Date, now: Date, masterKey: MasterKey, on connection: any SQLConnection) throws -> String {
         let key = P256.Signing.PrivateKey()
         let id = Base64URL.encode(SecureRandom.bytes(count: 12))
-        let jwk = JWK(key.publicKey, keyID: id)
-        try connection.execute(
-            dialect.sql(
-                """
-                INSERT INTO signing_keys (id, algorithm, public_jwk, private_key, created_at, activates_at, retires_at, expires_at)
-                VALUES (?, 'ES256', ?, ?, ?, ?, NULL, NULL)
-                """),
-            [.text(id), .text(jwk.json.serializedString), .blob(try masterKey.seal(key.rawRepresentation, context: "signing_keys/\(id)")),
-             .time(now), .time(activatesAt)])
+        let stored = Key(id: id, publicJWK: JWK(key.publicKey, keyID: id), createdAt: now, activatesAt: activatesAt)
+        try SigningKeyRepository().insert(
+            stored, sealedPrivateKey: try masterKey.seal(key.rawRepresentation, context: "signing_keys/\(id)"), on: connection)
         return id
     }
 
     private static func load(database: any SQLDatabase, masterKey: MasterKey, now: Date) async throws -> Snapshot {
         let rows = try await database.read { connection in
-            try connection.query(database.dialect.sql("SELECT * FROM signing_keys ORDER BY activates_at, id"))
+            try SigningKeyRepository().all(on: connection)
         }
         var keys = [Key]()
         var signer: JWSSigner?
         var signerID: String?
         var transitions = [Date]()
         for row in rows {
-            let key = try Self.key(row)
+            let key = row.key
             let id = key.id
             transitions += [key.activatesAt, key.retiresAt, key.expiresAt].compactMap { $0 }.filter { $0 > now }
             let state = key.state(at: now)
             if state == "expired" { continue }
             keys.append(key)
             if state == "active" {
-                let raw = try masterKey.unseal(try row.blob("private_key"), context: "signing_keys/\(id)")
+                let raw = try masterKey.unseal(row.sealedPrivateKey, context: "signing_keys/\(id)")
                 signer = .es256(try P256.Signing.PrivateKey(rawRepresentation: raw), keyID: id)
                 signerID = id
             }
         }
-        let published = keys.map(\.publicJWK)
+        let published = JWKSet(keys: keys.map(\.publicJWK))
         return Snapshot(
-            keys: keys, signer: signer, signerID: signerID, jwksResponse: Self.jwksResponse(JWKSet(keys: published)),
-            verificationKeys: try JWSKeySet(jwks: JWKSet(keys: published)), loadedAt: now, nextTransition: transitions.min())
+            keys: keys, signer: signer, signerID: signerID, jwks: published, revision: 0,
+            verificationKeys: try JWSKeySet(jwks: published), loadedAt: now, nextTransition: transitions.min())
     }
 
-    /// The JWKS answer: JSON, cacheable for ``jwksMaxAge`` seconds.
-    private static func jwksResponse(_ set: JWKSet) -> HTTPResponse {
-        var response = HTTPResponse.json(set.json)
-        response.headers.set("Cache-Control", "public, max-age=\(jwksMaxAge)")
-        return response
-    }
+    /// The published key set and its ``Snapshot/revision``.
+    var publishedKeySet: (revision: Int, keys: JWKSet) { snapshot.withLock { ($0.revision, $0.jwks) } }
 
-    /// The JWKS answer for the keys published now.
-    var jwksResponse: HTTPResponse { snapshot.withLock { $0.jwksResponse } }
+    /// The published key set when its revision is no longer `revision`; `nil` (and no copy) when
+    /// it still is, which is every request between key changes.
+    func publishedKeySet(ifChangedSince revision: Int) -> (revision: Int, keys: JWKSet)? {
+        snapshot.withLock { $0.revision == revision ? nil : ($0.revision, $0.jwks) }
+    }
 
     /// Re-reads the key table every ``reloadInterval`` until the task is cancelled, so the JWKS
     /// of a process that signs nothing still shows keys that other processes added.
@@ -162,10 +165,13 @@ public final class SigningKeyRing: Sendable {
         }
     }
 
-    /// Re-reads the key table.
+    /// Re-reads the key table; the revision moves on only when the published keys changed.
     public func reload(now: Date) async throws {
-        let fresh = try await Self.load(database: database, masterKey: masterKey, now: now)
-        snapshot.withLock { $0 = fresh }
+        var fresh = try await Self.load(database: database, masterKey: masterKey, now: now)
+        snapshot.withLock { current in
+            fresh.revision = fresh.jwks == current.jwks ? current.revision : current.revision + 1
+            current = fresh
+        }
     }
 
     /// The snapshot, reloading it first when it is stale.
@@ -188,17 +194,9 @@ public final class SigningKeyRing: Sendable {
 
     /// Every key ever made, for `latchkey keys list`.
     public func allKeys() async throws -> [Key] {
-        let database = database
+        let repository = repository
         return try await database.read { connection in
-            try connection.query(database.dialect.sql("SELECT * FROM signing_keys ORDER BY activates_at, id")).map(Self.key)
+            try repository.all(on: connection).map(\.key)
         }
-    }
-
-    /// The public part of a `signing_keys` row.
-    private static func key(_ row: SQLRow) throws -> Key {
-        Key(
-            id: try row.string("id"), publicJWK: try JWK(parsing: Array(try row.string("public_jwk").utf8)),
-            createdAt: try row.date("created_at"), activatesAt: try row.date("activates_at"),
-            retiresAt: row.optionalDate("retires_at"), expiresAt: row.optionalDate("expires_at"))
     }
 }
