@@ -227,7 +227,8 @@ final class AppleService: Sendable {
     ///
     /// - Parameters:
     ///   - claimedUntil: For the daily validation, its claim on the identity: the revocation
-    ///     happens only while the claim holds (a sign-in storing a new token meanwhile wins).
+    ///     happens only while the claim holds and the identity still stores the token that was
+    ///     checked (a sign-in storing a new token meanwhile wins).
     /// - Returns: Whether the identity was revoked (false: it is gone, or the claim no longer holds).
     @discardableResult
     func revokeIdentity(
@@ -235,7 +236,8 @@ final class AppleService: Sendable {
     ) throws -> Bool {
         let revoked: Bool
         if let claimedUntil {
-            revoked = try identities.revoke(id: identity.id, claimedUntil: claimedUntil, at: now, on: connection)
+            guard let checked = identity.sealedAppleRefreshToken else { return false }
+            revoked = try identities.revoke(id: identity.id, claimedUntil: claimedUntil, checkedToken: checked, at: now, on: connection)
         } else {
             revoked = try identities.revoke(id: identity.id, at: now, on: connection)
         }

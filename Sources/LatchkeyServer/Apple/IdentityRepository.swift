@@ -196,8 +196,8 @@ struct IdentityRepository: Sendable {
     /// the value the caller read to `until`, only while the identity is live with a token.
     ///
     /// The claim is the new value: ``rescheduleValidation(id:claimedUntil:to:on:)`` and
-    /// ``revoke(id:claimedUntil:at:on:)`` act only while it still holds, so a sign-in storing a
-    /// new token meanwhile (which moves `last_validated_at`) wins over a stale check.
+    /// ``revoke(id:claimedUntil:checkedToken:at:on:)`` act only while it still holds, so a
+    /// sign-in storing a new token meanwhile wins over a stale check.
     ///
     /// - Returns: Whether this call claimed it (false: another process did, or the identity changed).
     func claimValidation(id: String, read lastValidatedAt: Date?, until: Date, on connection: any SQLConnection) throws -> Bool {
@@ -220,13 +220,18 @@ struct IdentityRepository: Sendable {
     }
 
     /// Compare-and-set: revokes an identity whose token a validation found withdrawn, only while
-    /// that validation's claim holds.
+    /// that validation's claim holds and the stored token is still the one it checked (sealing
+    /// draws a fresh nonce, so a token stored by a later sign-in never compares equal, even one
+    /// stored in the same second as the claim).
     ///
     /// - Returns: Whether this call revoked it (false: the identity changed since the claim).
-    func revoke(id: String, claimedUntil: Date, at time: Date, on connection: any SQLConnection) throws -> Bool {
+    func revoke(id: String, claimedUntil: Date, checkedToken sealed: [UInt8], at time: Date, on connection: any SQLConnection) throws -> Bool {
         try connection.execute(
-            "UPDATE identities SET revoked_at = ?, apple_refresh_token = NULL WHERE id = ? AND last_validated_at = ? AND revoked_at IS NULL",
-            [.time(time), .text(id), .time(claimedUntil)]) == 1
+            """
+            UPDATE identities SET revoked_at = ?, apple_refresh_token = NULL
+            WHERE id = ? AND last_validated_at = ? AND apple_refresh_token = ? AND revoked_at IS NULL
+            """,
+            [.time(time), .text(id), .time(claimedUntil), .blob(sealed)]) == 1
     }
 
     static func identity(_ row: SQLRow) throws -> Identity {

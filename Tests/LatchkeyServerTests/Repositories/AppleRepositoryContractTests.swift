@@ -17,7 +17,7 @@ struct AppleRepositoryContractTests {
     static func identity(on database: any SQLDatabase, subject: String = "001.apple", token: [UInt8]? = nil) async throws -> Identity {
         let users = UserRepository(database: database)
         let identities = IdentityRepository()
-        return try await database.write { connection in
+        return try await database.write { connection throws in
             let user = try users.create(email: "ada@privaterelay.appleid.com", now: start, on: connection)
             let identity = Identity(
                 id: Identifiers.make("idn"), userID: user.id, provider: "apple", issuer: issuer, subject: subject, email: user.email,
@@ -50,7 +50,7 @@ struct AppleRepositoryContractTests {
             let identities = IdentityRepository()
             let created = try await Self.identity(on: database)
             #expect(created.subject == "001.apple" && created.realUserStatus == 2 && created.emailVerified && created.revokedAt == nil)
-            try await database.write { connection in
+            try await database.write { connection throws in
                 #expect(try identities.find(provider: "apple", issuer: Self.issuer, subject: "001.apple", on: connection) == created)
                 #expect(try identities.find(provider: "apple", issuer: "https://other.example", subject: "001.apple", on: connection) == nil)
                 #expect(try identities.list(userID: created.userID, on: connection) == [created])
@@ -84,7 +84,7 @@ struct AppleRepositoryContractTests {
         try await withContractDatabase(engine) { database in
             let identities = IdentityRepository()
             let created = try await Self.identity(on: database)
-            try await database.write { connection in
+            try await database.write { connection throws in
                 #expect(try identities.recordTransfer("t.1", provider: "apple", issuer: Self.issuer, subject: "001.apple", on: connection) == 1)
                 #expect(try identities.recordTransfer("t.2", provider: "apple", issuer: Self.issuer, userID: "usr_nobody", on: connection) == 0)
                 #expect(try identities.recordTransfer("t.1", provider: "apple", issuer: Self.issuer, userID: created.userID, on: connection) == 1)
@@ -94,7 +94,7 @@ struct AppleRepositoryContractTests {
                 try identities.takeOver(id: created.id, transferSubject: "t.1", newSubject: "002.new.\(index)", on: connection)
             }
             #expect(linked == 1)
-            try await database.read { connection in
+            try await database.read { connection throws in
                 let after = try #require(try identities.find(id: created.id, on: connection))
                 #expect(after.transferSubject == nil && after.subject.hasPrefix("002.new."))
                 #expect(try identities.find(provider: "apple", issuer: Self.issuer, transferSubject: "t.1", on: connection) == nil)
@@ -109,7 +109,7 @@ struct AppleRepositoryContractTests {
             let created = try await Self.identity(on: database, token: [1, 2, 3])
             #expect(created.sealedAppleRefreshToken == [1, 2, 3] && created.appleClientID == "com.example.app")
             let later = Self.start.addingTimeInterval(60)
-            try await database.write { connection in
+            try await database.write { connection throws in
                 #expect(try identities.revoke(id: created.id, at: later, on: connection))
                 #expect(try identities.revoke(id: "idn_nobody", at: later, on: connection) == false)
                 let revoked = try #require(try identities.find(id: created.id, on: connection))
@@ -143,21 +143,24 @@ struct AppleRepositoryContractTests {
             #expect(winners == 1)
             let claim = try #require(try await database.read { try identities.find(id: created.id, on: $0)?.lastValidatedAt })
             #expect(claims.contains(claim))
-            try await database.write { connection in
+            try await database.write { connection throws in
                 #expect(try identities.dueForValidation(provider: "apple", before: Self.start, limit: 10, on: connection).isEmpty, "claimed")
                 #expect(try identities.rescheduleValidation(id: created.id, claimedUntil: claim.addingTimeInterval(100), to: now, on: connection) == false)
-                // A sign-in stores a fresh token meanwhile: the stale check may not revoke it.
-                #expect(try identities.storeAppleRefreshToken(id: created.id, sealed: [10], clientID: "com.example.app", at: now, on: connection))
-                #expect(try identities.revoke(id: created.id, claimedUntil: claim, at: now, on: connection) == false)
+                // A sign-in stores a fresh token meanwhile, even in the very second of the claim:
+                // the stale check may not revoke it.
+                #expect(try identities.storeAppleRefreshToken(id: created.id, sealed: [10], clientID: "com.example.app", at: claim, on: connection))
+                #expect(try identities.revoke(id: created.id, claimedUntil: claim, checkedToken: [9], at: now, on: connection) == false)
                 #expect(try identities.find(id: created.id, on: connection)?.revokedAt == nil)
             }
             // A claim that holds revokes, once.
-            let next = try await database.write { connection in
+            let next = try await database.write { connection throws in
                 let read = try #require(try identities.find(id: created.id, on: connection)?.lastValidatedAt)
                 let until = now.addingTimeInterval(7200)
                 #expect(try identities.claimValidation(id: created.id, read: read, until: until, on: connection))
-                #expect(try identities.revoke(id: created.id, claimedUntil: until, at: now, on: connection))
-                #expect(try identities.revoke(id: created.id, claimedUntil: until, at: now, on: connection) == false, "already revoked")
+                #expect(try identities.revoke(id: created.id, claimedUntil: until, checkedToken: [9], at: now, on: connection) == false, "not the stored token")
+                #expect(try identities.revoke(id: created.id, claimedUntil: until.addingTimeInterval(1), checkedToken: [10], at: now, on: connection) == false, "not the claim")
+                #expect(try identities.revoke(id: created.id, claimedUntil: until, checkedToken: [10], at: now, on: connection))
+                #expect(try identities.revoke(id: created.id, claimedUntil: until, checkedToken: [10], at: now, on: connection) == false, "already revoked")
                 return try identities.find(id: created.id, on: connection)
             }
             #expect(next?.revokedAt == now && next?.sealedAppleRefreshToken == nil)
@@ -169,7 +172,7 @@ struct AppleRepositoryContractTests {
         try await withContractDatabase(engine) { database in
             let identities = IdentityRepository()
             let created = try await Self.identity(on: database)
-            try await database.write { connection in
+            try await database.write { connection throws in
                 // A token stored without a validation time, as migrated rows may be.
                 #expect(try connection.execute(
                     "UPDATE identities SET apple_refresh_token = ?, apple_client_id = 'com.example.app', last_validated_at = NULL WHERE id = ?",
@@ -207,7 +210,7 @@ struct AppleRepositoryContractTests {
             }
             #expect(claims.count == 1)
             let claim = try #require(claims.first)
-            try await database.write { connection in
+            try await database.write { connection throws in
                 #expect(try revocations.due(at: now, limit: 10, on: connection).isEmpty, "leased")
                 #expect(try revocations.delete(id: queued.id, claim: claim.addingTimeInterval(-60), on: connection) == false, "not the claim")
                 #expect(try revocations.release(id: queued.id, claim: now, retryAt: now, error: "x", on: connection) == false)
@@ -226,7 +229,7 @@ struct AppleRepositoryContractTests {
             let queued = Self.revocation(due: Self.start)
             try await database.write { try revocations.insert(queued, on: $0) }
             let retry = Self.start.addingTimeInterval(30)
-            try await database.write { connection in
+            try await database.write { connection throws in
                 let claim = try #require(try revocations.claim(id: queued.id, dueAt: Self.start, until: Self.start.addingTimeInterval(60), on: connection))
                 #expect(try revocations.release(id: queued.id, claim: claim, retryAt: retry, error: "Apple answered 503", on: connection))
                 let row = try #require(try revocations.due(at: retry, limit: 10, on: connection).first)
