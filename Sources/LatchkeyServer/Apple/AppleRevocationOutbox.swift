@@ -9,8 +9,8 @@ import LatchkeyStore
 /// A deletion writes its outbox row in the same transaction that deletes the account, so a crash
 /// or an Apple outage can delay a revocation but never lose it. ``runDue()`` claims each due row
 /// with a lease, a compare-and-set (so two server processes never send the same one at once),
-/// sends it, and deletes each that Apple accepted, only while its claim holds; a failure is retried with exponential back-off, from
-/// 30 seconds up to an hour, for as long as it takes.
+/// sends it, and deletes each that Apple accepted, only while its claim holds; a failure is
+/// retried with exponential back-off, from 30 seconds up to an hour, for as long as it takes.
 final class AppleRevocationOutbox: Sendable {
     private let client: AppleClient
     private let database: any SQLDatabase
@@ -51,26 +51,24 @@ final class AppleRevocationOutbox: Sendable {
 
     /// Sends every due revocation once.
     ///
-    /// Each row is claimed (a compare-and-set) before it is sent; a row another process claimed
-    /// first is skipped. Only the claimer deletes the row or schedules its retry, and only while
-    /// its claim holds.
+    /// Each row is claimed (a compare-and-set, in a transaction of its own) just before it is
+    /// sent, so its lease covers its own send only; a row another process claimed first is
+    /// skipped. Only the claimer deletes the row or schedules its retry, and only while its claim
+    /// holds.
     ///
     /// - Returns: How many Apple accepted.
     @discardableResult
     func runDue() async throws -> Int {
         let now = clock()
         let revocations = revocations
-        let claimed = try await database.write { connection in
-            var claimed: [(revocation: AppleRevocation, claim: Date)] = []
-            for revocation in try revocations.due(at: now, limit: Self.batchSize, on: connection) {
-                if let claim = try revocations.claim(id: revocation.id, dueAt: now, until: now.addingTimeInterval(Self.lease), on: connection) {
-                    claimed.append((revocation, claim))
-                }
-            }
-            return claimed
-        }
+        let due = try await database.read { try revocations.due(at: now, limit: Self.batchSize, on: $0) }
         var accepted = 0
-        for (revocation, claim) in claimed {
+        for revocation in due {
+            let claimedAt = clock()
+            let claim = try await database.write { connection in
+                try revocations.claim(id: revocation.id, dueAt: claimedAt, until: claimedAt.addingTimeInterval(Self.lease), on: connection)
+            }
+            guard let claim else { continue }
             let attempts = revocation.attempts + 1
             var failure: String?
             do {

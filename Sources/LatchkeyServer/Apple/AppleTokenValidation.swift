@@ -9,10 +9,10 @@ import LatchkeyStore
 /// all falling due together), then asks Apple about each, a few at a time. Each claim is a
 /// compare-and-set on the `last_validated_at` the pass read, so with several server processes
 /// each identity is checked by one of them; what the check finds is written only while that
-/// claim still holds. Apple answering
-/// `invalid_grant` means the user withdrew the app's authorization: the identity is marked
-/// revoked and its sessions end, so the next refresh answers reason `consent_revoked`. When Apple
-/// cannot be reached the identity is tried again in an hour.
+/// claim still holds. Apple answering `invalid_grant` means the user withdrew the app's
+/// authorization: the identity is marked revoked and its sessions end, so the next refresh
+/// answers reason `consent_revoked`. When Apple cannot be reached the identity is tried again in
+/// an hour.
 extension AppleService {
     /// How often a token is checked.
     static let validationInterval: TimeInterval = 86_400
