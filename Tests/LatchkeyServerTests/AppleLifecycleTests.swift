@@ -161,6 +161,35 @@ struct AppleLifecycleTests {
         }
     }
 
+    @Test("team transfer: a transfer id links one sign-in only, and a bad transfer file is invalid_request naming the entry, recording nothing")
+    func teamTransferSpentOnce() async throws {
+        try await TestServer.with { server in
+            let (body, oldSubject, sandbox) = try await Self.signedIn(server)
+            let userID = try #require(body["user"]?["id"]?.stringValue)
+            for (file, message): (JSONValue, String) in [
+                (["sub": .string(oldSubject), "transfer_sub": "t.1"], "the file must hold a JSON array"),
+                ([["sub": .string(oldSubject), "transfer_sub": "t.1"], ["sub": "x"]], "entry 1: transfer_sub is required"),
+                ([["sub": .string(oldSubject), "transfer_sub": "t.1"], ["transfer_sub": "t.2"]], "entry 1: sub or user_id is required"),
+            ] {
+                do {
+                    _ = try await server.application.importAppleTransfers(file)
+                    Issue.record("\(file) was accepted")
+                } catch let error as AuthError {
+                    #expect(error.code == .invalidRequest && error.message == message)
+                }
+            }
+            #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM identities WHERE transfer_sub IS NOT NULL") == 0, "nothing recorded")
+
+            let result = try await server.application.importAppleTransfers([["user_id": .string(userID), "transfer_sub": "t.1"]])
+            #expect(result.recorded == 1 && result.unknown == 0)
+            let (linked, _) = try await AppleFlow.signIn(server, sandbox: sandbox, transferSubject: "t.1")
+            #expect(try linked.json["user"]?["id"]?.stringValue == userID)
+            let (other, _) = try await AppleFlow.signIn(server, sandbox: sandbox, transferSubject: "t.1")
+            #expect(try other.json["created"] == true, "the transfer id was spent by the first sign-in")
+            #expect(try other.json["user"]?["id"]?.stringValue != userID)
+        }
+    }
+
     @Test("S18: with a device key, Apple sign-in answers mfa_required, and DELETE /v1/me needs a second factor in the last five minutes")
     func s18SecondFactorGates() async throws {
         try await TestServer.with { server in
