@@ -6,6 +6,7 @@ import LatchkeyJSON
 import LatchkeySandbox
 import LatchkeyServer
 import LatchkeyStore
+import LatchkeyWire
 import Testing
 
 /// What happens to an Apple account after sign-in: notifications, daily validation, deletion,
@@ -62,13 +63,13 @@ struct AppleLifecycleTests {
             let (_, subject, sandbox) = try await Self.signedIn(server)
             let payload = try Self.notification(sandbox, now: server.clock.now, type: "email-disabled", subject: subject, jti: "jti-1")
             for _ in 0..<2 {
-                #expect(try await server.request(.post, "/v1/apple/notifications", json: ["payload": .string(payload)]).status == 200)
+                #expect(try await server.request(.post, "/v1/apple/notifications", json: WireAppleNotification(payload: payload).json).status == 200)
             }
             #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM audit_log WHERE event = 'apple.notification'") == 1)
             #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM identities WHERE email_disabled_at IS NOT NULL") == 1)
 
             let enabled = try Self.notification(sandbox, now: server.clock.now, type: "email-enabled", subject: subject, email: "new@privaterelay.appleid.com")
-            #expect(try await server.request(.post, "/v1/apple/notifications", json: ["payload": .string(enabled)]).status == 200)
+            #expect(try await server.request(.post, "/v1/apple/notifications", json: WireAppleNotification(payload: enabled).json).status == 200)
             let email = try await server.database.read {
                 try $0.queryOne("SELECT email, email_disabled_at FROM identities WHERE subject = ?", [.text(subject)])!
             }
@@ -76,14 +77,14 @@ struct AppleLifecycleTests {
 
             var forged = Array(try Self.notification(sandbox, now: server.clock.now, type: "account-delete", subject: subject).utf8)
             forged[forged.count - 5] = forged[forged.count - 5] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
-            let refused = try await server.request(.post, "/v1/apple/notifications", json: ["payload": .string(String(decoding: forged, as: UTF8.self))])
+            let refused = try await server.request(.post, "/v1/apple/notifications", json: WireAppleNotification(payload: String(decoding: forged, as: UTF8.self)).json)
             #expect(refused.status == 400)
             #expect(try refused.json["error"] == "invalid_request")
             #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM users") == 1)
             #expect(try await server.request(.post, "/v1/apple/notifications", json: ["payload": 1]).status == 400)
 
             let unknown = try Self.notification(sandbox, now: server.clock.now, type: "something-new", subject: subject)
-            #expect(try await server.request(.post, "/v1/apple/notifications", json: ["payload": .string(unknown)]).status == 200)
+            #expect(try await server.request(.post, "/v1/apple/notifications", json: WireAppleNotification(payload: unknown).json).status == 200)
             #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM audit_log WHERE event = 'apple.notification' AND outcome = 'ignored'") == 1)
         }
     }
@@ -94,7 +95,7 @@ struct AppleLifecycleTests {
             let (body, subject, sandbox) = try await Self.signedIn(server)
             let access = try #require(body["access_token"]?.stringValue)
             let payload = try Self.notification(sandbox, now: server.clock.now, type: type, subject: subject)
-            #expect(try await server.request(.post, "/v1/apple/notifications", json: ["payload": .string(payload)]).status == 200)
+            #expect(try await server.request(.post, "/v1/apple/notifications", json: WireAppleNotification(payload: payload).json).status == 200)
             #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM users") == 0)
             #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM apple_revocations") == 0)
             #expect(try await server.request(.get, "/v1/me", headers: ["Authorization": "Bearer \(access)"]).status == 401)
@@ -157,6 +158,35 @@ struct AppleLifecycleTests {
             // An unknown transfer id creates a new account as usual.
             let (fresh, _) = try await AppleFlow.signIn(server, sandbox: sandbox, transferSubject: "transfer.nobody")
             #expect(try fresh.json["created"] == true)
+        }
+    }
+
+    @Test("team transfer: a transfer id links one sign-in only, and a bad transfer file is invalid_request naming the entry, recording nothing")
+    func teamTransferSpentOnce() async throws {
+        try await TestServer.with { server in
+            let (body, oldSubject, sandbox) = try await Self.signedIn(server)
+            let userID = try #require(body["user"]?["id"]?.stringValue)
+            for (file, message): (JSONValue, String) in [
+                (["sub": .string(oldSubject), "transfer_sub": "t.1"], "the file must hold a JSON array"),
+                ([["sub": .string(oldSubject), "transfer_sub": "t.1"], ["sub": "x"]], "entry 1: transfer_sub is required"),
+                ([["sub": .string(oldSubject), "transfer_sub": "t.1"], ["transfer_sub": "t.2"]], "entry 1: sub or user_id is required"),
+            ] {
+                do {
+                    _ = try await server.application.importAppleTransfers(file)
+                    Issue.record("\(file) was accepted")
+                } catch let error as AuthError {
+                    #expect(error.code == .invalidRequest && error.message == message)
+                }
+            }
+            #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM identities WHERE transfer_sub IS NOT NULL") == 0, "nothing recorded")
+
+            let result = try await server.application.importAppleTransfers([["user_id": .string(userID), "transfer_sub": "t.1"]])
+            #expect(result.recorded == 1 && result.unknown == 0)
+            let (linked, _) = try await AppleFlow.signIn(server, sandbox: sandbox, transferSubject: "t.1")
+            #expect(try linked.json["user"]?["id"]?.stringValue == userID)
+            let (other, _) = try await AppleFlow.signIn(server, sandbox: sandbox, transferSubject: "t.1")
+            #expect(try other.json["created"] == true, "the transfer id was spent by the first sign-in")
+            #expect(try other.json["user"]?["id"]?.stringValue != userID)
         }
     }
 

@@ -6,6 +6,7 @@ import LatchkeyJSON
 import LatchkeySandbox
 import LatchkeyServer
 import LatchkeyStore
+import LatchkeyWire
 import Testing
 
 /// What an app does with Sign in with Apple, against a test server and the sandbox Apple.
@@ -24,13 +25,10 @@ enum AppleFlow {
         let nonce = nonce()
         let credential = try sandbox.authorize(
             .init(subject: subject, email: email, isPrivateEmail: true, nonce: nonce.hashed, transferSubject: transferSubject))
-        var body: [String: JSONValue] = ["identity_token": .string(credential.identityToken), "nonce": .string(nonce.raw)]
-        if exchange { body["authorization_code"] = .string(credential.authorizationCode) }
-        if let names {
-            body["given_name"] = .string(names.0)
-            body["family_name"] = .string(names.1)
-        }
-        return (try await server.request(.post, "/v1/auth/apple", json: .object(body)), credential)
+        let body = WireAppleSignInRequest(
+            identityToken: credential.identityToken, authorizationCode: exchange ? credential.authorizationCode : nil, nonce: nonce.raw,
+            givenName: names?.0, familyName: names?.1)
+        return (try await server.request(.post, "/v1/auth/apple", json: body.json), credential)
     }
 
     static func count(_ server: TestServer, _ sql: String, _ bindings: [SQLValue] = []) async throws -> Int64 {

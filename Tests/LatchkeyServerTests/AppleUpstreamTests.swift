@@ -124,6 +124,32 @@ struct AppleUpstreamTests {
         }
     }
 
+    @Test("S28: an authorization code on a server with no Apple team key is 503 apple_unavailable with Retry-After, and nothing is created")
+    func s28CodeExchangeNotConfigured() async throws {
+        let clock = TestClock()
+        try await AppleStandIn.with(clock: clock) { apple in
+            try await TestServer.with(clock: clock, { configuration in
+                apple.configure(&configuration)
+                configuration.dev = false
+                configuration.apple.teamID = ""
+                configuration.apple.keyID = ""
+                configuration.apple.privateKeyFile = ""
+                try? Data(SecureRandom.bytes(count: 32)).write(to: URL(fileURLWithPath: configuration.masterKeyFile))
+                chmod(configuration.masterKeyFile, 0o600)
+            }) { server in
+                let (response, _) = try await AppleFlow.signIn(server, sandbox: apple.sandbox)
+                #expect(response.status == 503)
+                #expect(try response.json["error"] == "apple_unavailable")
+                #expect(try response.json["error_description"]?.stringValue?.contains("apple.team_id") == true)
+                #expect(response.headers["Retry-After"].flatMap { Int($0) }.map { $0 > 0 } == true)
+                #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM users") == 0)
+                #expect(apple.sandbox.tokenRequests == 0, "nothing was sent to Apple")
+                // Without a code there is nothing to exchange, and the sign-in works.
+                #expect(try await AppleFlow.signIn(server, sandbox: apple.sandbox, exchange: false).response.status == 200)
+            }
+        }
+    }
+
     /// A port that accepts connections and never answers: a listening socket nobody reads.
     static let silentPort: Int = {
         let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

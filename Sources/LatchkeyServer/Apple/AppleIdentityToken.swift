@@ -1,6 +1,5 @@
 import FoundationEssentials
 import LatchkeyCrypto
-import LatchkeyHTTP
 import LatchkeyJOSE
 import LatchkeyJSON
 
@@ -21,10 +20,10 @@ struct AppleIdentityToken: Sendable {
     /// What makes this token single use: SHA-256 of its nonce, or of the whole token without one.
     var replayKey: [UInt8]
 
-    /// The failure of one check, answered 401 `invalid_identity_token` with the check named
-    /// first in the description, e.g. `exp: the token expired at …`.
-    static func failure(_ check: String, _ reason: String) -> HTTPError {
-        HTTPError(status: 401, code: "invalid_identity_token", description: "\(check): \(reason)")
+    /// The failure of one check, `invalid_identity_token` with the check named first in the
+    /// message, e.g. `exp: the token expired at …`.
+    static func failure(_ check: String, _ reason: String) -> AuthError {
+        AuthError(.invalidIdentityToken, "\(check): \(reason)")
     }
 
     /// The check a JOSE failure belongs to.
@@ -57,8 +56,8 @@ struct AppleIdentityToken: Sendable {
     /// - Parameters:
     ///   - token: The compact JWS the app received.
     ///   - rawNonce: The raw nonce the app sent; the token's `nonce` must be its SHA-256 in hex.
-    /// - Throws: `invalid_identity_token` naming the failed check; `apple_unavailable` when
-    ///   Apple's keys cannot be fetched.
+    /// - Throws: ``AuthError`` `invalid_identity_token` naming the failed check; `apple_unavailable`
+    ///   when Apple's keys cannot be fetched.
     static func verify(_ token: String, rawNonce: String?, keys: AppleKeyCache, settings: AppleSettings) async throws -> AppleIdentityToken {
         let claims: JWTClaims
         do {
@@ -66,7 +65,7 @@ struct AppleIdentityToken: Sendable {
         } catch let error as JOSEError {
             throw failure(check(for: error), error.reason)
         } catch let error as AppleError {
-            throw error.httpError
+            throw error.authError
         }
         guard let subject = claims.subject, !subject.isEmpty else { throw failure("sub", "the token has no subject") }
         let nonce = claims["nonce"]?.stringValue

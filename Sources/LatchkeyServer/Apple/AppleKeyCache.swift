@@ -70,7 +70,19 @@ final class AppleKeyCache: Sendable {
     /// Refetches the set when it is older than ``refreshInterval``; failures keep the old set.
     func refreshIfStale() async {
         if let fetchedAt = state.withLock({ $0.fetchedAt }), clock().timeIntervalSince(fetchedAt) < Self.refreshInterval { return }
-        _ = try? await fetch()
+        do {
+            _ = try await fetch()
+        } catch {
+            // The old set keeps serving; the next pass tries again. The reason names the URL's
+            // answer or the transport error, never key material.
+            let reason = (error as? AppleError).map { error -> String in
+                switch error {
+                case .rejected(let code): "rejected: \(code)"
+                case .unavailable(let reason): reason
+                }
+            } ?? "\(type(of: error))"
+            ServerLog.write(.error, "apple_keys_refresh_failed", time: clock(), ["source": "apple", "reason": .string(String(reason.prefix(200)))])
+        }
     }
 
     /// Fetches the set, or joins the fetch already under way.
@@ -129,17 +141,16 @@ enum AppleError: Error, Sendable {
     /// No usable answer: a timeout, a transport error, a 5xx or a body we cannot read.
     case unavailable(String)
 
-    /// The answer to the app: a rejected code is the app's problem (`invalid_grant`); anything
-    /// else is ours or Apple's, and retrying later may help.
-    var httpError: HTTPError {
+    /// The domain's refusal: a rejected code is the app's problem (`invalid_grant`); anything
+    /// else is ours or Apple's, and retrying later may help, so it always says when.
+    var authError: AuthError {
         switch self {
         case .rejected("invalid_grant"):
             .invalidGrant(.unknown, "Apple refused the authorization code: it is unknown, used, expired or for another client")
         case .rejected(let code):
-            HTTPError(status: 503, code: "apple_unavailable", description: "Apple refused the request (\(code)); check the apple settings",
-                      headers: ["Retry-After": "30"])
+            AuthError(.appleUnavailable, "Apple refused the request (\(code)); check the apple settings", retryAfter: 30)
         case .unavailable(let reason):
-            HTTPError(status: 503, code: "apple_unavailable", description: reason, headers: ["Retry-After": "5"])
+            AuthError(.appleUnavailable, reason, retryAfter: 5)
         }
     }
 }

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import LatchkeyHTTP
 import LatchkeyJOSE
 import LatchkeyJSON
 import LatchkeyStore
@@ -14,10 +13,13 @@ extension AppleService {
     /// Verifies and applies a notification (`POST /v1/apple/notifications` `{"payload": JWS}`).
     ///
     /// The JWS is held to Apple's keys, issuer and our client ids (any `exp` is checked); its
-    /// `jti` is remembered in the same transaction that applies it, so a retried delivery is
-    /// answered 200 without being applied twice.
+    /// `jti` is remembered in the same transaction that applies it (an insert whose changed-row
+    /// count says whether it is the first delivery), so a retried delivery is answered without
+    /// being applied twice, even by another server process.
     ///
-    /// - Throws: 400 `invalid_request` naming the failed check.
+    /// - Returns: What the notification did.
+    /// - Throws: ``AuthError`` `invalid_request` naming the failed check; `apple_unavailable`
+    ///   when Apple's keys cannot be fetched.
     @discardableResult
     func handleNotification(_ payload: String, context: RequestContext) async throws -> NotificationOutcome {
         let claims: JWTClaims
@@ -26,42 +28,38 @@ extension AppleService {
                 issuer: settings.issuer, audiences: settings.clientIDs, algorithms: [.rs256], requiredClaims: ["iss", "aud", "iat", "jti", "events"])
             claims = try await keys.verify(payload, policy: policy).claims
         } catch let error as JOSEError {
-            throw HTTPError.invalidRequest("the notification failed verification: \(AppleIdentityToken.check(for: error)): \(error.reason)")
+            throw AuthError.invalidRequest("the notification failed verification: \(AppleIdentityToken.check(for: error)): \(error.reason)")
         } catch let error as AppleError {
-            throw error.httpError
+            throw error.authError
         }
         // Apple serialises `events` into a string; accept an object too.
         var events = claims["events"]
         if let text = events?.stringValue { events = try? JSONValue(parsing: Array(text.utf8)) }
-        guard let jti = claims.tokenID, let type = events?["type"]?.stringValue, let subject = events?["sub"]?.stringValue else {
-            throw HTTPError.invalidRequest("the notification has no jti, or its events carry no type or sub")
+        guard let jti = claims.tokenID, !jti.isEmpty, let type = events?["type"]?.stringValue, let subject = events?["sub"]?.stringValue else {
+            throw AuthError.invalidRequest("the notification has no jti, or its events carry no type or sub")
         }
         let email = events?["email"]?.stringValue
         let now = clock()
         let keepUntil = max(claims.expiresAt ?? now, now).addingTimeInterval(7 * 86_400)
-        let dialect = database.dialect
         let deletion = AccountDeletion(sessions: sessions, masterKey: masterKey, outbox: outbox)
+        let identities = identities
+        let replays = replays
         return try await database.write { connection in
-            let fresh = try connection.execute(
-                dialect.sql("INSERT INTO apple_notifications (jti, received_at, expires_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING"),
-                [.text(String(jti.prefix(200))), .time(now), .time(keepUntil)])
-            guard fresh == 1 else { return .alreadySeen }
+            guard try replays.rememberNotification(jti: String(jti.prefix(200)), receivedAt: now, until: keepUntil, on: connection) else {
+                return .alreadySeen
+            }
             let identity = try self.appleIdentity(subject: subject, on: connection)
             var outcome = NotificationOutcome.applied
             if let identity {
-                let identityID = try identity.string("id")
-                let userID = try identity.string("user_id")
                 switch type {
                 case "email-disabled":
-                    try connection.execute(dialect.sql("UPDATE identities SET email_disabled_at = ? WHERE id = ?"), [.time(now), .text(identityID)])
+                    _ = try identities.setEmailDisabled(id: identity.id, at: now, on: connection)
                 case "email-enabled":
-                    try connection.execute(
-                        dialect.sql("UPDATE identities SET email_disabled_at = NULL, email = COALESCE(?, email) WHERE id = ?"),
-                        [SQLValue(email), .text(identityID)])
+                    _ = try identities.setEmailDisabled(id: identity.id, at: nil, email: email, on: connection)
                 case "consent-revoked":
-                    try self.revokeIdentity(id: identityID, userID: userID, source: "notification", context: context, now: now, on: connection)
+                    try self.revokeIdentity(identity, source: "notification", context: context, now: now, on: connection)
                 case "account-delete", "account-deleted":
-                    try deletion.delete(userID: userID, reason: "apple", revokeAtApple: false, context: context, now: now, on: connection)
+                    try deletion.delete(userID: identity.userID, reason: "apple", revokeAtApple: false, context: context, now: now, on: connection)
                 default:
                     outcome = .ignored
                 }
@@ -69,7 +67,7 @@ extension AppleService {
                 outcome = .unknownUser
             }
             try self.audit.record(
-                .init(time: now, userID: try identity?.string("user_id"), event: .appleNotification, outcome: AuditOutcome(rawValue: outcome.rawValue),
+                .init(time: now, userID: identity?.userID, event: .appleNotification, outcome: AuditOutcome(rawValue: outcome.rawValue),
                       details: ["type": String(type.prefix(40))]),
                 on: connection)
             return outcome

@@ -1,20 +1,22 @@
 import FoundationEssentials
 import Glibc
+import LatchkeyJSON
 import LatchkeyStore
 
 /// Apple refresh tokens that must be revoked at Apple (account deletion, TN3194), kept in the
 /// database until Apple accepts the revocation.
 ///
 /// A deletion writes its outbox row in the same transaction that deletes the account, so a crash
-/// or an Apple outage can delay a revocation but never lose it. ``runDue()`` claims due rows
-/// with a lease (so two server processes do not send the same one twice at once), sends them,
-/// and deletes each that Apple accepted; a failure is retried with exponential back-off, from
-/// 30 seconds up to an hour, for as long as it takes.
+/// or an Apple outage can delay a revocation but never lose it. ``runDue()`` claims each due row
+/// with a lease, a compare-and-set (so two server processes never send the same one at once),
+/// sends it, and deletes each that Apple accepted, only while its claim holds; a failure is
+/// retried with exponential back-off, from 30 seconds up to an hour, for as long as it takes.
 final class AppleRevocationOutbox: Sendable {
     private let client: AppleClient
     private let database: any SQLDatabase
     private let masterKey: MasterKey
     private let audit: AuditLog
+    private let revocations = AppleRevocationRepository()
     private let clock: @Sendable () -> Date
 
     /// How long a claimed row is left alone by other processes.
@@ -38,44 +40,40 @@ final class AppleRevocationOutbox: Sendable {
     /// Queues a revocation inside the caller's transaction, due at once.
     func enqueue(refreshToken: [UInt8], clientID: String, userID: String, now: Date, on connection: any SQLConnection) throws {
         let id = Identifiers.make("rvk")
-        try connection.execute(
-            database.dialect.sql(
-                """
-                INSERT INTO apple_revocations (id, user_id, client_id, token, created_at, next_attempt_at)
-                VALUES (?, ?, ?, ?, ?, ?)
-                """),
-            [.text(id), .text(userID), .text(clientID), .blob(try masterKey.seal(refreshToken, context: Self.context(id))), .time(now), .time(now)])
+        try revocations.insert(
+            AppleRevocation(
+                id: id, userID: userID, clientID: clientID, sealedToken: try masterKey.seal(refreshToken, context: Self.context(id)),
+                createdAt: now, attempts: 0, nextAttemptAt: now, lastError: nil),
+            on: connection)
     }
 
     private static func context(_ id: String) -> String { "apple_revocations.token:" + id }
 
     /// Sends every due revocation once.
     ///
+    /// Each row is claimed (a compare-and-set, in a transaction of its own) just before it is
+    /// sent, so its lease covers its own send only; a row another process claimed first is
+    /// skipped. Only the claimer deletes the row or schedules its retry, and only while its claim
+    /// holds.
+    ///
     /// - Returns: How many Apple accepted.
     @discardableResult
     func runDue() async throws -> Int {
         let now = clock()
-        let dialect = database.dialect
-        let claimed = try await database.write { connection in
-            let rows = try connection.query(
-                dialect.sql("SELECT * FROM apple_revocations WHERE next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?"),
-                [.time(now), .integer(Int64(Self.batchSize))])
-            for row in rows {
-                try connection.execute(
-                    dialect.sql("UPDATE apple_revocations SET next_attempt_at = ? WHERE id = ?"),
-                    [.time(now.addingTimeInterval(Self.lease)), .text(try row.string("id"))])
-            }
-            return rows
-        }
+        let revocations = revocations
+        let due = try await database.read { try revocations.due(at: now, limit: Self.batchSize, on: $0) }
         var accepted = 0
-        for row in claimed {
-            let id = try row.string("id")
-            let userID = try row.string("user_id")
-            let attempts = Int(try row.int("attempts")) + 1
+        for revocation in due {
+            let claimedAt = clock()
+            let claim = try await database.write { connection in
+                try revocations.claim(id: revocation.id, dueAt: claimedAt, until: claimedAt.addingTimeInterval(Self.lease), on: connection)
+            }
+            guard let claim else { continue }
+            let attempts = revocation.attempts + 1
             var failure: String?
             do {
-                let token = try masterKey.unseal(try row.blob("token"), context: Self.context(id))
-                try await client.revoke(refreshToken: String(decoding: token, as: UTF8.self), clientID: try row.string("client_id"))
+                let token = try masterKey.unseal(revocation.sealedToken, context: Self.context(revocation.id))
+                try await client.revoke(refreshToken: String(decoding: token, as: UTF8.self), clientID: revocation.clientID)
             } catch AppleError.rejected(let code) {
                 failure = "Apple refused: \(code)"
             } catch AppleError.unavailable(let reason) {
@@ -84,20 +82,24 @@ final class AppleRevocationOutbox: Sendable {
                 failure = "the sealed token cannot be opened"
             }
             let finished = clock()
-            try await database.write { [failure] connection in
+            let stillClaimed = try await database.write { [failure] connection in
                 if let failure {
-                    try connection.execute(
-                        dialect.sql("UPDATE apple_revocations SET attempts = ?, next_attempt_at = ?, last_error = ? WHERE id = ?"),
-                        [.integer(Int64(attempts)), .time(finished.addingTimeInterval(Self.backoff(afterAttempts: attempts))),
-                         .text(String(failure.prefix(200))), .text(id)])
-                } else {
-                    try connection.execute(dialect.sql("DELETE FROM apple_revocations WHERE id = ?"), [.text(id)])
-                    try self.audit.record(
-                        .init(time: finished, userID: userID, event: .appleTokenRevoked, outcome: .success, details: ["attempts": String(attempts)]),
-                        on: connection)
+                    return try revocations.release(
+                        id: revocation.id, claim: claim, retryAt: finished.addingTimeInterval(Self.backoff(afterAttempts: attempts)),
+                        error: String(failure.prefix(200)), on: connection)
                 }
+                guard try revocations.delete(id: revocation.id, claim: claim, on: connection) else { return false }
+                try self.audit.record(
+                    .init(time: finished, userID: revocation.userID, event: .appleTokenRevoked, outcome: .success, details: ["attempts": String(attempts)]),
+                    on: connection)
+                return true
             }
-            if failure == nil { accepted += 1 }
+            if !stillClaimed {
+                // The lease ran out during the send and another process claimed the row: it owns
+                // the row now, and its send is harmless (Apple accepts revoking a revoked token).
+                ServerLog.write(.warning, "apple_revocation_lease_lost", time: finished, ["revocation": .string(revocation.id)])
+            }
+            if failure == nil && stillClaimed { accepted += 1 }
         }
         return accepted
     }

@@ -15,6 +15,10 @@ final class AppleService: Sendable {
     let clock: @Sendable () -> Date
     var database: any SQLDatabase { sessions.database }
     var audit: AuditLog { sessions.audit }
+    let identities = IdentityRepository()
+    let replays = AppleReplayRepository()
+    /// The `provider` of Apple identities.
+    static let provider = "apple"
 
     init(
         settings: AppleSettings, httpClient: any HTTPClient, timeout: Duration, sessions: SessionService, masterKey: MasterKey,
@@ -29,8 +33,8 @@ final class AppleService: Sendable {
         self.clock = clock
     }
 
-    /// What `POST /v1/auth/apple` carries besides the token.
-    struct SignInRequest: Sendable {
+    /// What a sign-in with Apple presents (docs/reference.md `POST /v1/auth/apple`).
+    struct SignInRequest: Sendable, Hashable {
         var identityToken: String
         var authorizationCode: String?
         var nonce: String?
@@ -43,6 +47,10 @@ final class AppleService: Sendable {
     /// Every check runs before anything is written; the code exchange runs before the one
     /// transaction that creates or updates the account, links its identity, remembers the token
     /// (each is accepted once) and starts the session. If Apple fails, nothing is created.
+    ///
+    /// - Throws: ``AuthError``: `invalid_identity_token` naming the failed check (`replay` for a
+    ///   token used before), `invalid_grant` for a code Apple refuses, `apple_unavailable` with
+    ///   a retry time, `mfa_required`.
     func signIn(_ request: SignInRequest, context: RequestContext) async throws -> TokenResponse {
         let token: AppleIdentityToken
         var appleRefreshToken: String?
@@ -51,14 +59,12 @@ final class AppleService: Sendable {
             if let code = request.authorizationCode {
                 // A replay is refused for certain inside the sign-in transaction; checking first
                 // keeps a replayed token from spending a code at Apple.
-                let dialect = database.dialect
-                let seen = try await database.read { connection in
-                    try connection.queryOne(dialect.sql("SELECT 1 AS one FROM apple_identity_tokens WHERE token_key = ?"), [.blob(token.replayKey)]) != nil
-                }
+                let replays = replays
+                let seen = try await database.read { try replays.isIdentityTokenRemembered(key: token.replayKey, on: $0) }
                 if seen { throw Self.replayed }
                 appleRefreshToken = try await exchange(code: code, for: token)
             }
-        } catch let error as HTTPError {
+        } catch let error as AuthError {
             sessions.metrics.increment(.signIns, ["method": "apple", "outcome": "failure"])
             await recordFailure(error, context: context)
             throw error
@@ -68,38 +74,51 @@ final class AppleService: Sendable {
             return try await sessions.signIn(method: "apple", context: context) { [appleRefreshToken] connection, now in
                 try self.link(token, request: request, appleRefreshToken: appleRefreshToken, context: context, now: now, on: connection)
             }
-        } catch let error as HTTPError {
+        } catch let error as AuthError {
             await recordFailure(error, context: context)
             throw error
         }
     }
 
-    /// The audit entry of a refused sign-in: which check failed, never the token (S26, S27).
-    private func recordFailure(_ error: HTTPError, context: RequestContext) async {
-        try? await audit.record(
-            .init(time: clock(), userID: nil, event: .signIn, outcome: .failure, ip: context.ip, requestID: context.requestID,
-                  details: ["method": "apple", "error": error.errorCode, "check": String(error.errorDescription.prefix { $0 != ":" }.prefix(40))]))
+    /// The audit entry of a refused sign-in: which check failed, never the token (S26, S27). A
+    /// failure to write it is logged, without the token, rather than hidden.
+    private func recordFailure(_ error: AuthError, context: RequestContext) async {
+        let now = clock()
+        do {
+            try await audit.record(
+                .init(time: now, userID: nil, event: .signIn, outcome: .failure, ip: context.ip, requestID: context.requestID,
+                      details: ["method": "apple", "error": error.code.rawValue, "check": String(error.message.prefix { $0 != ":" }.prefix(40))]))
+        } catch let failure {
+            ServerLog.write(
+                .error, "audit_write_failed", time: now,
+                ["audit_event": .string(AuditEvent.signIn.rawValue), "method": "apple", "request_id": context.requestID.map(JSONValue.string) ?? .null,
+                 "error": .string(String(String(describing: failure).prefix(200)))])
+        }
     }
 
     static let replayed = AppleIdentityToken.failure("replay", "this identity token was already used to sign in")
 
+    /// How long a client waits before retrying a sign-in that needs a code exchange this server
+    /// cannot do: an operator must configure the team first.
+    static let unconfiguredRetryAfter = 30
+
     /// Exchanges the authorization code, checking that Apple's answer is about the same user.
-    private func exchange(code: String, for token: AppleIdentityToken) async throws -> String? {
+    private func exchange(code: String, for token: AppleIdentityToken) async throws(AuthError) -> String? {
         guard client.isConfigured else {
-            throw HTTPError(status: 503, code: "apple_unavailable", description: "code exchange is not configured (apple.team_id)")
+            throw AuthError(.appleUnavailable, "code exchange is not configured (apple.team_id)", retryAfter: Self.unconfiguredRetryAfter)
         }
         let tokens: AppleClient.Tokens
         do {
             tokens = try await client.exchange(code: code, clientID: token.clientID)
         } catch {
-            throw error.httpError
+            throw error.authError
         }
         if let idToken = tokens.idToken {
             var policy = AppleIdentityToken.policy(settings)
             policy.audiences = [token.clientID]
             let subject = try? await keys.verify(idToken, policy: policy).claims.subject
             guard subject == token.subject else {
-                throw HTTPError.invalidGrant(.unknown, "the authorization code belongs to another sign-in")
+                throw .invalidGrant(.unknown, "the authorization code belongs to another sign-in")
             }
         }
         return tokens.refreshToken
@@ -110,23 +129,26 @@ final class AppleService: Sendable {
         _ token: AppleIdentityToken, request: SignInRequest, appleRefreshToken: String?, context: RequestContext, now: Date,
         on connection: any SQLConnection
     ) throws -> SessionService.FirstFactor {
-        let dialect = database.dialect
-        let remembered = try connection.execute(
-            dialect.sql("INSERT INTO apple_identity_tokens (token_key, expires_at) VALUES (?, ?) ON CONFLICT DO NOTHING"),
-            [.blob(token.replayKey), .time(max(token.expiresAt, now).addingTimeInterval(60))])
-        guard remembered == 1 else { throw Self.replayed }
+        guard try replays.rememberIdentityToken(key: token.replayKey, until: max(token.expiresAt, now).addingTimeInterval(60), on: connection) else {
+            throw Self.replayed
+        }
 
         var identity = try appleIdentity(subject: token.subject, on: connection)
         var event = AuditEvent.signIn
-        if identity == nil, let transferSubject = token.transferSubject {
+        if identity == nil, let transferSubject = token.transferSubject,
+            let transferred = try identities.find(provider: Self.provider, issuer: settings.issuer, transferSubject: transferSubject, on: connection)
+        {
             // A user of an app that moved to our team: the operator imported the sending team's
             // transfer ids; the identity keeps its account and takes the new subject.
-            identity = try appleIdentity(transferSubject: transferSubject, on: connection)
-            if let identity {
-                try connection.execute(
-                    dialect.sql("UPDATE identities SET subject = ?, transfer_sub = NULL WHERE id = ?"),
-                    [.text(token.subject), .text(try identity.string("id"))])
+            if try identities.takeOver(id: transferred.id, transferSubject: transferSubject, newSubject: token.subject, on: connection) {
+                var linked = transferred
+                linked.subject = token.subject
+                linked.transferSubject = nil
+                identity = linked
                 event = .signInTransferLinked
+            } else {
+                // A concurrent sign-in of the same user took it over first; it carries this subject now.
+                identity = try appleIdentity(subject: token.subject, on: connection)
             }
         }
 
@@ -134,8 +156,7 @@ final class AppleService: Sendable {
         let user: User
         let created: Bool
         if let identity {
-            let identityID = try identity.string("id")
-            guard let stored = try users.find(try identity.string("user_id"), on: connection) else { throw HTTPError.notFound("no such user") }
+            guard let stored = try users.find(identity.userID, on: connection) else { throw AuthError.notFound("no such user") }
             var existing = stored
             // Apple sends the name only the first time; keep what we have.
             if existing.givenName == nil && existing.familyName == nil, request.givenName != nil || request.familyName != nil {
@@ -148,21 +169,17 @@ final class AppleService: Sendable {
                 existing.isPrivateEmail = token.isPrivateEmail
             }
             if existing != stored { try users.update(existing, now: now, on: connection) }
-            let unchanged = (token.email == nil || identity.optionalString("email") == token.email)
-                && identity.optionalBool("email_verified") == token.emailVerified && identity.optionalBool("is_private_email") == token.isPrivateEmail
-                && (token.realUserStatus == nil || identity.optionalInt("real_user_status") == token.realUserStatus.map(Int64.init))
-                && identity.optionalInt("revoked_at") == nil
+            let unchanged = (token.email == nil || identity.email == token.email)
+                && identity.emailVerified == token.emailVerified && identity.isPrivateEmail == token.isPrivateEmail
+                && (token.realUserStatus == nil || identity.realUserStatus == token.realUserStatus)
+                && identity.revokedAt == nil
             if !unchanged {
-                try connection.execute(
-                    dialect.sql(
-                        """
-                        UPDATE identities SET email = COALESCE(?, email), email_verified = ?, is_private_email = ?,
-                            real_user_status = COALESCE(?, real_user_status), revoked_at = NULL
-                        WHERE id = ?
-                        """),
-                    [SQLValue(token.email), .bool(token.emailVerified), .bool(token.isPrivateEmail), SQLValue(token.realUserStatus), .text(identityID)])
+                guard try identities.recordSignIn(
+                    id: identity.id, email: token.email, emailVerified: token.emailVerified, isPrivateEmail: token.isPrivateEmail,
+                    realUserStatus: token.realUserStatus, on: connection)
+                else { throw AuthError.notFound("no such user") }
             }
-            if let appleRefreshToken { try storeRefreshToken(appleRefreshToken, clientID: token.clientID, identityID: identityID, now: now, on: connection) }
+            if let appleRefreshToken { try storeRefreshToken(appleRefreshToken, clientID: token.clientID, identityID: identity.id, now: now, on: connection) }
             user = existing
             created = false
         } else {
@@ -170,16 +187,16 @@ final class AppleService: Sendable {
                 email: token.email, emailVerified: token.emailVerified, isPrivateEmail: token.isPrivateEmail, givenName: request.givenName,
                 familyName: request.familyName, now: now, on: connection)
             let identityID = Identifiers.make("idn")
-            try connection.execute(
-                dialect.sql(
-                    """
-                    INSERT INTO identities (id, user_id, provider, issuer, subject, email, email_verified, is_private_email, real_user_status, created_at)
-                    VALUES (?, ?, 'apple', ?, ?, ?, ?, ?, ?, ?)
-                    """),
-                [
-                    .text(identityID), .text(user.id), .text(settings.issuer), .text(token.subject), SQLValue(token.email), .bool(token.emailVerified),
-                    .bool(token.isPrivateEmail), SQLValue(token.realUserStatus), .time(now),
-                ])
+            let inserted = try identities.insert(
+                Identity(
+                    id: identityID, userID: user.id, provider: Self.provider, issuer: settings.issuer, subject: token.subject, email: token.email,
+                    emailVerified: token.emailVerified, isPrivateEmail: token.isPrivateEmail, realUserStatus: token.realUserStatus, createdAt: now),
+                on: connection)
+            guard inserted else {
+                // Another process created this user's account since the read above; rolling back
+                // (the user row and the token's use with it) lets the retry sign in to that account.
+                throw AuthError(.unavailable, "another sign-in of this Apple account is under way; try again", retryAfter: 1)
+            }
             if let appleRefreshToken { try storeRefreshToken(appleRefreshToken, clientID: token.clientID, identityID: identityID, now: now, on: connection) }
             created = true
         }
@@ -191,38 +208,45 @@ final class AppleService: Sendable {
     }
 
     /// The Apple identity of our issuer with this `sub`, read inside the caller's transaction.
-    func appleIdentity(subject: String, on connection: any SQLConnection) throws -> SQLRow? {
-        try connection.queryOne(
-            database.dialect.sql("SELECT * FROM identities WHERE provider = 'apple' AND issuer = ? AND subject = ?"),
-            [.text(settings.issuer), .text(subject)])
-    }
-
-    /// The Apple identity an operator imported this team-transfer id for.
-    private func appleIdentity(transferSubject: String, on connection: any SQLConnection) throws -> SQLRow? {
-        try connection.queryOne(
-            database.dialect.sql("SELECT * FROM identities WHERE provider = 'apple' AND issuer = ? AND transfer_sub = ?"),
-            [.text(settings.issuer), .text(transferSubject)])
+    func appleIdentity(subject: String, on connection: any SQLConnection) throws -> Identity? {
+        try identities.find(provider: Self.provider, issuer: settings.issuer, subject: subject, on: connection)
     }
 
     /// Stores Apple's refresh token sealed under the master key, bound to its identity row.
     private func storeRefreshToken(_ token: String, clientID: String, identityID: String, now: Date, on connection: any SQLConnection) throws {
         let sealed = try masterKey.seal(Array(token.utf8), context: Self.refreshTokenContext(identityID))
-        try connection.execute(
-            database.dialect.sql("UPDATE identities SET apple_refresh_token = ?, apple_client_id = ?, last_validated_at = ? WHERE id = ?"),
-            [.blob(sealed), .text(clientID), .time(now), .text(identityID)])
+        guard try identities.storeAppleRefreshToken(id: identityID, sealed: sealed, clientID: clientID, at: now, on: connection) else {
+            throw AuthError.notFound("no such user")
+        }
     }
 
     static func refreshTokenContext(_ identityID: String) -> String { "identities.apple_refresh_token:" + identityID }
 
     /// Ends an Apple identity's standing: marks it revoked, forgets its refresh token (Apple no
     /// longer honours it) and ends the user's sessions with reason `consent_revoked`.
-    func revokeIdentity(id identityID: String, userID: String, source: String, context: RequestContext, now: Date, on connection: any SQLConnection) throws {
-        try connection.execute(
-            database.dialect.sql("UPDATE identities SET revoked_at = ?, apple_refresh_token = NULL WHERE id = ?"), [.time(now), .text(identityID)])
-        try sessions.revokeAll(userID: userID, reason: "consent_revoked", context: context, now: now, on: connection)
+    ///
+    /// - Parameters:
+    ///   - claimedUntil: For the daily validation, its claim on the identity: the revocation
+    ///     happens only while the claim holds and the identity still stores the token that was
+    ///     checked (a sign-in storing a new token meanwhile wins).
+    /// - Returns: Whether the identity was revoked (false: it is gone, or the claim no longer holds).
+    @discardableResult
+    func revokeIdentity(
+        _ identity: Identity, claimedUntil: Date? = nil, source: String, context: RequestContext, now: Date, on connection: any SQLConnection
+    ) throws -> Bool {
+        let revoked: Bool
+        if let claimedUntil {
+            guard let checked = identity.sealedAppleRefreshToken else { return false }
+            revoked = try identities.revoke(id: identity.id, claimedUntil: claimedUntil, checkedToken: checked, at: now, on: connection)
+        } else {
+            revoked = try identities.revoke(id: identity.id, at: now, on: connection)
+        }
+        guard revoked else { return false }
+        try sessions.revokeAll(userID: identity.userID, reason: "consent_revoked", context: context, now: now, on: connection)
         try audit.record(
-            .init(time: now, userID: userID, event: .appleConsentRevoked, outcome: .success, ip: context.ip, requestID: context.requestID,
+            .init(time: now, userID: identity.userID, event: .appleConsentRevoked, outcome: .success, ip: context.ip, requestID: context.requestID,
                   details: ["source": source]),
             on: connection)
+        return true
     }
 }

@@ -3,13 +3,34 @@ import LatchkeyJSON
 import LatchkeyStore
 
 extension LatchkeyApplication {
-    /// Imports team-transfer ids (`latchkey apple import-transfers FILE`); see
-    /// ``AppleService/importTransfers(_:context:)``.
+    /// Imports team-transfer ids (`latchkey apple import-transfers FILE`) from a JSON array of
+    /// `{"transfer_sub": …, "sub": <old Apple id>}` or `{"transfer_sub": …, "user_id": <our user id>}`,
+    /// in one transaction; see ``AppleService/importTransfers(_:context:)``.
     ///
     /// - Returns: How many identities now carry a transfer id, and how many entries matched none.
+    /// - Throws: ``AuthError`` `invalid_request` naming the first bad entry; nothing is recorded then.
     public func importAppleTransfers(_ json: JSONValue) async throws -> (recorded: Int, unknown: Int) {
-        let result = try await apple.importTransfers(json, context: RequestContext())
+        let result = try await apple.importTransfers(try Self.transferEntries(json), context: RequestContext())
         return (result.recorded, result.unknown)
+    }
+
+    /// The entries of a transfer file, checked.
+    static func transferEntries(_ json: JSONValue) throws(AuthError) -> [AppleService.TransferEntry] {
+        guard case .array(let entries) = json else { throw .invalidRequest("the file must hold a JSON array") }
+        var parsed: [AppleService.TransferEntry] = []
+        for (index, entry) in entries.enumerated() {
+            guard let transferSubject = entry["transfer_sub"]?.stringValue, !transferSubject.isEmpty else {
+                throw .invalidRequest("entry \(index): transfer_sub is required")
+            }
+            if let subject = entry["sub"]?.stringValue {
+                parsed.append(.init(transferSubject: transferSubject, target: .subject(subject)))
+            } else if let userID = entry["user_id"]?.stringValue {
+                parsed.append(.init(transferSubject: transferSubject, target: .userID(userID)))
+            } else {
+                throw .invalidRequest("entry \(index): sub or user_id is required")
+            }
+        }
+        return parsed
     }
 
     /// Sets a user's password (`latchkey users set-password`; see
@@ -32,24 +53,19 @@ extension LatchkeyApplication {
     public func deleteUser(id: String) async throws -> Int {
         try await apple.deleteAccount(userID: id, principal: nil, reason: "operator", context: RequestContext())
         try await apple.outbox.runDue()
-        return try await database.read { connection in
-            Int(try connection.queryOne(
-                self.database.dialect.sql("SELECT count(*) AS n FROM apple_revocations WHERE user_id = ?"), [.text(id)])!.int("n"))
-        }
+        let revocations = AppleRevocationRepository()
+        return try await database.read { try revocations.count(userID: id, on: $0) }
     }
 
     /// A user's sign-in identities, for `latchkey users show`.
     public func identities(userID: String) async throws -> [IdentitySummary] {
-        try await database.read { connection in
-            try connection.query(
-                self.database.dialect.sql(
-                    "SELECT * FROM identities WHERE user_id = ? ORDER BY created_at"), [.text(userID)]
-            ).map { row in
+        let identities = IdentityRepository()
+        return try await database.read { connection in
+            try identities.list(userID: userID, on: connection).map { identity in
                 IdentitySummary(
-                    provider: try row.string("provider"), subject: try row.string("subject"), email: row.optionalString("email"),
-                    revokedAt: row.optionalDate("revoked_at"), hasAppleRefreshToken: row.optionalBlob("apple_refresh_token") != nil,
-                    lastValidatedAt: row.optionalDate("last_validated_at"), transferSubject: row.optionalString("transfer_sub"),
-                    createdAt: try row.date("created_at"))
+                    provider: identity.provider, subject: identity.subject, email: identity.email, revokedAt: identity.revokedAt,
+                    hasAppleRefreshToken: identity.sealedAppleRefreshToken != nil, lastValidatedAt: identity.lastValidatedAt,
+                    transferSubject: identity.transferSubject, createdAt: identity.createdAt)
             }
         }
     }
