@@ -31,9 +31,10 @@ struct AccountDeletion {
         // find nothing and write nothing.
         guard try users.lock(userID, now: now, on: connection) else { return false }
         if revokeAtApple {
-            for identity in try identities.appleRefreshTokens(userID: userID, on: connection) {
-                let token = try masterKey.unseal(identity.sealed, context: AppleService.refreshTokenContext(identity.identityID))
-                try outbox.enqueue(refreshToken: token, clientID: identity.clientID, userID: userID, now: now, on: connection)
+            for identity in try identities.list(userID: userID, on: connection) {
+                guard let sealed = identity.sealedAppleRefreshToken, let clientID = identity.appleClientID else { continue }
+                let token = try masterKey.unseal(sealed, context: AppleService.refreshTokenContext(identity.id))
+                try outbox.enqueue(refreshToken: token, clientID: clientID, userID: userID, now: now, on: connection)
             }
         }
         try sessions.revokeAll(userID: userID, reason: "account_deleted", context: context, now: now, on: connection)

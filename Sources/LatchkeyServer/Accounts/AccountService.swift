@@ -62,7 +62,9 @@ struct AccountService: Sendable {
         let (users, credentials, identities, database) = (users, credentials, identities, database)
         let profile = try await database.read { connection -> AccountProfile? in
             guard let user = try users.find(userID, on: connection) else { return nil }
-            var listed = try identities.accountIdentities(userID: userID, on: connection)
+            var listed = try identities.list(userID: userID, on: connection).map { identity in
+                AccountIdentity(provider: identity.provider, email: identity.email, createdAt: identity.createdAt)
+            }
             let credential = try credentials.find(userID: userID, on: connection)
             if let credential {
                 listed.insert(

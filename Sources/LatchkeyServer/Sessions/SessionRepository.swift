@@ -61,6 +61,30 @@ struct SessionRepository: Sendable {
             [.time(at), .text(reason), .text(sessionID)]) == 1
     }
 
+    // MARK: Second factors
+
+    /// When the user's session last proved a second factor; nil when it never did or the user
+    /// has no such session.
+    func secondFactorTime(sessionID: String, userID: String, on connection: any SQLConnection) throws -> Date? {
+        try connection.queryOne("SELECT second_factor_at FROM sessions WHERE id = ? AND user_id = ?", [.text(sessionID), .text(userID)])?
+            .optionalDate("second_factor_at")
+    }
+
+    /// Notes in the session that a second factor was proved at `now`.
+    func markSecondFactor(sessionID: String, at now: Date, on connection: any SQLConnection) throws {
+        try connection.execute("UPDATE sessions SET second_factor_at = ? WHERE id = ?", [.time(now), .text(sessionID)])
+    }
+
+    /// Compare-and-set: gives the session its step-up `amr` and a second-factor time of `now`
+    /// only if it has not been revoked.
+    ///
+    /// - Returns: Whether this call updated it (false: the session was revoked meanwhile).
+    func recordStepUp(sessionID: String, amr: [String], at now: Date, on connection: any SQLConnection) throws -> Bool {
+        try connection.execute(
+            "UPDATE sessions SET amr = ?, second_factor_at = ? WHERE id = ? AND revoked_at IS NULL",
+            [.text(JSONValue.array(amr.map(JSONValue.string)).serializedString), .time(now), .text(sessionID)]) == 1
+    }
+
     // MARK: Refresh tokens
 
     /// Stores the hash of a session's new live refresh token (S7).
@@ -108,6 +132,26 @@ struct SessionRepository: Sendable {
     }
 
     // MARK: Tombstones
+
+    /// Leaves a tombstone for each live refresh token of the user's unexpired sessions, holding
+    /// only the token's hash and `reason`, kept until the session would have expired; so a later
+    /// refresh with one answers `invalid_grant` with that reason. A token that already has a
+    /// tombstone keeps it.
+    ///
+    /// - Returns: How many tombstones this call left.
+    @discardableResult
+    func tombstoneLiveTokens(userID: String, reason: String, now: Date, on connection: any SQLConnection) throws -> Int {
+        try connection.execute(
+            """
+            INSERT INTO ended_refresh_tokens (token_hash, reason, expires_at)
+            SELECT refresh_tokens.token_hash, ?, sessions.absolute_expires_at
+            FROM refresh_tokens JOIN sessions ON sessions.id = refresh_tokens.session_id
+            WHERE sessions.user_id = ? AND refresh_tokens.retired_at IS NULL AND sessions.absolute_expires_at > ?
+            ON CONFLICT DO NOTHING
+            """,
+            [.text(reason), .text(userID), .time(now)])
+    }
+
 
     /// Why the token with this hash stopped working with its deleted account (`account_deleted`),
     /// or `nil` when no tombstone names it.
