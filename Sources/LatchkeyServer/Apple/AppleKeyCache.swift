@@ -67,10 +67,12 @@ final class AppleKeyCache: Sendable {
         return try JWTVerifier(keys: try await fetch(), policy: policy).verify(token, now: now)
     }
 
-    /// Refetches the set when it is older than ``refreshInterval``; failures keep the old set.
-    func refreshIfStale() async {
+    /// Refetches the set when it is older than ``refreshInterval``; a failure keeps the old set.
+    ///
+    /// - Throws: ``AppleError`` when the fetch failed, for the caller to log and count.
+    func refreshIfStale() async throws {
         if let fetchedAt = state.withLock({ $0.fetchedAt }), clock().timeIntervalSince(fetchedAt) < Self.refreshInterval { return }
-        _ = try? await fetch()
+        _ = try await fetch()
     }
 
     /// Fetches the set, or joins the fetch already under way.
