@@ -1,9 +1,8 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import LatchkeyCrypto
 import LatchkeyHTTP
 import LatchkeyJSON
+import LatchkeySandbox
 @testable import LatchkeyServer
 import LatchkeyStore
 import Synchronization
@@ -107,16 +106,19 @@ struct ErrorLogTests {
         }
     }
 
-    @Test("sandbox notify without a notification URL (a stand-in on its own port) is a 400 naming the cause")
+    @Test("sandbox notify without a notification URL (not mounted on a started server) is a 400 naming the cause")
     func sandboxNotifyWithoutEndpoint() async throws {
-        try await AppleStandIn.with(clock: TestClock()) { apple in
-            var request = URLRequest(url: URL(string: apple.baseURL + "/notify")!)
-            request.httpMethod = "POST"
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = Data(#"{"sub":"000123.abc.1234","type":"consent-revoked"}"#.utf8)
-            let (data, response) = try await URLSession.shared.data(for: request)
-            #expect((response as? HTTPURLResponse)?.statusCode == 400)
-            #expect(try JSONValue(parsing: Array(data))["error_description"] == "no notification endpoint is set")
-        }
+        let key = P256.Signing.PrivateKey()
+        let sandbox = try AppleSandbox(
+            developer: .init(teamID: "TEAM123456", keyID: "KEY1234567", publicKey: key.publicKey, clientIDs: ["com.example.app"]),
+            client: EventHTTPClient())
+        let router = Router()
+        sandbox.register(on: router)
+        let request = HTTPRequest(
+            method: .post, path: "/sandbox/apple/notify", headers: ["Content-Type": "application/json"],
+            body: Array(#"{"sub":"000123.abc.1234","type":"consent-revoked"}"#.utf8))
+        let response = await ErrorMiddleware().respond(to: request, next: router)
+        #expect(response.status == 400)
+        #expect(try JSONValue(parsing: response.body) == ["error": "invalid_request", "error_description": "no notification endpoint is set"])
     }
 }
