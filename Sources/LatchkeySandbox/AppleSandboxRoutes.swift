@@ -73,18 +73,20 @@ extension AppleSandbox {
             // Bounded so the signed notification fits the server's body limit: a longer one was
             // cut off there with 413, the connection closed under the sandbox's send, and the
             // sandbox answered 500 for what was the caller's bad input.
-            func string(_ name: String, required: Bool, maxLength: Int) throws -> String? {
+            func optionalString(_ name: String, maxLength: Int) throws -> String? {
                 switch body[name] {
-                case nil, .null?:
-                    if required { throw HTTPError.invalidRequest("\(name) is required") }
-                    return nil
+                case nil, .null?: return nil
                 case .string(let value)? where !value.isEmpty && value.utf8.count <= maxLength: return value
                 default: throw HTTPError.invalidRequest("\(name) must be a non-empty string of at most \(maxLength) bytes")
                 }
             }
-            let subject = try string("sub", required: true, maxLength: Self.maxSubjectBytes)!
-            let type = try string("type", required: true, maxLength: Self.maxTypeBytes)!
-            let email = try string("email", required: false, maxLength: Self.maxEmailBytes)
+            func string(_ name: String, maxLength: Int) throws -> String {
+                guard let value = try optionalString(name, maxLength: maxLength) else { throw HTTPError.invalidRequest("\(name) is required") }
+                return value
+            }
+            let subject = try string("sub", maxLength: Self.maxSubjectBytes)
+            let type = try string("type", maxLength: Self.maxTypeBytes)
+            let email = try optionalString("email", maxLength: Self.maxEmailBytes)
             let status: Int
             do {
                 status = try await self.notify(subject: subject, type: type, email: email)
