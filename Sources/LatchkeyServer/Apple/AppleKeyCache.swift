@@ -69,7 +69,8 @@ final class AppleKeyCache: Sendable {
 
     /// Refetches the set when it is older than ``refreshInterval``; a failure keeps the old set.
     ///
-    /// - Throws: ``AppleError`` when the fetch failed, for the caller to log and count.
+    /// - Throws: What the fetch threw (Apple unreachable, a set that does not parse), for the
+    ///   caller to log and count.
     func refreshIfStale() async throws {
         if let fetchedAt = state.withLock({ $0.fetchedAt }), clock().timeIntervalSince(fetchedAt) < Self.refreshInterval { return }
         _ = try await fetch()
