@@ -64,11 +64,14 @@ let package = Package(
             swiftSettings: swiftSettings),
         .target(
             name: "LatchkeyServer",
-            dependencies: ["LatchkeyJSON", "LatchkeyWire", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyStore", "LatchkeySandbox"],
+            dependencies: ["LatchkeyJSON", "LatchkeyWire", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyStore"],
             swiftSettings: swiftSettings),
         .executableTarget(
             name: "latchkey",
-            dependencies: ["LatchkeyJSON", "CLatchkeyMalloc", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyStore", "LatchkeyServer"],
+            dependencies: [
+                "LatchkeyJSON", "CLatchkeyMalloc", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyStore", "LatchkeyServer",
+                "LatchkeySandbox",
+            ],
             swiftSettings: swiftSettings),
         // `make bench`: operations per second of the crypto hot paths, read by scripts/bench.
         .executableTarget(

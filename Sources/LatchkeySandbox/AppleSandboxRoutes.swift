@@ -2,12 +2,21 @@ public import LatchkeyHTTP
 import LatchkeyJSON
 
 extension AppleSandbox {
+    /// The longest `sub` `POST notify` takes, in UTF-8 bytes; Apple's are 44 characters.
+    static let maxSubjectBytes = 255
+    /// The longest notification `type`; Apple's are at most 15 characters.
+    static let maxTypeBytes = 64
+    /// The longest `email` (RFC 5321's limit on a path).
+    static let maxEmailBytes = 320
+
     /// Mounts the sandbox under `prefix` (docs/reference.md "Sandbox"):
     ///
     /// - `GET auth/keys`, `POST auth/token`, `POST auth/revoke`: Apple's endpoints, same shapes.
     /// - `POST authorize` `{sub?, email?, is_private_email?, real_user_status?, aud?, nonce?,
     ///   transfer_sub?}` → `{identity_token, authorization_code, sub}`.
-    /// - `POST notify` `{sub, type, email?}` → `{status}`: the status our endpoint answered.
+    /// - `POST notify` `{sub, type, email?}` → `{status}`: the status our endpoint answered; 400
+    ///   for a missing, empty, oversized or non-string field or when no notification URL is set,
+    ///   503 `unavailable` when the endpoint cannot be reached.
     /// - `GET revocations` → `{revocations: [{client_id, sub, token_type_hint, time}]}`: what
     ///   `auth/revoke` accepted, so a demo or a test can see that a deletion reached "Apple".
     public func register(on router: Router, prefix: String = "/sandbox/apple") {
@@ -61,10 +70,33 @@ extension AppleSandbox {
 
         router.post("\(prefix)/notify") { request in
             let body = try request.jsonBody()
-            guard let subject = body["sub"]?.stringValue, let type = body["type"]?.stringValue else {
-                throw HTTPError.invalidRequest("sub and type are required strings")
+            // Bounded so the signed notification fits the server's body limit: a longer one was
+            // cut off there with 413, the connection closed under the sandbox's send, and the
+            // sandbox answered 500 for what was the caller's bad input.
+            func optionalString(_ name: String, maxLength: Int) throws -> String? {
+                switch body[name] {
+                case nil, .null?: return nil
+                case .string(let value)? where !value.isEmpty && value.utf8.count <= maxLength: return value
+                default: throw HTTPError.invalidRequest("\(name) must be a non-empty string of at most \(maxLength) bytes")
+                }
             }
-            let status = try await self.notify(subject: subject, type: type, email: body["email"]?.stringValue)
+            func string(_ name: String, maxLength: Int) throws -> String {
+                guard let value = try optionalString(name, maxLength: maxLength) else { throw HTTPError.invalidRequest("\(name) is required") }
+                return value
+            }
+            let subject = try string("sub", maxLength: Self.maxSubjectBytes)
+            let type = try string("type", maxLength: Self.maxTypeBytes)
+            let email = try optionalString("email", maxLength: Self.maxEmailBytes)
+            let status: Int
+            do {
+                status = try await self.notify(subject: subject, type: type, email: email)
+            } catch let error as EndpointError {
+                return error.response
+            } catch let error as HTTPClientError {
+                throw HTTPError(
+                    status: 503, code: "unavailable", description: "the notification endpoint did not answer (\(error.reason))",
+                    headers: ["Retry-After": "1"])
+            }
             return .json(["status": .number(Double(status))])
         }
 

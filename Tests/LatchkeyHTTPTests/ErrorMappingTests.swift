@@ -82,7 +82,7 @@ struct ErrorMappingTests {
         let router = Self.router()
         var configuration = HTTPServer.Configuration(host: "127.0.0.1", port: 0, eventLoops: 1)
         configuration.limits = testLimits()
-        let server = HTTPServer(configuration: configuration, responder: router) { error, _ in
+        let server = HTTPServer(configuration: configuration, responder: router) { error, _, _ in
             seen.withLock { $0.append("\(error)") }
         }
         try server.start()

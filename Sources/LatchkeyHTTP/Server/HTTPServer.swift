@@ -38,16 +38,26 @@ public final class HTTPServer: Sendable {
     ///   - configuration: Address, loops, limits.
     ///   - responder: Usually a ``Router``, which lets synchronous routes stay on the loop.
     ///   - accessLog: Receives one entry per response.
-    ///   - onUnexpectedError: Sees each error that became a 500 (for an error log).
+    ///   - onUnexpectedError: Sees each error that became a 500 (for an error log), with the
+    ///     request and the pattern of the route that threw (`nil` when the responder is not a
+    ///     ``Router``).
     public init(
         configuration: Configuration, responder: any HTTPResponder, accessLog: (any AccessLogSink)? = nil,
-        onUnexpectedError: (@Sendable (any Error, HTTPRequest) -> Void)? = nil
+        onUnexpectedError: (@Sendable (_ error: any Error, _ request: HTTPRequest, _ route: String?) -> Void)? = nil
     ) {
         precondition(configuration.eventLoops >= 1, "HTTPServer: at least one event loop")
         self.configuration = configuration
+        // Resolving the request again finds the route that threw: the table is frozen by then.
+        let router = responder as? Router
+        let report = onUnexpectedError.map { report in
+            { @Sendable (error: any Error, request: HTTPRequest) in
+                var resolved = request
+                report(error, request, router?.table.resolve(&resolved).pattern)
+            }
+        }
         self.context = ServerContext(
             limits: configuration.limits, trustedProxies: configuration.trustedProxies, responder: responder, accessLog: accessLog,
-            errors: ErrorMiddleware(onUnexpectedError: onUnexpectedError))
+            errors: ErrorMiddleware(onUnexpectedError: report))
     }
 
     deinit {

@@ -65,6 +65,8 @@ extension AppleService {
         }
         guard existed else { throw AuthError.notFound("no such user") }
         // The revocation is durable now; sending it does not hold up the answer.
-        Task { [outbox] in _ = try? await outbox.runDue() }
+        Task { [outbox, jobs = BackgroundJobs(metrics: sessions.metrics)] in
+            await jobs.run(.appleRevocationOutbox) { _ = try await outbox.runDue() }
+        }
     }
 }

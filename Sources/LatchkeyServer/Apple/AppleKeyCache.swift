@@ -67,22 +67,13 @@ final class AppleKeyCache: Sendable {
         return try JWTVerifier(keys: try await fetch(), policy: policy).verify(token, now: now)
     }
 
-    /// Refetches the set when it is older than ``refreshInterval``; failures keep the old set.
-    func refreshIfStale() async {
+    /// Refetches the set when it is older than ``refreshInterval``; a failure keeps the old set.
+    ///
+    /// - Throws: What the fetch threw (Apple unreachable, a set that does not parse), for the
+    ///   caller to log and count.
+    func refreshIfStale() async throws {
         if let fetchedAt = state.withLock({ $0.fetchedAt }), clock().timeIntervalSince(fetchedAt) < Self.refreshInterval { return }
-        do {
-            _ = try await fetch()
-        } catch {
-            // The old set keeps serving; the next pass tries again. The reason names the URL's
-            // answer or the transport error, never key material.
-            let reason = (error as? AppleError).map { error -> String in
-                switch error {
-                case .rejected(let code): "rejected: \(code)"
-                case .unavailable(let reason): reason
-                }
-            } ?? "\(type(of: error))"
-            ServerLog.write(.error, "apple_keys_refresh_failed", time: clock(), ["source": "apple", "reason": .string(String(reason.prefix(200)))])
-        }
+        _ = try await fetch()
     }
 
     /// Fetches the set, or joins the fetch already under way.

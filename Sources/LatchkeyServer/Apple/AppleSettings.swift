@@ -1,6 +1,5 @@
 import FoundationEssentials
 import LatchkeyCrypto
-import LatchkeySandbox
 import Synchronization
 
 /// The `apple` settings, checked and loaded: the `.p8` key parsed, the URLs parsed.
@@ -65,11 +64,6 @@ final class AppleSettings: Sendable {
     func useSandbox(at publicURL: String) {
         let base = publicURL + "/sandbox/apple/auth"
         endpoints.withLock { $0 = Endpoints(keys: URL(string: base + "/keys")!, token: URL(string: base + "/token")!, revoke: URL(string: base + "/revoke")!) }
-    }
-
-    /// The developer account a mounted sandbox trusts: this server's own team and key.
-    var sandboxDeveloper: AppleSandbox.Developer? {
-        teamKey.map { .init(teamID: $0.teamID, keyID: $0.keyID, publicKey: $0.privateKey.publicKey, clientIDs: clientIDs.sorted()) }
     }
 
     /// Reads the sandbox team's key, creating it (mode 0600) on first start.

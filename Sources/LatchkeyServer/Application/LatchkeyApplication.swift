@@ -1,16 +1,20 @@
 import FoundationEssentials
-import LatchkeyHTTP
-public import LatchkeySandbox
+public import LatchkeyCrypto
+public import LatchkeyHTTP
 public import LatchkeyStore
 import Synchronization
 
 /// One Latchkey server: the master key, the database, the routes and the HTTP server, wired
 /// from a ``Configuration``.
 ///
-/// ``open(configuration:accessLog:)`` prepares everything that can fail (key file, database,
-/// migrations) before ``start()`` binds the port, so a bad setting stops start-up before any
-/// request is accepted. ``shutdown()`` stops accepting, lets in-flight requests finish, then
-/// closes the database.
+/// ``open(configuration:accessLog:clock:appleTimeout:)`` prepares everything that can fail (key
+/// file, database, migrations) before ``start()`` binds the port, so a bad setting stops start-up
+/// before any request is accepted. ``shutdown()`` stops accepting, lets in-flight requests
+/// finish, then closes the database.
+///
+/// Between the two, whoever builds the application may ``mount(_:)`` routes of its own: the
+/// executable mounts the development sandbox Apple that way (``developmentApple``), so the server
+/// does not link it.
 public final class LatchkeyApplication: Sendable {
     /// The configuration it runs with.
     public let configuration: Configuration
@@ -30,21 +34,25 @@ public final class LatchkeyApplication: Sendable {
     public let sessions: SessionService
     /// Sign in with Apple.
     let apple: AppleService
-    /// The Apple stand-in mounted under `/sandbox/apple` in development mode.
-    public let sandbox: AppleSandbox?
     /// Password accounts.
     public let passwords: PasswordService
     /// The routes, for the contract test that holds them against docs/openapi.yaml.
     let router: Router
     private let server: HTTPServer
     private let clock: @Sendable () -> Date
-    private let backgroundJobs = Mutex<[Task<Void, Never>]>([])
+    private let jobs: BackgroundJobs
+    private let state = Mutex(State())
+
+    private struct State {
+        var mounts: [any RouteMount] = []
+        var started = false
+        var backgroundTasks: [Task<Void, Never>] = []
+    }
 
     private init(
         configuration: Configuration, database: SQLiteDatabase, masterKey: MasterKey, masterKeyCreated: Bool,
         appliedMigrations: [Migration], metrics: Metrics, signingKeys: SigningKeyRing, sessions: SessionService, apple: AppleService,
-        sandbox: AppleSandbox?, passwords: PasswordService, router: Router, server: HTTPServer,
-        clock: @escaping @Sendable () -> Date
+        passwords: PasswordService, router: Router, server: HTTPServer, jobs: BackgroundJobs, clock: @escaping @Sendable () -> Date
     ) {
         self.clock = clock
         self.configuration = configuration
@@ -56,10 +64,10 @@ public final class LatchkeyApplication: Sendable {
         self.signingKeys = signingKeys
         self.sessions = sessions
         self.apple = apple
-        self.sandbox = sandbox
         self.passwords = passwords
         self.router = router
         self.server = server
+        self.jobs = jobs
     }
 
     /// Loads the master key, opens and migrates the database, and builds the routes.
@@ -77,10 +85,6 @@ public final class LatchkeyApplication: Sendable {
         let (masterKey, created) = try MasterKey.load(path: configuration.masterKeyFile, createIfMissing: configuration.dev)
         let appleSettings = try AppleSettings(configuration)
         let httpClient = EventHTTPClient()
-        var sandbox: AppleSandbox?
-        if configuration.dev, let developer = appleSettings.sandboxDeveloper {
-            sandbox = try AppleSandbox(issuer: appleSettings.issuer, developer: developer, client: httpClient, clock: clock)
-        }
         let database = try openDatabase(configuration)
         let applied: [Migration]
         let signingKeys: SigningKeyRing
@@ -93,6 +97,8 @@ public final class LatchkeyApplication: Sendable {
             throw error
         }
         let metrics = Metrics()
+        let jobs = BackgroundJobs(metrics: metrics)
+        jobs.showCounters()
         let sessions = SessionService(database: database, keys: signingKeys, metrics: metrics, configuration: configuration, clock: clock)
         let apple = AppleService(
             settings: appleSettings, httpClient: httpClient, timeout: appleTimeout, sessions: sessions, masterKey: masterKey, clock: clock)
@@ -107,7 +113,6 @@ public final class LatchkeyApplication: Sendable {
         FactorRoutes(factors: factors, bearer: bearer).register(on: router)
         let passwords = try PasswordService(database: database, sessions: sessions, metrics: metrics, configuration: configuration)
         if configuration.password.enabled { PasswordRoutes(passwords: passwords, bearer: bearer).register(on: router) }
-        sandbox?.register(on: router)
 
         let (host, port) = configuration.listenAddress
         var serverConfiguration = HTTPServer.Configuration()
@@ -115,12 +120,16 @@ public final class LatchkeyApplication: Sendable {
         serverConfiguration.port = port
         serverConfiguration.trustedProxies = TrustedProxies(networks: configuration.trustedProxies.compactMap(IPNetwork.init))
         let sink = MetricsAccessLog(metrics: metrics, next: accessLog ? try StandardErrorAccessLog() : nil)
-        let server = HTTPServer(configuration: serverConfiguration, responder: router, accessLog: sink)
+        let server = HTTPServer(
+            configuration: serverConfiguration, responder: router, accessLog: sink,
+            onUnexpectedError: { error, request, route in
+                ServerLog.unexpectedError(error, requestID: request.requestID, method: request.method.rawValue, route: route)
+            })
         metrics.gauge(.httpConnections) { Double(server.activeConnections) }
         return LatchkeyApplication(
             configuration: configuration, database: database, masterKey: masterKey, masterKeyCreated: created,
-            appliedMigrations: applied, metrics: metrics, signingKeys: signingKeys, sessions: sessions, apple: apple, sandbox: sandbox,
-            passwords: passwords, router: router, server: server, clock: clock)
+            appliedMigrations: applied, metrics: metrics, signingKeys: signingKeys, sessions: sessions, apple: apple,
+            passwords: passwords, router: router, server: server, jobs: jobs, clock: clock)
     }
 
     /// Opens the configured SQLite file, creating its directory.
@@ -140,26 +149,92 @@ public final class LatchkeyApplication: Sendable {
         }
     }
 
-    /// Binds the listening address and starts serving.
+    // MARK: Routes from outside
+
+    /// What a development sandbox Apple must be to stand in for Apple with this server's
+    /// settings: who it signs as, and whose client secrets it accepts.
+    public struct DevelopmentApple: Sendable {
+        /// The `iss` this server expects of identity tokens and notifications (`apple.issuer`).
+        public var issuer: String
+        /// The team id that signs this server's client secrets: the generated sandbox team's,
+        /// or the configured `apple.team_id`.
+        public var teamID: String
+        /// The key id of the client secrets.
+        public var keyID: String
+        /// The public half of the key that signs them.
+        public var publicKey: P256.Signing.PublicKey
+        /// The client ids this server accepts, sorted; the first is the sandbox's default `aud`.
+        public var clientIDs: [String]
+    }
+
+    /// In development mode, what a sandbox Apple needs to answer for Apple (``DevelopmentApple``);
+    /// `nil` outside it. Without an `apple.team_id`, this server's Apple URLs point at
+    /// `/sandbox/apple/auth/…` on its own public URL once started, so a sandbox mounted there
+    /// with the default prefix is the Apple it talks to.
+    public var developmentApple: DevelopmentApple? {
+        let settings = apple.settings
+        guard configuration.dev, let teamKey = settings.teamKey else { return nil }
+        return DevelopmentApple(
+            issuer: settings.issuer, teamID: teamKey.teamID, keyID: teamKey.keyID, publicKey: teamKey.privateKey.publicKey,
+            clientIDs: settings.clientIDs.sorted())
+    }
+
+    /// Adds routes of the caller's beside the server's own: registered now, behind the same
+    /// middleware, and told the public URL when the server starts.
+    ///
+    /// Call it between ``open(configuration:accessLog:clock:appleTimeout:)`` and ``start()``; a
+    /// route that clashes with one already registered stops the process.
+    public func mount(_ routes: some RouteMount) {
+        state.withLock { precondition(!$0.started, "LatchkeyApplication: mount(_:) after start()") }
+        routes.register(on: router)
+        state.withLock { $0.mounts.append(routes) }
+    }
+
+    /// The first mounted routes of type `M`, for whoever mounted them to find them again.
+    public func mounted<M: RouteMount>(_ type: M.Type) -> M? {
+        state.withLock { $0.mounts.lazy.compactMap { $0 as? M }.first }
+    }
+
+    // MARK: Running
+
+    /// Binds the listening address and starts serving and the background jobs.
     ///
     /// - Throws: when the address cannot be bound (in use, not permitted).
     public func start() throws {
+        let mounts = state.withLock { state in
+            precondition(!state.started, "LatchkeyApplication: start() twice")
+            state.started = true
+            return state.mounts
+        }
         try server.start()
         sessions.setPublicURL(publicURL, audience: configuration.audience)
         if apple.settings.usesSandbox { apple.settings.useSandbox(at: publicURL) }
-        sandbox?.setNotificationURL(URL(string: publicURL + "/v1/apple/notifications")!)
-        let jobs = [signingKeys.reloadPeriodically(clock: clock), housekeeping.start()]
-        backgroundJobs.withLock { $0 = jobs }
+        for routes in mounts { routes.serverStarted(publicURL: publicURL) }
+        let tasks = [signingKeyReload(), housekeeping.start()]
+        state.withLock { $0.backgroundTasks = tasks }
+    }
+
+    /// Re-reads the key table every ``SigningKeyRing/reloadInterval`` seconds, so the JWKS of a
+    /// process that signs nothing still shows keys that other processes added.
+    private func signingKeyReload() -> Task<Void, Never> {
+        jobs.repeating(every: { .seconds(SigningKeyRing.reloadInterval) }) { [jobs, signingKeys, clock] in
+            await jobs.run(.signingKeyReload) { try await signingKeys.reload(now: clock()) }
+        }
     }
 
     /// Runs the periodic work once, now (``Housekeeping``): the Apple revocation outbox, the
     /// daily Apple refresh-token validation and the purge of expired rows. It also runs every
     /// 30–60 seconds on its own; operators and tests call this to not wait.
+    ///
+    /// Every job runs even when one fails; each failure is logged and counted as in the periodic
+    /// runs.
+    ///
+    /// - Throws: The first job's failure.
     public func runBackgroundJobs() async throws {
-        try await housekeeping.runOnce()
+        if let failure = await housekeeping.runOnce() { throw failure }
     }
 
-    private var housekeeping: Housekeeping { Housekeeping(apple: apple, database: database, clock: clock) }
+    private var housekeeping: Housekeeping { Housekeeping(apple: apple, database: database, jobs: jobs, clock: clock) }
 
     /// The port the server listens on (the real one when `listen` asked for port 0).
     public var boundPort: Int { server.boundPort }
@@ -174,7 +249,7 @@ public final class LatchkeyApplication: Sendable {
 
     /// Stops accepting, finishes in-flight requests within the deadline, closes the database.
     public func shutdown() async {
-        backgroundJobs.withLock { $0.forEach { $0.cancel() } }
+        state.withLock { $0.backgroundTasks.forEach { $0.cancel() } }
         await server.shutdown()
         await passwords.shutdown()
         await database.close()
@@ -195,3 +270,18 @@ struct MetricsAccessLog: AccessLogSink {
     func flush() { next?.flush() }
 }
 
+/// Routes that whoever builds a ``LatchkeyApplication`` adds beside the server's own
+/// (``LatchkeyApplication/mount(_:)``): the executable mounts the development sandbox Apple this
+/// way, so the server neither links nor knows it.
+public protocol RouteMount: Sendable {
+    /// Adds the routes; called once, before the server starts.
+    func register(on router: Router)
+    /// Called once the server listens, with the URL clients reach it at
+    /// (``LatchkeyApplication/publicURL``).
+    func serverStarted(publicURL: String)
+}
+
+extension RouteMount {
+    /// Does nothing: routes that need not know the URL.
+    public func serverStarted(publicURL: String) {}
+}

@@ -26,7 +26,14 @@ public final class Metrics: Sendable {
             name: "latchkey_jwks_keys_skipped_total", kind: .counter,
             help: "Keys in a fetched JWK Set skipped as unusable, by source and reason (counted at every fetch).")
 
-        static let all: [Family] = [httpRequests, httpDuration, httpConnections, signIns, refreshReuse, rateLimitHits, queueDepth, secondFactors, jwksKeysSkipped]
+        /// Labelled `job` with a name of ``BackgroundJob``, a closed set.
+        public static let backgroundFailures = Family(
+            name: "latchkey_background_failures_total", kind: .counter, help: "Failed passes of a periodic background job, by job.")
+
+        static let all: [Family] = [
+            httpRequests, httpDuration, httpConnections, signIns, refreshReuse, rateLimitHits, queueDepth, secondFactors, jwksKeysSkipped,
+            backgroundFailures,
+        ]
     }
 
     /// Histogram bucket bounds in seconds, from 100 µs to 10 s.

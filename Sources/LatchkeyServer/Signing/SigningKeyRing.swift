@@ -153,18 +153,6 @@ public final class SigningKeyRing: Sendable {
         snapshot.withLock { $0.revision == revision ? nil : ($0.revision, $0.jwks) }
     }
 
-    /// Re-reads the key table every ``reloadInterval`` until the task is cancelled, so the JWKS
-    /// of a process that signs nothing still shows keys that other processes added.
-    func reloadPeriodically(clock: @escaping @Sendable () -> Date) -> Task<Void, Never> {
-        Task { [weak self] in
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(Self.reloadInterval))
-                guard let self, !Task.isCancelled else { return }
-                try? await self.reload(now: clock())
-            }
-        }
-    }
-
     /// Re-reads the key table; the revision moves on only when the published keys changed.
     public func reload(now: Date) async throws {
         var fresh = try await Self.load(database: database, masterKey: masterKey, now: now)

@@ -42,6 +42,12 @@ enum ServeCommands {
         signal(SIGPIPE, SIG_IGN)
         let application = try await LatchkeyApplication.open(configuration: configuration)
         do {
+            try AppleSandboxMount.mount(on: application)
+        } catch {
+            await application.shutdown()
+            throw error
+        }
+        do {
             try application.start()
         } catch {
             await application.shutdown()

@@ -4,12 +4,14 @@ import FoundationNetworking
 #endif
 import LatchkeyHTTP
 import LatchkeyJSON
+import LatchkeySandbox
 import LatchkeyServer
 import LatchkeyStore
 import Synchronization
 
 /// A real Latchkey in this process: port 0, a fresh temporary directory with its own SQLite file
-/// and master key, development mode. Tests talk HTTP to it and look into its database.
+/// and master key, development mode with the sandbox Apple mounted as the executable mounts it.
+/// Tests talk HTTP to it and look into its database.
 ///
 /// Use ``with(_:_:)`` so the server is always stopped and its directory removed.
 final class TestServer: Sendable {
@@ -43,9 +45,12 @@ final class TestServer: Sendable {
     }
 
     /// Starts a server, runs `body`, and stops the server whatever happens.
+    ///
+    /// - Parameter mounts: Routes of the test's own, mounted besides the sandbox Apple before the
+    ///   server starts.
     static func with<T>(
-        clock: TestClock = TestClock(), appleTimeout: Duration = .seconds(10), _ configure: (inout Configuration) -> Void = { _ in },
-        _ body: (TestServer) async throws -> T
+        clock: TestClock = TestClock(), appleTimeout: Duration = .seconds(10), mounts: [any RouteMount] = [],
+        _ configure: (inout Configuration) -> Void = { _ in }, _ body: (TestServer) async throws -> T
     ) async throws -> T {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-test-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -55,6 +60,8 @@ final class TestServer: Sendable {
             configuration: configuration, accessLog: false, clock: { clock.now }, appleTimeout: appleTimeout)
         let server = TestServer(directory: directory, application: application, clock: clock)
         do {
+            try SandboxMount.mount(on: application, clock: clock)
+            for routes in mounts { application.mount(routes) }
             try application.start()
             let result = try await body(server)
             await server.stop()
@@ -122,4 +129,31 @@ struct TestResponse: Sendable {
     }
 
     var text: String { String(decoding: body, as: UTF8.self) }
+}
+
+/// The sandbox Apple mounted on a test server as `latchkey serve --dev` mounts it (the
+/// executable's `AppleSandboxMount`), with the test's clock.
+struct SandboxMount: RouteMount {
+    let sandbox: AppleSandbox
+
+    func register(on router: Router) { sandbox.register(on: router) }
+
+    func serverStarted(publicURL: String) {
+        sandbox.setNotificationURL(URL(string: publicURL + "/v1/apple/notifications")!)
+    }
+
+    /// Mounts a sandbox trusting `application`'s team key in development mode; nothing outside it.
+    static func mount(on application: LatchkeyApplication, clock: TestClock) throws {
+        guard let apple = application.developmentApple else { return }
+        let sandbox = try AppleSandbox(
+            issuer: apple.issuer,
+            developer: .init(teamID: apple.teamID, keyID: apple.keyID, publicKey: apple.publicKey, clientIDs: apple.clientIDs),
+            client: EventHTTPClient(), clock: { clock.now })
+        application.mount(SandboxMount(sandbox: sandbox))
+    }
+}
+
+extension LatchkeyApplication {
+    /// The sandbox Apple mounted under `/sandbox/apple` in development mode; `nil` outside it.
+    var sandbox: AppleSandbox? { mounted(SandboxMount.self)?.sandbox }
 }

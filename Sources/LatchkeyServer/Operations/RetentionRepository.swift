@@ -1,0 +1,35 @@
+import FoundationEssentials
+import LatchkeyStore
+
+/// Deleting rows that have served their purpose, across the tables that keep them for a while:
+/// `apple_identity_tokens` and `apple_notifications` (replay records), `ended_refresh_tokens`
+/// (tombstones), `challenges`, `mfa_tokens` and `rate_limits`.
+struct RetentionRepository: Sendable {
+    /// The tables whose rows live until `expires_at`.
+    static let expiringTables = ["apple_identity_tokens", "apple_notifications", "ended_refresh_tokens", "challenges", "mfa_tokens"]
+
+    /// Deletes the rows of ``expiringTables`` whose `expires_at` is before `now`: remembered
+    /// Apple identity tokens and notifications past their expiry, refresh-token tombstones of
+    /// sessions that would have ended, spent or expired challenges and MFA tokens.
+    ///
+    /// - Returns: How many rows went.
+    @discardableResult
+    func deleteExpired(now: Date, on connection: any SQLConnection) throws -> Int {
+        var deleted = 0
+        for table in Self.expiringTables {
+            deleted += try connection.execute("DELETE FROM \(table) WHERE expires_at < ?", [.time(now)])
+        }
+        return deleted
+    }
+
+    /// Deletes the login counters whose window started at or before `windowStartedBefore` and
+    /// that block nothing at `now`: such a row means the same as no row.
+    ///
+    /// - Returns: How many rows went.
+    @discardableResult
+    func deleteFinishedRateLimits(windowStartedBefore: Date, now: Date, on connection: any SQLConnection) throws -> Int {
+        try connection.execute(
+            "DELETE FROM rate_limits WHERE window_start <= ? AND (blocked_until IS NULL OR blocked_until <= ?)",
+            [.time(windowStartedBefore), .time(now)])
+    }
+}
