@@ -7,7 +7,7 @@ struct AuditLogTests {
     struct Boom: Error {}
 
     static func entry(
-        _ second: TimeInterval, user: String? = "u1", event: String = "password.login", outcome: String = "success",
+        _ second: TimeInterval, user: String? = "u1", event: String = "sign_in.password", outcome: String = "success",
         details: [String: String] = [:]
     ) -> AuditLog.Entry {
         AuditLog.Entry(
