@@ -1,51 +1,67 @@
 /// An error from a LatchkeyCrypto operation.
 ///
-/// The ``code`` says what kind of failure happened; the ``reason`` says what exactly, for logs and
+/// The ``code`` says what kind of failure happened; the ``message`` says what exactly, for logs and
 /// tests. Equality and hashing compare the code only, so a test can write
-/// `#expect(throws: CryptoError.malformedKey()) { ... }`. A reason never contains key material,
-/// passwords or plaintext.
+/// `#expect(throws: CryptoError.malformedKey()) { ... }`. A message never contains key material,
+/// passwords or plaintext. The shape every error of the package follows is described on
+/// `AuthError` (LatchkeyServer).
 public struct CryptoError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The kind of a ``CryptoError``; new codes may be added, so switch with a `default`.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private let name: String
-
-        private init(_ name: String) { self.name = name }
+    /// The kind of a ``CryptoError``; new codes may be added, so switch with a `default`. The raw
+    /// value is the code's name.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
 
         /// A key did not parse, is on the wrong curve or algorithm, or breaks the import policy.
-        public static let malformedKey = Code("malformedKey")
+        public static let malformedKey = Code(rawValue: "malformedKey")
         /// A signature encoding did not parse (wrong length, not strict DER).
-        public static let malformedSignature = Code("malformedSignature")
+        public static let malformedSignature = Code(rawValue: "malformedSignature")
         /// A caller-chosen parameter is out of range (key size, nonce length, output length).
-        public static let invalidParameter = Code("invalidParameter")
+        public static let invalidParameter = Code(rawValue: "invalidParameter")
         /// Authenticated decryption found a tag that does not match.
-        public static let authenticationFailure = Code("authenticationFailure")
+        public static let authenticationFailure = Code(rawValue: "authenticationFailure")
         /// OpenSSL or argon2 failed in a way the input does not explain.
-        public static let library = Code("library")
+        public static let library = Code(rawValue: "library")
         /// Encoded data other than a key or signature did not parse: a PHC string, a sealed box.
-        public static let malformedInput = Code("malformedInput")
+        public static let malformedInput = Code(rawValue: "malformedInput")
 
         /// The code's name, for example `malformedKey`.
-        public var description: String { name }
+        public var description: String { rawValue }
     }
 
     /// The kind of failure.
     public var code: Code
     /// What exactly went wrong, in words safe to log.
-    public var reason: String
+    public var message: String
+
+    /// The former name of ``message``, kept so that existing callers read on.
+    public var reason: String {
+        get { message }
+        set { message = newValue }
+    }
 
     /// Creates an error.
     ///
     /// - Parameters:
     ///   - code: The kind of failure.
-    ///   - reason: What exactly went wrong; never include secrets.
-    public init(code: Code, reason: String = "") {
+    ///   - message: What exactly went wrong; never include secrets.
+    public init(_ code: Code, _ message: String = "") {
         self.code = code
-        self.reason = reason
+        self.message = message
     }
 
-    /// `code: reason`, or only the code when there is no reason.
+    /// Creates an error (the labelled spelling of ``init(_:_:)``).
+    ///
+    /// - Parameters:
+    ///   - code: The kind of failure.
+    ///   - reason: What exactly went wrong; never include secrets.
+    public init(code: Code, reason: String = "") {
+        self.init(code, reason)
+    }
+
+    /// `CryptoError.code: message`, or only the code when there is no message.
     public var description: String {
-        reason.isEmpty ? "CryptoError.\(code)" : "CryptoError.\(code): \(reason)"
+        message.isEmpty ? "CryptoError.\(code)" : "CryptoError.\(code): \(message)"
     }
 
     /// Compares the codes only (STYLE §3).

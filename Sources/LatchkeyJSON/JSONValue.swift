@@ -64,22 +64,23 @@ extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Ex
 
 /// Why JSON text was refused.
 public struct JSONError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The kind of failure; compare errors by code.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private let name: String
-        private init(_ name: String) { self.name = name }
-        public var description: String { name }
+    /// The kind of failure; compare errors by code. New codes may be added, so switch with a
+    /// `default`.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
 
         /// Not JSON: an unexpected byte, a missing delimiter, trailing content.
-        public static let syntax = Code("syntax")
+        public static let syntax = Code(rawValue: "syntax")
         /// A string that is not valid UTF-8, or a `\u` escape naming a lone surrogate.
-        public static let invalidUnicode = Code("invalid_unicode")
+        public static let invalidUnicode = Code(rawValue: "invalid_unicode")
         /// The same member name twice in one object.
-        public static let duplicateName = Code("duplicate_name")
+        public static let duplicateName = Code(rawValue: "duplicate_name")
         /// Arrays and objects nested deeper than the limit.
-        public static let tooDeep = Code("too_deep")
+        public static let tooDeep = Code(rawValue: "too_deep")
         /// A number that does not fit a finite `Double`.
-        public static let numberOutOfRange = Code("number_out_of_range")
+        public static let numberOutOfRange = Code(rawValue: "number_out_of_range")
     }
 
     /// The kind of failure.
@@ -93,8 +94,14 @@ public struct JSONError: Error, Sendable, Hashable, CustomStringConvertible {
         self.offset = offset
     }
 
-    public var description: String { "JSON \(code) at byte \(offset)" }
+    /// What went wrong and where, for example `syntax at byte 12`; never the input's bytes.
+    public var message: String { "\(code) at byte \(offset)" }
 
+    /// `JSON ` and the ``message``.
+    public var description: String { "JSON \(message)" }
+
+    /// Compares the codes only.
     public static func == (lhs: JSONError, rhs: JSONError) -> Bool { lhs.code == rhs.code }
+    /// Hashes the code only, to agree with ``==(_:_:)``.
     public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }

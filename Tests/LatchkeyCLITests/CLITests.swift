@@ -20,8 +20,7 @@ struct CLITests {
         let signer: JWSSigner
 
         init() throws {
-            directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-cli-\(UUID())")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            directory = try TemporaryDirectory("cli").url
             signer = .es256(P256.Signing.PrivateKey(), keyID: "cli-key")
             jwksPath = directory.appendingPathComponent("jwks.json").path
             try Data(JWKSet(keys: [try signer.publicJWK]).json.serialized).write(to: URL(fileURLWithPath: jwksPath))

@@ -236,7 +236,7 @@ struct ECDSAWycheproofTests {
     @Test("ecdsa_secp256r1_sha256_test.json (DER signatures)")
     func der() throws {
         var keys: [String: P256.Signing.PublicKey] = [:]
-        let counts = try runWycheproof("ecdsa_secp256r1_sha256_test.json", in: fixtures, group: Group.self, cases: \.tests) { group, test in
+        let counts = try runWycheproof("ecdsa_secp256r1_sha256_test.json", group: Group.self, cases: \.tests) { group, test in
             let key = try keys[group.publicKeyDer] ?? self.key(of: group)
             keys[group.publicKeyDer] = key
             guard let signature = try? P256.Signing.ECDSASignature(derRepresentation: [UInt8](hex: test.sig)) else {
@@ -250,7 +250,7 @@ struct ECDSAWycheproofTests {
     @Test("ecdsa_secp256r1_sha256_p1363_test.json (raw r‖s signatures)")
     func p1363() throws {
         var keys: [String: P256.Signing.PublicKey] = [:]
-        let counts = try runWycheproof("ecdsa_secp256r1_sha256_p1363_test.json", in: fixtures, group: Group.self, cases: \.tests) { group, test in
+        let counts = try runWycheproof("ecdsa_secp256r1_sha256_p1363_test.json", group: Group.self, cases: \.tests) { group, test in
             let key = try keys[group.publicKeyDer] ?? self.key(of: group)
             keys[group.publicKeyDer] = key
             guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: [UInt8](hex: test.sig)) else {

@@ -145,7 +145,7 @@ struct RSAWycheproofTests {
         // the NULL parameter) must be rejected; RFC 8017 §9.2 and RFC 3279 define the NULL, and
         // accepting two encodings of one signature gains nothing.
         let counts = try runWycheproof(
-            "rsa_signature_2048_sha256_test.json", in: fixtures, group: Group.self, cases: \.tests,
+            "rsa_signature_2048_sha256_test.json", group: Group.self, cases: \.tests,
             acceptable: { _ in .rejected }
         ) { group, test in
             #expect(group.sha == "SHA-256")

@@ -72,7 +72,7 @@ struct WycheproofJOSETests {
     func wycheproof(file: String) throws {
         let overrides = Self.overrides[file] ?? [:]
         let counts = try runWycheproof(
-            file, in: fixtures, group: Group.self, cases: \.tests, override: { overrides[$0.tcId]?.outcome }
+            file, group: Group.self, cases: \.tests, override: { overrides[$0.tcId]?.outcome }
         ) { group, test in
             // A JSON-serialized JWS arrives as an object; it is handed over as its JSON text.
             let token = (test.jws ?? test.jwe).map { $0.value.stringValue ?? $0.value.serializedString } ?? ""

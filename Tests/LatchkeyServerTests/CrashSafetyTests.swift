@@ -13,8 +13,7 @@ import Testing
 struct CrashSafetyTests {
     @Test("S28: SIGKILL during refresh load leaves one live refresh token per session, and a client holding the newest token can refresh")
     func s28KillDuringRefresh() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-crash-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TemporaryDirectory("crash").url
         defer { try? FileManager.default.removeItem(at: directory) }
         let configuration = TestServer.configuration(in: directory)
         let configFile = directory.appendingPathComponent("latchkey.json")

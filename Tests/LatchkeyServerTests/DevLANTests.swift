@@ -83,19 +83,7 @@ struct DevLANTests {
 
         // A device on the network signs in through the sandbox Apple at the public URL; the tokens
         // it gets name that URL, which is what the app checks.
-        func post(_ path: String, _ body: JSONValue) async throws -> JSONValue {
-            var request = URLRequest(url: URL(string: publicURL + path)!)
-            request.httpMethod = "POST"
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = Data(body.serialized)
-            return try JSONValue(parsing: Array(try await URLSession.shared.data(for: request).0))
-        }
-        let nonce = AppleFlow.nonce()
-        let credential = try await post("/sandbox/apple/authorize", ["nonce": .string(nonce.hashed), "email": "ada@example.com"])
-        let signIn = try await post("/v1/auth/apple", [
-            "identity_token": credential["identity_token"] ?? .null, "authorization_code": credential["authorization_code"] ?? .null,
-            "nonce": .string(nonce.raw),
-        ])
+        let signIn = try await SandboxSignIn.signIn(at: publicURL).response
         let token = try #require(signIn["access_token"]?.stringValue, "\(signIn.serializedString)")
         let claims = try Insecure.unverifiedContents(of: token).claims
         #expect(claims["iss"]?.stringValue == publicURL)

@@ -303,7 +303,7 @@ struct DeviceKeyTests {
     @Test("S17: the whole Wycheproof ECDSA P-256 DER file passes through the endpoint's verifier")
     func s17Wycheproof() throws {
         let counts = try runWycheproof(
-            "ecdsa_secp256r1_sha256_test.json", in: Fixtures(bundle: .module), group: WycheproofGroup.self, cases: \.tests
+            "ecdsa_secp256r1_sha256_test.json", group: WycheproofGroup.self, cases: \.tests
         ) { group, test in
             DeviceSignature.isValid(
                 [UInt8](hex: test.sig), publicKey: [UInt8](hex: group.publicKey.uncompressed), digest: HashFunction.sha256.hash([UInt8](hex: test.msg)))

@@ -91,8 +91,7 @@ struct DurabilityTests {
     static func withTracedServer(
         durability: String?, _ body: (Server, [String], () throws -> TraceEvents) async throws -> Void
     ) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-durability-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TemporaryDirectory("durability").url
         defer { try? FileManager.default.removeItem(at: directory) }
         let configFile = directory.appendingPathComponent("latchkey.json")
         let durabilityField = durability.map { #","database_durability":"\#($0)""# } ?? ""

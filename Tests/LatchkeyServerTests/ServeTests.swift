@@ -9,9 +9,7 @@ import Testing
 @Suite("latchkey serve")
 struct ServeTests {
     static func temporaryDirectory() throws -> URL {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-serve-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        return directory
+        try TemporaryDirectory("serve").url
     }
 
     @Test("--dev creates its data folder and a 0600 master key, prints the banner, answers, and stops on SIGTERM with 0")

@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyStore
+import LatchkeyTestSupport
 import Testing
 
 @Suite("Migrations")

@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyStore
+import LatchkeyTestSupport
 import Testing
 
 @Suite("SQLiteDatabase")
@@ -358,20 +359,11 @@ struct HealthTests {
         let database = try SQLiteDatabase(
             configuration: .init(path: directory.file("health.sqlite"), healthCheckTimeout: .milliseconds(750)))
         #expect(await database.isHealthy())
-        let (entered, enteredContinuation) = AsyncStream<Void>.makeStream()
-        let release = DispatchSemaphore(value: 0)
-        let wedged = Task {
-            try await database.write { _ -> Bool in
-                enteredContinuation.yield()
-                return release.wait(timeout: .now() + 10) == .success
-            }
-        }
-        for await _ in entered { break }
+        let wedged = await HeldWrite(on: database)
         let started = ContinuousClock.now
         let healthy = await database.isHealthy()
         let waited = ContinuousClock.now - started
-        release.signal()
-        #expect(try await wedged.value)
+        #expect(try await wedged.release())
         #expect(healthy == false)
         #expect(waited >= .milliseconds(700) && waited < .seconds(3), "waited \(waited)")
         #expect(await database.isHealthy())

@@ -1,23 +1,7 @@
 import Foundation
 import LatchkeyStore
+import LatchkeyTestSupport
 import Testing
-
-/// A fresh directory under the system's temporary directory, removed by ``remove()``.
-struct TemporaryDirectory {
-    let path: String
-
-    init() throws {
-        path = FileManager.default.temporaryDirectory
-            .appendingPathComponent("latchkey-store-tests-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    func file(_ name: String) -> String { path + "/" + name }
-
-    func remove() {
-        try? FileManager.default.removeItem(atPath: path)
-    }
-}
 
 /// Opens a database on a new file in a new temporary directory, runs `body`, then closes the
 /// database and removes the directory, whether `body` threw or not.
@@ -59,5 +43,36 @@ extension StoreError.Code {
     /// Whether `error` is a ``StoreError`` with this code.
     func matches(_ error: any Error) -> Bool {
         (error as? StoreError)?.code == self
+    }
+}
+
+/// A write that stays inside its transaction until released, holding the database's writer (and,
+/// once it has written, SQLite's lock): for tests of what other work does meanwhile.
+struct HeldWrite: Sendable {
+    private let semaphore: DispatchSemaphore
+    private let task: Task<Bool, any Error>
+
+    /// Starts a write on `database` that runs `body` and then waits for ``release()``, ten seconds
+    /// at most, so a test that fails cannot hang; returns once `body` has run.
+    init(on database: any SQLDatabase, _ body: @escaping @Sendable (any SQLConnection) throws -> Void = { _ in }) async {
+        let (entered, enteredContinuation) = AsyncStream<Void>.makeStream()
+        let semaphore = DispatchSemaphore(value: 0)
+        self.semaphore = semaphore
+        task = Task {
+            try await database.write { connection -> Bool in
+                try body(connection)
+                enteredContinuation.yield()
+                return semaphore.wait(timeout: .now() + 10) == .success
+            }
+        }
+        for await _ in entered { break }
+    }
+
+    /// Lets the write commit.
+    ///
+    /// - Returns: Whether it was released by this call rather than by its timeout.
+    func release() async throws -> Bool {
+        semaphore.signal()
+        return try await task.value
     }
 }

@@ -55,25 +55,15 @@ struct TransactionTests {
         try await withDatabase(readers: 2) { database, _ in
             try await createScratchTable(database)
             try await database.write { try $0.execute("INSERT INTO scratch (id) VALUES (1)", []) }
-            let (entered, enteredContinuation) = AsyncStream<Void>.makeStream()
-            let release = DispatchSemaphore(value: 0)
-            let writing = Task {
-                try await database.write { connection -> Bool in
-                    try connection.execute("INSERT INTO scratch (id) VALUES (2)", [])
-                    enteredContinuation.yield()
-                    // Stay inside the transaction until the reads are done; a reader blocked behind
-                    // this write would make the wait time out and the test fail instead of hang.
-                    return release.wait(timeout: .now() + 10) == .success
-                }
-            }
-            for await _ in entered { break }
+            // Stay inside the transaction until the reads are done; a reader blocked behind this
+            // write would make the wait time out and the test fail instead of hang.
+            let writing = await HeldWrite(on: database) { try $0.execute("INSERT INTO scratch (id) VALUES (2)", []) }
             let started = ContinuousClock.now
             async let first = count("scratch", in: database)
             async let second = count("scratch", in: database)
             let counts = try await [first, second]
             let waited = ContinuousClock.now - started
-            release.signal()
-            #expect(try await writing.value, "the write was released by the reads, not by the timeout")
+            #expect(try await writing.release(), "the write was released by the reads, not by the timeout")
             #expect(counts == [1, 1], "readers see the last commit, not the open transaction")
             #expect(waited < .seconds(5))
             #expect(try await count("scratch", in: database) == 2)
@@ -233,15 +223,7 @@ struct TransactionTests {
         defer { directory.remove() }
         let database = try SQLiteDatabase(configuration: .init(path: directory.file("queue.sqlite"), queueLimit: 1))
         try await createScratchTable(database)
-        let (entered, enteredContinuation) = AsyncStream<Void>.makeStream()
-        let release = DispatchSemaphore(value: 0)
-        let wedged = Task {
-            try await database.write { _ -> Bool in
-                enteredContinuation.yield()
-                return release.wait(timeout: .now() + 10) == .success
-            }
-        }
-        for await _ in entered { break }
+        let wedged = await HeldWrite(on: database)
         let started = ContinuousClock.now
         let error = await #expect(throws: StoreError.busy()) {
             try await database.write { try $0.execute("INSERT INTO scratch (id) VALUES (1)", []) }
@@ -251,8 +233,7 @@ struct TransactionTests {
         // Readers have queues of their own.
         #expect(try await count("scratch", in: database) == 0)
         #expect(await database.statistics().queuedWrites == 1)
-        release.signal()
-        #expect(try await wedged.value)
+        #expect(try await wedged.release())
         try await database.write { try $0.execute("INSERT INTO scratch (id) VALUES (1)", []) }
         #expect(try await count("scratch", in: database) == 1)
         await database.close()
@@ -266,23 +247,13 @@ struct TransactionTests {
         let holder = try SQLiteDatabase(configuration: .init(path: path))
         let waiter = try SQLiteDatabase(configuration: .init(path: path, busyTimeout: .milliseconds(200)))
         try await createScratchTable(holder)
-        let (entered, enteredContinuation) = AsyncStream<Void>.makeStream()
-        let release = DispatchSemaphore(value: 0)
-        let holding = Task {
-            try await holder.write { connection -> Bool in
-                try connection.execute("INSERT INTO scratch (id) VALUES (1)", [])
-                enteredContinuation.yield()
-                return release.wait(timeout: .now() + 10) == .success
-            }
-        }
-        for await _ in entered { break }
+        let holding = await HeldWrite(on: holder) { try $0.execute("INSERT INTO scratch (id) VALUES (1)", []) }
         let started = ContinuousClock.now
         await #expect(throws: StoreError.busy()) {
             try await waiter.write { try $0.execute("INSERT INTO scratch (id) VALUES (2)", []) }
         }
         let waited = ContinuousClock.now - started
-        release.signal()
-        #expect(try await holding.value)
+        #expect(try await holding.release())
         #expect(waited >= .milliseconds(180) && waited < .seconds(3), "waited \(waited)")
         // Once the lock is free, the same database writes normally.
         try await waiter.write { try $0.execute("INSERT INTO scratch (id) VALUES (3)", []) }

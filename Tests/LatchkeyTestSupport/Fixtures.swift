@@ -3,18 +3,22 @@ import Testing
 
 /// Files under a test target's `Fixtures/`, copied into its bundle as a resource folder.
 ///
-/// Each test target declares `let fixtures = Fixtures(bundle: .module)` once.
+/// Each test target declares `let fixtures = Fixtures(bundle: .module)` once. Test vectors
+/// (Wycheproof) are not fixtures of one target: they are stored once, in ``Vectors``.
 public struct Fixtures: Sendable {
     let bundle: Bundle
+    let folder: String
 
-    public init(bundle: Bundle) {
+    /// The files of `folder`, a resource folder of `bundle`.
+    public init(bundle: Bundle, folder: String = "Fixtures") {
         self.bundle = bundle
+        self.folder = folder
     }
 
     /// The URL of fixture `name`.
     public func url(_ name: String) throws -> URL {
         try #require(
-            bundle.url(forResource: name, withExtension: nil, subdirectory: "Fixtures"), "missing fixture \(name)")
+            bundle.url(forResource: name, withExtension: nil, subdirectory: folder), "missing fixture \(folder)/\(name)")
     }
 
     /// The bytes of fixture `name`.
@@ -25,6 +29,22 @@ public struct Fixtures: Sendable {
     /// The text of fixture `name`.
     public func text(_ name: String) throws -> String {
         String(decoding: try data(name), as: UTF8.self)
+    }
+}
+
+/// The published test vectors every test target shares, stored once in
+/// `Tests/LatchkeyTestSupport/Vectors/` (its `SOURCE.md` names each file's upstream and commit).
+public enum Vectors {
+    private static let files = Fixtures(bundle: .module, folder: "Vectors")
+
+    /// The URL of vector file `name`, for example `ecdsa_secp256r1_sha256_test.json`.
+    public static func url(named name: String) throws -> URL {
+        try files.url(name)
+    }
+
+    /// The bytes of vector file `name`.
+    public static func data(named name: String) throws -> Data {
+        try files.data(name)
     }
 }
 

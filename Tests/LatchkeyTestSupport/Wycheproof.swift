@@ -49,8 +49,7 @@ public enum WycheproofOutcome: Equatable, Sendable {
 /// executed + skipped covers the whole file, and prints the counts with the reasons for skips.
 ///
 /// - Parameters:
-///   - file: The fixture's file name.
-///   - fixtures: The test target's fixtures.
+///   - file: The vector file's name in ``Vectors``.
 ///   - cases: The cases of one group.
 ///   - acceptable: For `acceptable` cases, the outcome this suite requires (its written policy).
 ///   - override: The outcome required instead of the file's verdict, for the few cases a suite
@@ -59,13 +58,13 @@ public enum WycheproofOutcome: Equatable, Sendable {
 /// - Returns: How many cases ran and how many were skipped.
 @discardableResult
 public func runWycheproof<Group: Decodable, Case: WycheproofCase>(
-    _ file: String, in fixtures: Fixtures, group: Group.Type, cases: (Group) -> [Case],
+    _ file: String, group: Group.Type, cases: (Group) -> [Case],
     acceptable: (Case) -> WycheproofOutcome = { _ in .rejected },
     override: (Case) -> WycheproofOutcome? = { _ in nil },
     sourceLocation: SourceLocation = #_sourceLocation,
     run: (Group, Case) throws -> WycheproofOutcome
 ) throws -> (executed: Int, skipped: Int) {
-    let vectors = try JSONDecoder().decode(WycheproofFile<Group>.self, from: fixtures.data(file))
+    let vectors = try JSONDecoder().decode(WycheproofFile<Group>.self, from: Vectors.data(named: file))
     var executed = 0
     var skipReasons = [String: Int]()
     for group in vectors.testGroups {

@@ -3,10 +3,43 @@ import LatchkeyHTTP
 import LatchkeyJSON
 
 /// A configuration that cannot be used: one line per bad setting, each naming it.
-public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
+///
+/// Errors compare by ``code`` only; the ``problems`` are for the operator, each naming the
+/// setting, and never hold a secret's value (a key, a password). The shape every error of the
+/// package follows is described on ``AuthError``.
+public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The kind of failure; new codes may be added, so switch with a `default`.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        /// A setting is missing, unknown, mistyped or out of range, or a file or database it
+        /// names cannot be read or used.
+        public static let invalid = Code(rawValue: "invalid")
+    }
+
+    /// The kind of failure.
+    public var code: Code
     /// One sentence per problem, each starting with the setting's name.
     public var problems: [String]
-    public var description: String { problems.joined(separator: "\n") }
+
+    /// Creates an error listing `problems`.
+    public init(_ code: Code = .invalid, problems: [String]) {
+        self.code = code
+        self.problems = problems
+    }
+
+    /// The problems, one a line.
+    public var message: String { problems.joined(separator: "\n") }
+
+    /// The ``message``.
+    public var description: String { message }
+
+    /// Compares the codes only.
+    public static func == (lhs: ConfigurationError, rhs: ConfigurationError) -> Bool { lhs.code == rhs.code }
+    /// Hashes the code only, to agree with ``==(_:_:)``.
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }
 
 /// Reads ``Configuration`` from a JSON file and the environment, and validates it.

@@ -5,6 +5,20 @@
 /// and the route layer alone decides the status, the wire code and the headers (`AuthError+HTTP`
 /// in `Routes/`). ``message`` reaches the client as `error_description`, so it never holds a
 /// secret. Equality compares ``code`` only, so a test writes `#expect(throws: AuthError.notFound(""))`.
+///
+/// ## The shape of every error type in the package
+///
+/// `AuthError`, `CryptoError`, `JOSEError`, `StoreError`, `JSONError`, `HTTPServerError`,
+/// `ConfigurationError` and `WireDecodingError` are built alike:
+/// - a struct, `Error & Sendable & Equatable & CustomStringConvertible` (and `Hashable` where it
+///   was before);
+/// - a nested `Code: RawRepresentable` over `String`, with a public `init(rawValue:)` and its
+///   known values as static constants, so a module can add codes: switch with a `default`;
+/// - `code`, and `message`: what exactly went wrong, a sentence safe to log, never a secret or the
+///   bytes of the input; context of the type's own beside them (``reason`` and ``retryAfter``
+///   here, `offset`, `path`, `problems`);
+/// - equality (and hashing) compare `code` only, so a test matches the kind of failure;
+/// - static factories named after the codes, taking the message.
 public struct AuthError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What went wrong.
     public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
