@@ -67,19 +67,7 @@ struct AppleCLITests {
 
     /// Signs in through the server's sandbox, as the demo does; returns the Apple and user ids.
     static func signIn(_ baseURL: String) async throws -> (subject: String, userID: String) {
-        func post(_ path: String, _ body: JSONValue) async throws -> JSONValue {
-            var request = URLRequest(url: URL(string: baseURL + path)!)
-            request.httpMethod = "POST"
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = Data(body.serialized)
-            return try JSONValue(parsing: Array(try await URLSession.shared.data(for: request).0))
-        }
-        let nonce = AppleFlow.nonce()
-        let credential = try await post("/sandbox/apple/authorize", ["nonce": .string(nonce.hashed), "email": "ada@example.com"])
-        let token = try await post("/v1/auth/apple", [
-            "identity_token": credential["identity_token"] ?? .null, "authorization_code": credential["authorization_code"] ?? .null,
-            "nonce": .string(nonce.raw),
-        ])
-        return (try #require(credential["sub"]?.stringValue), try #require(token["user"]?["id"]?.stringValue))
+        let result = try await SandboxSignIn.signIn(at: baseURL)
+        return (try #require(result.credential["sub"]?.stringValue), try #require(result.response["user"]?["id"]?.stringValue))
     }
 }

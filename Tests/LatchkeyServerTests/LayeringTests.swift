@@ -32,7 +32,7 @@ struct LayeringTests {
     static func imports(under folder: String) throws -> [String: [Line]] {
         var found: [String: [Line]] = [:]
         for line in try lines(under: folder) {
-            if let match = line.text.firstMatch(of: /^\s*(?:@testable\s+)?(?:(?:public|package|internal|private|fileprivate)\s+)?import\s+([A-Za-z0-9_]+)/) {
+            if let match = line.text.firstMatch(of: /^\s*(?:@testable\s+)?(?:(?:public|package|internal|private|fileprivate)\s+)?import\s+(?:(?:enum|struct|class|protocol|func|var|typealias)\s+)?([A-Za-z0-9_]+)/) {
                 found[String(match.output.1), default: []].append(line)
             }
         }
