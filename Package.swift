@@ -49,9 +49,29 @@ let package = Package(
             name: "LatchkeyJOSE",
             dependencies: ["LatchkeyJSON", "LatchkeyCrypto"],
             swiftSettings: swiftSettings),
+        // What only C can express of OpenSSL (macros over SSL_ctrl): one-line forwards.
+        .target(name: "CLatchkeyShims", dependencies: ["CLatchkeyOpenSSL"]),
+        // HTTP messages, errors, the router with its groups and middleware: no C library, so
+        // routes and their tests compile without libevent or OpenSSL.
         .target(
             name: "LatchkeyHTTP",
-            dependencies: ["CLatchkeyEvent", "LatchkeyJSON"],
+            dependencies: ["LatchkeyJSON"],
+            swiftSettings: swiftSettings),
+        // What the server's and the client's libevent loops share: the mailbox into a loop,
+        // libevent's thread setup, the monotonic clock.
+        .target(
+            name: "LatchkeyLibevent",
+            dependencies: ["CLatchkeyEvent"],
+            swiftSettings: swiftSettings),
+        // The HTTP/1.1 server on libevent: loops, connections, the parser, the access log.
+        .target(
+            name: "LatchkeyHTTPServer",
+            dependencies: ["CLatchkeyEvent", "LatchkeyLibevent", "LatchkeyHTTP", "LatchkeyJSON"],
+            swiftSettings: swiftSettings),
+        // The outbound HTTP client on libevent and OpenSSL (Apple's endpoints).
+        .target(
+            name: "LatchkeyHTTPClient",
+            dependencies: ["CLatchkeyEvent", "CLatchkeyShims", "LatchkeyLibevent", "LatchkeyHTTP"],
             swiftSettings: swiftSettings),
         .target(
             name: "LatchkeyStore",
@@ -60,20 +80,20 @@ let package = Package(
         // A local stand-in for Apple's Sign in with Apple servers: development mode and tests.
         .target(
             name: "LatchkeySandbox",
-            dependencies: ["LatchkeyJSON", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP"],
+            dependencies: ["LatchkeyJSON", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyHTTPClient"],
             swiftSettings: swiftSettings),
         .target(
             name: "LatchkeyServer",
-            dependencies: ["LatchkeyJSON", "LatchkeyWire", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyStore", "LatchkeySandbox"],
+            dependencies: ["LatchkeyJSON", "LatchkeyWire", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyHTTPServer", "LatchkeyHTTPClient", "LatchkeyStore", "LatchkeySandbox"],
             swiftSettings: swiftSettings),
         .executableTarget(
             name: "latchkey",
-            dependencies: ["LatchkeyJSON", "CLatchkeyMalloc", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyStore", "LatchkeyServer"],
+            dependencies: ["LatchkeyJSON", "CLatchkeyMalloc", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyHTTPClient", "LatchkeyStore", "LatchkeyServer"],
             swiftSettings: swiftSettings),
         // `make bench`: operations per second of the crypto hot paths, read by scripts/bench.
         .executableTarget(
             name: "latchkey-bench",
-            dependencies: ["LatchkeyJSON", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyServer", "LatchkeyStore"],
+            dependencies: ["LatchkeyJSON", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyHTTPClient", "LatchkeyServer", "LatchkeyStore"],
             swiftSettings: swiftSettings),
 
         // `make fuzz`: the property each fuzz target checks, one function per target. The libFuzzer
@@ -81,7 +101,7 @@ let package = Package(
         // and regressions through the same functions, so `make test` guards them without libFuzzer.
         .target(
             name: "LatchkeyFuzzChecks",
-            dependencies: ["LatchkeyJSON", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP"],
+            dependencies: ["LatchkeyJSON", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyHTTPServer"],
             path: "Fuzz/Checks",
             swiftSettings: swiftSettings),
 
@@ -101,7 +121,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "LatchkeyHTTPTests",
-            dependencies: ["LatchkeyJSON", "LatchkeyHTTP", "LatchkeyTestSupport"],
+            dependencies: ["LatchkeyJSON", "LatchkeyHTTP", "LatchkeyHTTPServer", "LatchkeyHTTPClient", "LatchkeyTestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "LatchkeyStoreTests",
@@ -110,7 +130,7 @@ let package = Package(
         .testTarget(
             name: "LatchkeyServerTests",
             dependencies: [
-                "LatchkeyJSON", "LatchkeyWire", "LatchkeyServer", "LatchkeySandbox", "LatchkeyHTTP", "LatchkeyStore", "LatchkeyJOSE", "LatchkeyCrypto",
+                "LatchkeyJSON", "LatchkeyWire", "LatchkeyServer", "LatchkeySandbox", "LatchkeyHTTP", "LatchkeyHTTPServer", "LatchkeyHTTPClient", "LatchkeyStore", "LatchkeyJOSE", "LatchkeyCrypto",
                 "LatchkeyTestSupport", "latchkey",
             ],
             resources: [.copy("Fixtures")],

@@ -24,7 +24,7 @@ public struct HTTPRequest: Sendable {
 
     /// The path as it arrived, still percent-encoded, so the router can split it on `/` before
     /// decoding and an encoded `%2F` stays inside one parameter. `nil` for a request built in code.
-    var encodedPath: Substring?
+    package var encodedPath: Substring?
 
     /// Creates a request, for tests and for responders that call each other.
     public init(
@@ -96,7 +96,7 @@ public struct HTTPRequest: Sendable {
 }
 
 extension Substring {
-    func trimmingASCIIWhitespace() -> Substring {
+    package func trimmingASCIIWhitespace() -> Substring {
         var result = self
         while let first = result.first, first == " " || first == "\t" { result.removeFirst() }
         while let last = result.last, last == " " || last == "\t" { result.removeLast() }

@@ -1,5 +1,7 @@
 import FoundationEssentials
 import LatchkeyHTTP
+import LatchkeyHTTPClient
+import LatchkeyHTTPServer
 public import LatchkeySandbox
 public import LatchkeyStore
 import Synchronization
