@@ -144,6 +144,29 @@ public final class Router: HTTPResponder, Sendable {
         }
     }
 
+    /// A group of routes under `path` whose requests carry a `Context` and pass through
+    /// `middleware` (outermost first) inside the router-wide middleware; see ``RouterGroup``.
+    ///
+    /// - Parameters:
+    ///   - path: The prefix, such as `/v1`; empty or `/` for the root.
+    ///   - context: The type of the context each request to the group's routes gets.
+    ///   - middleware: Runs around the group's routes only.
+    public func group<Context: HTTPRequestContext>(
+        _ path: String, context: Context.Type, middleware: any RouterMiddleware<Context>...
+    ) -> RouterGroup<Context> {
+        RouterGroup(router: self, path: path, middleware: middleware)
+    }
+
+    /// A group of routes under `path` with the ``BasicRequestContext``; see ``RouterGroup``.
+    public func group(_ path: String, middleware: any RouterMiddleware<BasicRequestContext>...) -> RouterGroup<BasicRequestContext> {
+        RouterGroup(router: self, path: path, middleware: middleware)
+    }
+
+    /// Adds a route built elsewhere in this module (a ``RouterGroup``'s).
+    func add(_ method: HTTPMethod, _ pattern: String, handler: Route.Handler) {
+        add(Definition(method: method, pattern: pattern, handler: handler))
+    }
+
     private func add(_ definition: Definition) {
         precondition(definition.pattern.first == "/", "Router: a path pattern starts with /: \(definition.pattern)")
         building.withLock { state in
