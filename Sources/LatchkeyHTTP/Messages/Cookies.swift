@@ -169,7 +169,8 @@ public struct CookieError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A sentence for a developer; it names the cookie, never its value.
     public let reason: String
 
-    init(_ code: Code, _ reason: String) {
+    /// Creates an error; tests compare by ``code`` only.
+    public init(_ code: Code, _ reason: String) {
         self.code = code
         self.reason = reason
     }
