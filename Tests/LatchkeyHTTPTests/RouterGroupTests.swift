@@ -167,7 +167,7 @@ struct RouterGroupTests {
     @Test("HEAD on a group's GET route runs its middleware and handler and sends no body")
     func head() async throws {
         let router = Router()
-        router.group("/v1", context: TraceContext.self, middleware: Mark(name: "group")).get("/me", synchronous: traced)
+        router.group("/v1", middleware: Mark(name: "group")).get("/me", synchronous: traced)
         try await withServer(router) { _, port in
             let full = try #require(try await exchange(port, get("/v1/me", headers: "X-Request-Id: same\r\n")))
             let head = try #require(try await exchange(port, "HEAD /v1/me HTTP/1.1\r\nHost: x\r\nX-Request-Id: same\r\n\r\n"))

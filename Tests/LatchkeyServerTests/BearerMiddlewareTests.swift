@@ -15,8 +15,7 @@ struct BearerMiddlewareTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let application = try await LatchkeyApplication.open(
             configuration: TestServer.configuration(in: directory), accessLog: false, clock: { clock.now })
-        let probe = application.router.group(
-            "/probe", context: LatchkeyContext.self, middleware: BearerAuthenticator(sessions: application.sessions))
+        let probe = application.router.group("/probe", middleware: BearerAuthenticator(sessions: application.sessions))
         probe.get("/whoami") { _, context in
             let principal = try context.requirePrincipal()
             return .json([

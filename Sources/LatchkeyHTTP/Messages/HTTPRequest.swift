@@ -14,7 +14,8 @@ public struct HTTPRequest: Sendable {
     /// The body bytes; empty when there was none.
     public var body: [UInt8]
     /// The client's IP address, without the port: the peer's, or the one a trusted proxy names
-    /// in `X-Forwarded-For` (``TrustedProxies``). IPv4-mapped IPv6 addresses are shown as IPv4.
+    /// in `X-Forwarded-For` (LatchkeyHTTPServer's `TrustedProxies`). IPv4-mapped IPv6 addresses
+    /// are shown as IPv4.
     public var remoteAddress: String
     /// The values the router took from the path's `{name}` segments.
     public var pathParameters: [String: String]

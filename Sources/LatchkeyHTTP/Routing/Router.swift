@@ -157,7 +157,21 @@ public final class Router: HTTPResponder, Sendable {
         RouterGroup(router: self, path: path, middleware: middleware)
     }
 
+    /// A group of routes under `path` whose context type is that of its first middleware:
+    /// `router.group("/v1/me", middleware: bearer)`; see ``RouterGroup``.
+    ///
+    /// - Parameters:
+    ///   - path: The prefix, such as `/v1`; empty or `/` for the root.
+    ///   - middleware: Runs around the group's routes only, outermost.
+    ///   - more: Runs inside `middleware`, in order.
+    public func group<First: RouterMiddleware>(
+        _ path: String, middleware: First, _ more: any RouterMiddleware<First.Context>...
+    ) -> RouterGroup<First.Context> {
+        RouterGroup(router: self, path: path, middleware: [middleware] + more)
+    }
+
     /// A group of routes under `path` with the ``BasicRequestContext``; see ``RouterGroup``.
+    @_disfavoredOverload
     public func group(_ path: String, middleware: any RouterMiddleware<BasicRequestContext>...) -> RouterGroup<BasicRequestContext> {
         RouterGroup(router: self, path: path, middleware: middleware)
     }

@@ -15,7 +15,7 @@ public struct Principal: Sendable {
 /// database within ``SessionService/livenessTTL``) for every token of the session.
 ///
 /// It is the middleware of the authenticated route groups: a handler in
-/// `router.group("/v1/me", context: LatchkeyContext.self, middleware: bearer)` runs only for a
+/// `router.group("/v1/me", middleware: bearer)` (a `RouterGroup<LatchkeyContext>`) runs only for a
 /// valid token and reads the caller from `context.principal`; any other request gets the 401
 /// `invalid_token` answer with `WWW-Authenticate: Bearer` before the handler runs.
 ///

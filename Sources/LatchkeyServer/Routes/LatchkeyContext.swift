@@ -4,7 +4,7 @@ import LatchkeyHTTP
 /// ``BearerAuthenticator``, the caller.
 ///
 /// ```swift
-/// let me = router.group("/v1/me", context: LatchkeyContext.self, middleware: bearer)
+/// let me = router.group("/v1/me", middleware: bearer)   // a RouterGroup<LatchkeyContext>
 /// me.get("") { request, context in
 ///     let principal = try context.requirePrincipal()
 ///     …
