@@ -1,4 +1,5 @@
 import LatchkeyHTTP
+import LatchkeyHTTPServer
 
 extension FuzzTarget {
     /// The request-head parser and the framing of a byte stream into requests.

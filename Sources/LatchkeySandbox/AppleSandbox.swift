@@ -1,6 +1,7 @@
 public import FoundationEssentials
 public import LatchkeyCrypto
-public import LatchkeyHTTP
+import LatchkeyHTTP
+public import LatchkeyHTTPClient
 public import LatchkeyJOSE
 public import LatchkeyJSON
 import Synchronization

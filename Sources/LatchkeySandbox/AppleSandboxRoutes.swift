@@ -1,5 +1,6 @@
 public import LatchkeyHTTP
 import LatchkeyJSON
+import LatchkeyHTTPClient
 
 extension AppleSandbox {
     /// The longest `sub` `POST notify` takes, in UTF-8 bytes; Apple's are 44 characters.

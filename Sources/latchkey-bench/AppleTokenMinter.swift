@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import LatchkeyCrypto
 import LatchkeyHTTP
+import LatchkeyHTTPClient
 import LatchkeyJOSE
 import LatchkeyJSON
 import Synchronization

@@ -4,6 +4,7 @@ import LatchkeyJSON
 import Testing
 
 @testable import LatchkeyHTTP
+@testable import LatchkeyHTTPServer
 
 /// Chunked request bodies (RFC 9112 §7.1): read within the same limits as a `Content-Length`
 /// body, strict about framing.

@@ -1,6 +1,8 @@
 import Foundation
 import Glibc
 import LatchkeyHTTP
+import LatchkeyHTTPClient
+import LatchkeyHTTPServer
 import LatchkeyJSON
 import LatchkeyTestSupport
 import Synchronization

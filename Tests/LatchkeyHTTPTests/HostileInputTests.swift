@@ -5,6 +5,7 @@ import LatchkeyTestSupport
 import Testing
 
 @testable import LatchkeyHTTP
+@testable import LatchkeyHTTPServer
 
 @Suite("Hostile input")
 struct HostileInputTests {

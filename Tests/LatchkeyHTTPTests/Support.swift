@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import LatchkeyHTTP
+import LatchkeyHTTPServer
 import LatchkeyJSON
 import Synchronization
 import Testing

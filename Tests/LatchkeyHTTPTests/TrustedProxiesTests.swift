@@ -1,4 +1,5 @@
 import LatchkeyHTTP
+import LatchkeyHTTPServer
 import Testing
 
 @Suite("Trusted proxies")

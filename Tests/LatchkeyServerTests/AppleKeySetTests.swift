@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import LatchkeyHTTP
+import LatchkeyHTTPServer
 import LatchkeyJOSE
 import LatchkeyJSON
 import LatchkeySandbox

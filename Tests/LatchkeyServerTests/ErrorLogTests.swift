@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyCrypto
 import LatchkeyHTTP
+import LatchkeyHTTPClient
 import LatchkeyJSON
 import LatchkeySandbox
 @testable import LatchkeyServer

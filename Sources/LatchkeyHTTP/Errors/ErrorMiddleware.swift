@@ -2,8 +2,8 @@
 ///
 /// An ``HTTPResponseError`` becomes its JSON body, status and headers; any other error becomes
 /// 500 `{"error":"server_error","error_description":"internal error","request_id":...}` with
-/// nothing of the error itself. ``HTTPServer`` always applies it outermost, so adding it to a
-/// ``Router`` is only needed when a responder is used outside a server.
+/// nothing of the error itself. LatchkeyHTTPServer's `HTTPServer` always applies it outermost, so
+/// adding it to a ``Router`` is only needed when a responder is used outside a server.
 public struct ErrorMiddleware: HTTPSynchronousMiddleware {
     /// Called with each error that is not an ``HTTPResponseError``, for an error log. The error
     /// may describe internals; it never reaches the client.

@@ -5,16 +5,23 @@
 /// strings, so parsing a request costs two allocations however many fields it carries, and the
 /// response writer copies bytes without building strings.
 public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, CustomStringConvertible {
-    struct Field: Sendable {
-        var nameStart: UInt32
-        var nameEnd: UInt32
-        var valueStart: UInt32
-        var valueEnd: UInt32
+    package struct Field: Sendable {
+        package var nameStart: UInt32
+        package var nameEnd: UInt32
+        package var valueStart: UInt32
+        package var valueEnd: UInt32
+
+        package init(nameStart: UInt32, nameEnd: UInt32, valueStart: UInt32, valueEnd: UInt32) {
+            self.nameStart = nameStart
+            self.nameEnd = nameEnd
+            self.valueStart = valueStart
+            self.valueEnd = valueEnd
+        }
     }
 
     /// Names and values back to back; `fields` points into it. Removed fields leave their bytes.
-    private(set) var bytes: [UInt8]
-    private(set) var fields: [Field]
+    package private(set) var bytes: [UInt8]
+    package private(set) var fields: [Field]
 
     /// Creates an empty set of fields.
     public init() {
@@ -33,7 +40,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
     }
 
     /// Fields parsed from a request head; `bytes` already holds them.
-    init(bytes: [UInt8], fields: [Field]) {
+    package init(bytes: [UInt8], fields: [Field]) {
         self.bytes = bytes
         self.fields = fields
     }
@@ -110,26 +117,26 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
 
     // MARK: Byte-level access for the parser and the writer
 
-    func name(at index: Int) -> String {
+    package func name(at index: Int) -> String {
         let field = fields[index]
         return String(decoding: bytes[Int(field.nameStart)..<Int(field.nameEnd)], as: UTF8.self)
     }
 
-    func value(at index: Int) -> String {
+    package func value(at index: Int) -> String {
         let field = fields[index]
         return String(decoding: bytes[Int(field.valueStart)..<Int(field.valueEnd)], as: UTF8.self)
     }
 
-    func firstIndex(of name: String) -> Int? {
+    package func firstIndex(of name: String) -> Int? {
         fields.indices.first { nameEquals($0, name) }
     }
 
-    func nameEquals(_ index: Int, _ name: String) -> Bool {
+    package func nameEquals(_ index: Int, _ name: String) -> Bool {
         Self.bytesEqualIgnoringCase(bytes, fields[index].nameStart, fields[index].nameEnd, name)
     }
 
     /// Calls `body` with the raw name and value bytes of each field.
-    func forEachRaw(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Void) {
+    package func forEachRaw(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Void) {
         bytes.withUnsafeBufferPointer { buffer in
             for field in fields {
                 body(
@@ -140,7 +147,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
     }
 
     /// The raw value bytes of the first field called `name`, without building a string.
-    func withFirstValue<R>(_ name: String, _ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
+    package func withFirstValue<R>(_ name: String, _ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
         guard let index = firstIndex(of: name) else { return body(nil) }
         let field = fields[index]
         return bytes.withUnsafeBufferPointer { buffer in
@@ -148,7 +155,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
         }
     }
 
-    static func bytesEqualIgnoringCase(_ bytes: [UInt8], _ start: UInt32, _ end: UInt32, _ name: String) -> Bool {
+    package static func bytesEqualIgnoringCase(_ bytes: [UInt8], _ start: UInt32, _ end: UInt32, _ name: String) -> Bool {
         var name = name
         return name.withUTF8 { nameBytes in
             guard Int(end - start) == nameBytes.count else { return false }
@@ -163,14 +170,14 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
 }
 
 /// ASCII helpers shared by the parser, the headers and the writer.
-enum ASCII {
+package enum ASCII {
     @inline(__always)
-    static func lowercased(_ byte: UInt8) -> UInt8 {
+    package static func lowercased(_ byte: UInt8) -> UInt8 {
         byte &- 0x41 < 26 ? byte | 0x20 : byte
     }
 
     /// `tchar` of RFC 9110 §5.6.2: the bytes a method or a field name may hold.
-    static let tokenTable: [Bool] = {
+    package static let tokenTable: [Bool] = {
         var table = [Bool](repeating: false, count: 256)
         for byte in UInt8(ascii: "0")...UInt8(ascii: "9") { table[Int(byte)] = true }
         for byte in UInt8(ascii: "a")...UInt8(ascii: "z") { table[Int(byte)] = true }
@@ -180,9 +187,9 @@ enum ASCII {
     }()
 
     @inline(__always)
-    static func isToken(_ byte: UInt8) -> Bool { tokenTable[Int(byte)] }
+    package static func isToken(_ byte: UInt8) -> Bool { tokenTable[Int(byte)] }
 
-    static func equalsIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
+    package static func equalsIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
         guard bytes.count == literal.utf8CodeUnitCount else { return false }
         let other = UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount)
         for index in 0..<bytes.count where lowercased(bytes[index]) != lowercased(other[index]) { return false }
@@ -190,7 +197,7 @@ enum ASCII {
     }
 
     /// Whether a comma-separated list (`Connection: keep-alive, Upgrade`) holds `token`.
-    static func listContains(_ bytes: UnsafeBufferPointer<UInt8>, _ token: StaticString) -> Bool {
+    package static func listContains(_ bytes: UnsafeBufferPointer<UInt8>, _ token: StaticString) -> Bool {
         var found = false
         forEachListElement(bytes) { if equalsIgnoringCase($0, token) { found = true } }
         return found
@@ -198,7 +205,7 @@ enum ASCII {
 
     /// Calls `body` with each element of a comma-separated list, whitespace trimmed; empty
     /// elements are skipped, as RFC 9110 §5.6.1 asks of a recipient.
-    static func forEachListElement(_ bytes: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+    package static func forEachListElement(_ bytes: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
         var start = 0
         while start <= bytes.count {
             var end = start
@@ -213,7 +220,7 @@ enum ASCII {
     }
 
     /// The bytes of a `reg-name` (RFC 3986 §3.2.2): unreserved, sub-delims and `%`.
-    static let hostTable: [Bool] = {
+    package static let hostTable: [Bool] = {
         var table = [Bool](repeating: false, count: 256)
         for byte in UInt8(ascii: "0")...UInt8(ascii: "9") { table[Int(byte)] = true }
         for byte in UInt8(ascii: "a")...UInt8(ascii: "z") { table[Int(byte)] = true }
@@ -223,5 +230,5 @@ enum ASCII {
     }()
 
     @inline(__always)
-    static func isHostByte(_ byte: UInt8) -> Bool { hostTable[Int(byte)] }
+    package static func isHostByte(_ byte: UInt8) -> Bool { hostTable[Int(byte)] }
 }

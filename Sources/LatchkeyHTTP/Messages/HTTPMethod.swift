@@ -28,7 +28,7 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConv
 
     /// The method for request-line bytes, reusing the static values for the common ones so that
     /// parsing a request allocates no string for its method.
-    init(bytes: UnsafeRawBufferPointer) {
+    package init(bytes: UnsafeRawBufferPointer) {
         switch bytes.count {
         case 3 where bytes.elementsEqual("GET".utf8): self = .get
         case 3 where bytes.elementsEqual("PUT".utf8): self = .put

@@ -14,7 +14,8 @@ public struct HTTPRequest: Sendable {
     /// The body bytes; empty when there was none.
     public var body: [UInt8]
     /// The client's IP address, without the port: the peer's, or the one a trusted proxy names
-    /// in `X-Forwarded-For` (``TrustedProxies``). IPv4-mapped IPv6 addresses are shown as IPv4.
+    /// in `X-Forwarded-For` (LatchkeyHTTPServer's `TrustedProxies`). IPv4-mapped IPv6 addresses
+    /// are shown as IPv4.
     public var remoteAddress: String
     /// The values the router took from the path's `{name}` segments.
     public var pathParameters: [String: String]
@@ -24,7 +25,7 @@ public struct HTTPRequest: Sendable {
 
     /// The path as it arrived, still percent-encoded, so the router can split it on `/` before
     /// decoding and an encoded `%2F` stays inside one parameter. `nil` for a request built in code.
-    var encodedPath: Substring?
+    package var encodedPath: Substring?
 
     /// Creates a request, for tests and for responders that call each other.
     public init(
@@ -96,7 +97,7 @@ public struct HTTPRequest: Sendable {
 }
 
 extension Substring {
-    func trimmingASCIIWhitespace() -> Substring {
+    package func trimmingASCIIWhitespace() -> Substring {
         var result = self
         while let first = result.first, first == " " || first == "\t" { result.removeFirst() }
         while let last = result.last, last == " " || last == "\t" { result.removeLast() }

@@ -6,7 +6,7 @@ public enum PercentEncoding {
     /// - Returns: The decoded text, or `nil` for a broken escape, a decoded NUL or control
     ///   character, or bytes that are not UTF-8: none has a meaning in a path or a parameter, and
     ///   passing them on would let one request look like two different things to two layers.
-    static func decode(_ bytes: UnsafeRawBufferPointer, plusIsSpace: Bool) -> String? {
+    package static func decode(_ bytes: UnsafeRawBufferPointer, plusIsSpace: Bool) -> String? {
         if !bytes.contains(UInt8(ascii: "%")) && !(plusIsSpace && bytes.contains(UInt8(ascii: "+"))) {
             guard !bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }) else { return nil }
             return String(validating: bytes, as: UTF8.self)
@@ -30,7 +30,7 @@ public enum PercentEncoding {
         return String(validating: output, as: UTF8.self)
     }
 
-    static func decode(_ text: Substring, plusIsSpace: Bool) -> String? {
+    package static func decode(_ text: Substring, plusIsSpace: Bool) -> String? {
         var text = text
         return text.withUTF8 { decode(UnsafeRawBufferPointer($0), plusIsSpace: plusIsSpace) }
     }
@@ -39,7 +39,7 @@ public enum PercentEncoding {
     ///
     /// - Returns: `nil` when a name repeats (RFC 6749 §3.1: OAuth parameters must not repeat, and
     ///   two layers that pick different copies disagree about the request) or an escape is broken.
-    static func parseForm(_ bytes: UnsafeRawBufferPointer) -> [String: String]? {
+    package static func parseForm(_ bytes: UnsafeRawBufferPointer) -> [String: String]? {
         var result = [String: String]()
         var start = 0
         while start < bytes.count {
@@ -61,7 +61,7 @@ public enum PercentEncoding {
 
     /// Encodes fields as `a=1&b=2`, in name order, escaping everything but RFC 3986's
     /// unreserved characters.
-    static func encodeForm(_ fields: [String: String]) -> String {
+    package static func encodeForm(_ fields: [String: String]) -> String {
         fields.sorted { $0.key < $1.key }.map { encode($0.key) + "=" + encode($0.value) }.joined(separator: "&")
     }
 

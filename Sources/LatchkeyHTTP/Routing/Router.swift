@@ -144,6 +144,43 @@ public final class Router: HTTPResponder, Sendable {
         }
     }
 
+    /// A group of routes under `path` whose requests carry a `Context` and pass through
+    /// `middleware` (outermost first) inside the router-wide middleware; see ``RouterGroup``.
+    ///
+    /// - Parameters:
+    ///   - path: The prefix, such as `/v1`; empty or `/` for the root.
+    ///   - context: The type of the context each request to the group's routes gets.
+    ///   - middleware: Runs around the group's routes only.
+    public func group<Context: HTTPRequestContext>(
+        _ path: String, context: Context.Type, middleware: any RouterMiddleware<Context>...
+    ) -> RouterGroup<Context> {
+        RouterGroup(router: self, path: path, middleware: middleware)
+    }
+
+    /// A group of routes under `path` whose context type is that of its first middleware:
+    /// `router.group("/v1/me", middleware: bearer)`; see ``RouterGroup``.
+    ///
+    /// - Parameters:
+    ///   - path: The prefix, such as `/v1`; empty or `/` for the root.
+    ///   - middleware: Runs around the group's routes only, outermost.
+    ///   - more: Runs inside `middleware`, in order.
+    public func group<First: RouterMiddleware>(
+        _ path: String, middleware: First, _ more: any RouterMiddleware<First.Context>...
+    ) -> RouterGroup<First.Context> {
+        RouterGroup(router: self, path: path, middleware: [middleware] + more)
+    }
+
+    /// A group of routes under `path` with the ``BasicRequestContext``; see ``RouterGroup``.
+    @_disfavoredOverload
+    public func group(_ path: String, middleware: any RouterMiddleware<BasicRequestContext>...) -> RouterGroup<BasicRequestContext> {
+        RouterGroup(router: self, path: path, middleware: middleware)
+    }
+
+    /// Adds a route built elsewhere in this module (a ``RouterGroup``'s).
+    func add(_ method: HTTPMethod, _ pattern: String, handler: Route.Handler) {
+        add(Definition(method: method, pattern: pattern, handler: handler))
+    }
+
     private func add(_ definition: Definition) {
         precondition(definition.pattern.first == "/", "Router: a path pattern starts with /: \(definition.pattern)")
         building.withLock { state in
@@ -164,7 +201,7 @@ public final class Router: HTTPResponder, Sendable {
     // MARK: Answering
 
     /// The frozen table; built on first use.
-    var table: RouteTable {
+    package var table: RouteTable {
         if let table = frozen.load() { return table }
         let table = building.withLock { state in
             RouteTable(
@@ -182,14 +219,14 @@ public final class Router: HTTPResponder, Sendable {
 }
 
 /// One resolved route: its pattern and its handler wrapped in the middleware.
-final class Route: Sendable {
+package final class Route: Sendable {
     enum Handler: Sendable {
         case synchronous(@Sendable (HTTPRequest) throws -> HTTPResponse)
         case asynchronous(@Sendable (HTTPRequest) async throws -> HTTPResponse)
     }
 
     /// The pattern for the access log; `nil` for the 404 and 405 answers.
-    let pattern: String?
+    package let pattern: String?
     let handler: Handler
     /// The handler inside every middleware, for the task path.
     let chain: any HTTPResponder
@@ -211,14 +248,14 @@ final class Route: Sendable {
     }
 
     /// Whether ``respondSynchronously(to:)`` may be used.
-    var isSynchronous: Bool { synchronousMiddleware != nil }
+    package var isSynchronous: Bool { synchronousMiddleware != nil }
 
-    func respond(to request: HTTPRequest) async throws -> HTTPResponse {
+    package func respond(to request: HTTPRequest) async throws -> HTTPResponse {
         try await chain.respond(to: request)
     }
 
     /// Runs the route without suspending; only when ``isSynchronous``.
-    func respondSynchronously(to request: HTTPRequest) throws -> HTTPResponse {
+    package func respondSynchronously(to request: HTTPRequest) throws -> HTTPResponse {
         guard case .synchronous(let handler) = handler, let middleware = synchronousMiddleware else {
             preconditionFailure("Route: not synchronous")
         }
@@ -257,7 +294,7 @@ private struct MiddlewareResponder: HTTPResponder {
 }
 
 /// The frozen routes: a dictionary for literal paths, a list of segment patterns for the rest.
-final class RouteTable: Sendable {
+package final class RouteTable: Sendable {
     private enum Segment: Sendable {
         case literal(String)
         case parameter(String)
@@ -329,7 +366,7 @@ final class RouteTable: Sendable {
     ///
     /// A literal path wins over a pattern with parameters; among patterns, fewer parameters win.
     /// 405 lists the methods of every pattern that matched the path.
-    func resolve(_ request: inout HTTPRequest) -> Route {
+    package func resolve(_ request: inout HTTPRequest) -> Route {
         let encoded = request.encodedPath
         if encoded == nil || !encoded!.utf8.contains(UInt8(ascii: "%")), let routes = literalPaths[request.path],
             let route = Self.route(in: routes, for: request.method)

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import LatchkeyHTTP
+import LatchkeyHTTPClient
 import LatchkeyJSON
 import LatchkeyStore
 

@@ -1,6 +1,8 @@
 import FoundationEssentials
 public import LatchkeyCrypto
 public import LatchkeyHTTP
+import LatchkeyHTTPClient
+import LatchkeyHTTPServer
 public import LatchkeyStore
 import Synchronization
 

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import LatchkeyHTTP
+import LatchkeyHTTPServer
 import LatchkeyJSON
 
 /// A configuration that cannot be used: one line per bad setting, each naming it.

@@ -2,6 +2,7 @@ import FoundationEssentials
 import Glibc
 import LatchkeyCrypto
 import LatchkeyHTTP
+import LatchkeyHTTPClient
 import LatchkeyJSON
 import LatchkeyStore
 import Synchronization

@@ -14,11 +14,33 @@ public struct Principal: Sendable {
 /// `sub` names, so a logout takes effect here at once (and in other processes on the same
 /// database within ``SessionService/livenessTTL``) for every token of the session.
 ///
+/// It is the middleware of the authenticated route groups: a handler in
+/// `router.group("/v1/me", middleware: bearer)` (a `RouterGroup<LatchkeyContext>`) runs only for a
+/// valid token and reads the caller from `context.principal`; any other request gets the 401
+/// `invalid_token` answer with `WWW-Authenticate: Bearer` before the handler runs.
+///
 /// Services that verify the JWT offline against the JWKS cannot see a logout: they accept a
 /// token until it expires, at most `access_token_ttl` seconds (docs/reference.md, "Access tokens").
-struct BearerAuthenticator: Sendable {
+struct BearerAuthenticator: RouterMiddleware {
+    typealias Context = LatchkeyContext
+
     let sessions: SessionService
 
+    /// Stores the principal of the request's bearer token in the context, then calls `next`.
+    ///
+    /// - Throws: ``HTTPError`` 401 `invalid_token` as ``authenticate(_:)`` does.
+    func handle(
+        _ request: HTTPRequest, context: LatchkeyContext, next: (HTTPRequest, LatchkeyContext) async throws -> HTTPResponse
+    ) async throws -> HTTPResponse {
+        var context = context
+        context.principal = try await authenticate(request)
+        return try await next(request, context)
+    }
+
+    /// The principal of the request's bearer token.
+    ///
+    /// - Throws: ``HTTPError`` 401 `invalid_token` with `WWW-Authenticate: Bearer` for a missing,
+    ///   invalid or expired token and for an ended session.
     func authenticate(_ request: HTTPRequest) async throws -> Principal {
         guard let header = request.headers["Authorization"], header.count > 7, header.prefix(7).lowercased() == "bearer " else {
             throw HTTPError.invalidToken("a bearer token is required")

@@ -1,6 +1,8 @@
 import Foundation
 import LatchkeyCrypto
 import LatchkeyHTTP
+import LatchkeyHTTPClient
+import LatchkeyHTTPServer
 import LatchkeyJSON
 import LatchkeySandbox
 import LatchkeyServer

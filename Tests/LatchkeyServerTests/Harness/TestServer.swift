@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import LatchkeyHTTP
+import LatchkeyHTTPClient
 import LatchkeyJSON
 import LatchkeySandbox
 import LatchkeyServer

@@ -2,6 +2,8 @@ internal import CLatchkeyEvent
 import FoundationEssentials
 import Glibc
 import Synchronization
+import LatchkeyHTTP
+import LatchkeyLibevent
 
 /// An ``HTTPClient`` on libevent: evhttp for HTTP/1.1, bufferevent_openssl for TLS, evdns for
 /// names, all on one event-loop thread that the client owns.

@@ -1,3 +1,5 @@
+import LatchkeyHTTP
+
 /// A parsed request line and header section (RFC 9112 §3, §5), before the body.
 ///
 /// The parser is strict where leniency lets two HTTP implementations read one byte stream as

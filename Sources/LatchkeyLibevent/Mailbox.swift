@@ -3,7 +3,7 @@ import Synchronization
 
 /// The one way into a libevent loop (the server's, the outbound client's) from other threads: a
 /// locked queue and an event that `event_active` wakes the loop with.
-final class Mailbox<Message: Sendable>: @unchecked Sendable {
+package final class Mailbox<Message: Sendable>: @unchecked Sendable {
     // @unchecked: `event` is set once in init and, from other threads, only passed to
     // event_active, which libevent serialises with the base's lock once evthread_use_pthreads()
     // has run; `closed` (under the same Mutex) keeps it from being called after the loop freed the
@@ -14,15 +14,15 @@ final class Mailbox<Message: Sendable>: @unchecked Sendable {
     }
 
     private let state = Mutex(State())
-    let event: OpaquePointer
+    package let event: OpaquePointer
 
-    init(event: OpaquePointer) {
+    package init(event: OpaquePointer) {
         self.event = event
     }
 
     /// Queues `message` and wakes the loop; `false` when the loop has ended.
     @discardableResult
-    func post(_ message: Message) -> Bool {
+    package func post(_ message: Message) -> Bool {
         state.withLock { state in
             guard !state.closed else { return false }
             state.messages.append(message)
@@ -33,7 +33,7 @@ final class Mailbox<Message: Sendable>: @unchecked Sendable {
     }
 
     /// Every queued message, oldest first.
-    func take() -> [Message] {
+    package func take() -> [Message] {
         state.withLock { state in
             let messages = state.messages
             state.messages = []
@@ -44,7 +44,7 @@ final class Mailbox<Message: Sendable>: @unchecked Sendable {
     /// After this, `post` refuses messages; returns those still queued. Called on the loop thread
     /// before the event is freed.
     @discardableResult
-    func close() -> [Message] {
+    package func close() -> [Message] {
         state.withLock { state in
             state.closed = true
             let messages = state.messages

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import LatchkeyHTTP
 
 extension HTTPServer {
     /// Where to listen, how many loops, the limits.

@@ -1,5 +1,7 @@
 internal import CLatchkeyEvent
+internal import CLatchkeyShims
 import Glibc
+import LatchkeyHTTP
 
 /// The OpenSSL settings every outbound TLS connection of one ``EventHTTPClient`` shares.
 ///
@@ -25,8 +27,7 @@ final class TLSContext: @unchecked Sendable {
         }
         self.context = context
         SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
-        // SSL_CTX_set_min_proto_version is a macro over SSL_CTX_ctrl.
-        guard SSL_CTX_ctrl(context, SSL_CTRL_SET_MIN_PROTO_VERSION, Int(TLS1_2_VERSION), nil) == 1 else {
+        guard CLatchkeyShims_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION) == 1 else {
             throw HTTPClientError(.transport, "cannot set up TLS: \(Self.drainErrors() ?? "no TLS 1.2")")
         }
         guard SSL_CTX_set_default_verify_paths(context) == 1 else {
@@ -65,11 +66,7 @@ final class TLSContext: @unchecked Sendable {
             X509_VERIFY_PARAM_set_hostflags(SSL_get0_param(ssl), UInt32(X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS))
             configured =
                 SSL_set1_host(ssl, host) == 1
-                // SSL_set_tlsext_host_name is a macro over SSL_ctrl.
-                && host.withCString { name in
-                    SSL_ctrl(
-                        ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME, Int(TLSEXT_NAMETYPE_host_name), UnsafeMutableRawPointer(mutating: name))
-                } == 1
+                && host.withCString { name in CLatchkeyShims_SSL_set_tlsext_host_name(ssl, name) } == 1
         }
         ERR_clear_error()
         guard configured else {

@@ -1,4 +1,5 @@
 public import FoundationEssentials
+import LatchkeyHTTP
 
 /// Sends HTTP requests to other servers (Apple's token and key endpoints).
 public protocol HTTPClient: Sendable {

@@ -1,6 +1,7 @@
 public import FoundationEssentials
 import Glibc
 import LatchkeyJSON
+import LatchkeyHTTP
 
 /// Where the server sends one entry per answered request.
 ///

@@ -1,3 +1,5 @@
+import LatchkeyHTTP
+
 /// The request-head parser as plain values, for the fuzz checks in Fuzz/Checks.
 ///
 /// ``RequestHead`` stays internal to this module; this is the one narrow door the fuzz targets

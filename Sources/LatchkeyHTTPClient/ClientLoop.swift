@@ -1,6 +1,8 @@
 internal import CLatchkeyEvent
 import Glibc
 import Synchronization
+import LatchkeyHTTP
+import LatchkeyLibevent
 
 /// A message for an ``EventHTTPClient``'s loop from another thread.
 enum ClientMessage: Sendable {

@@ -1,6 +1,8 @@
 internal import CLatchkeyEvent
 import Glibc
 import Synchronization
+import LatchkeyHTTP
+import LatchkeyLibevent
 
 /// What every loop of one server reads; immutable after start apart from the atomics.
 final class ServerContext: Sendable {
@@ -30,13 +32,6 @@ final class ServerContext: Sendable {
         self.errors = errors
         let shortest = [limits.headerTimeout, limits.bodyTimeout, limits.idleTimeout].min()!
         self.tickMilliseconds = min(500, max(10, Int(shortest.milliseconds / 8)))
-    }
-}
-
-extension Duration {
-    var milliseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
     }
 }
 

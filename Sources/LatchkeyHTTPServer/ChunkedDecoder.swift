@@ -1,3 +1,5 @@
+import LatchkeyHTTP
+
 /// Decodes a chunked request body (RFC 9112 §7.1) as its bytes arrive.
 ///
 /// Strict where leniency has let a proxy and a server disagree on where a body ends: every line

@@ -1,3 +1,5 @@
+import LatchkeyHTTP
+
 /// Why the server could not start.
 public struct HTTPServerError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The kind of failure; errors compare by code.

@@ -1,6 +1,8 @@
 internal import CLatchkeyEvent
 import Glibc
 import Synchronization
+import LatchkeyHTTP
+import LatchkeyLibevent
 
 /// An HTTP/1.1 server on libevent: one event loop per core, each on its own thread.
 ///
@@ -181,18 +183,5 @@ public final class HTTPServer: Sendable {
         state.withLock { state in
             if case .stopping(let port) = state { state = .stopped(port: port) }
         }
-    }
-}
-
-/// libevent's process-wide setup.
-enum Libevent {
-    private static let threadsReady: Bool = {
-        // Locks in every event_base, and the notification fd that lets `event_active` from
-        // another thread wake a loop.
-        evthread_use_pthreads() == 0
-    }()
-
-    static func setUpThreads() {
-        precondition(threadsReady, "evthread_use_pthreads failed")
     }
 }

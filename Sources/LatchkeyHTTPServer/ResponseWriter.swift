@@ -1,4 +1,5 @@
 import Glibc
+import LatchkeyHTTP
 
 /// Serializes responses into a reused byte buffer (RFC 9112 §4, §6).
 enum ResponseWriter {
@@ -198,21 +199,5 @@ struct RequestIDGenerator {
             default: false
             }
         }
-    }
-}
-
-/// Milliseconds and nanoseconds of `CLOCK_MONOTONIC`.
-enum Monotonic {
-    /// Coarse (a few milliseconds), for deadlines; a vDSO read, no syscall.
-    static func milliseconds() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC_COARSE, &now)
-        return UInt64(now.tv_sec) * 1000 + UInt64(now.tv_nsec) / 1_000_000
-    }
-
-    static func nanoseconds() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import LatchkeyHTTP
 
 /// The reverse proxies (load balancers, TLS terminators) whose `X-Forwarded-For` the server
 /// believes, so that per-IP limits, the audit log and the access log see the client rather than

@@ -1,5 +1,6 @@
 internal import CLatchkeyEvent
 import Glibc
+import LatchkeyHTTP
 
 /// The one listening socket every event loop accepts from.
 ///

@@ -1,5 +1,7 @@
 internal import CLatchkeyEvent
 import Glibc
+import LatchkeyHTTP
+import LatchkeyLibevent
 
 /// One client connection, confined to its loop's thread.
 ///

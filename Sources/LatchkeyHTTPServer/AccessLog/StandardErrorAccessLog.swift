@@ -1,6 +1,8 @@
 import FoundationEssentials
 import Glibc
 import Synchronization
+import LatchkeyHTTP
+import LatchkeyLibevent
 
 /// An access log that writes JSON lines to standard error.
 ///

@@ -1,0 +1,200 @@
+/// HTML text that is safe to send: written as a string literal, every interpolated value is
+/// escaped unless it is itself ``HTML``.
+///
+/// ```swift
+/// let page: HTML = "<p>Signed in as \(user.email)</p>"   // the e-mail address is escaped
+/// let layout: HTML = "<main>\(page)</main>"              // HTML inside HTML is kept
+/// return .html(layout)
+/// ```
+///
+/// Escaping makes text safe in element content and in quoted attribute values (`"…"` or `'…'`);
+/// it does not make a value safe as a URL (`href="javascript:…"`), inside `<script>` or `<style>`,
+/// or in an unquoted attribute. Pages put values only in those two safe places.
+public struct HTML: Sendable, Hashable, ExpressibleByStringInterpolation, CustomStringConvertible {
+    /// The markup.
+    public private(set) var text: String
+
+    /// The markup of a literal, trusted as written.
+    public init(stringLiteral literal: String) {
+        text = literal
+    }
+
+    public init(stringInterpolation: StringInterpolation) {
+        text = stringInterpolation.text
+    }
+
+    /// Text to show, escaped: `HTML(escaping: "<b>")` is `&lt;b&gt;`.
+    public init(escaping text: String) {
+        self.text = HTML.escape(text)
+    }
+
+    public var description: String { text }
+
+    /// Builds ``HTML`` from a literal: literal parts are kept, values are escaped.
+    public struct StringInterpolation: StringInterpolationProtocol {
+        var text = ""
+
+        public init(literalCapacity: Int, interpolationCount: Int) {
+            text.reserveCapacity(literalCapacity + 16 * interpolationCount)
+        }
+
+        public mutating func appendLiteral(_ literal: String) { text += literal }
+
+        /// Escapes the value's text.
+        public mutating func appendInterpolation(_ value: some CustomStringConvertible) {
+            text += HTML.escape(value.description)
+        }
+
+        /// Escapes `value`.
+        public mutating func appendInterpolation(_ value: String) { text += HTML.escape(value) }
+
+        /// Keeps markup that is already ``HTML``.
+        public mutating func appendInterpolation(_ html: HTML) { text += html.text }
+
+        /// Keeps each piece of markup, one after the other (a list of rows, say).
+        public mutating func appendInterpolation(_ pieces: [HTML]) {
+            for piece in pieces { text += piece.text }
+        }
+    }
+
+    /// Pieces of markup one after the other.
+    public init(joining pieces: [HTML]) {
+        text = pieces.map(\.text).joined()
+    }
+
+    /// `text` with `&`, `<`, `>`, `"` and `'` replaced by character references, so that it
+    /// reads as text in element content and in quoted attribute values (HTML Living Standard
+    /// §13.1.2.3, §13.1.4); every other character is kept.
+    public static func escape(_ text: String) -> String {
+        guard text.utf8.contains(where: { $0 == 0x26 || $0 == 0x3C || $0 == 0x3E || $0 == 0x22 || $0 == 0x27 }) else {
+            return text
+        }
+        var output = [UInt8]()
+        output.reserveCapacity(text.utf8.count + 16)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "&"): output += Array("&amp;".utf8)
+            case UInt8(ascii: "<"): output += Array("&lt;".utf8)
+            case UInt8(ascii: ">"): output += Array("&gt;".utf8)
+            case UInt8(ascii: "\""): output += Array("&quot;".utf8)
+            case UInt8(ascii: "'"): output += Array("&#39;".utf8)
+            default: output.append(byte)
+            }
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+}
+
+extension HTTPHeaders {
+    /// The fields every hosted page gets from ``HTTPResponse/html(_:status:)``:
+    ///
+    /// - `X-Content-Type-Options: nosniff`: the browser takes the declared type, never guesses.
+    /// - `Content-Security-Policy: default-src 'self'; base-uri 'none'; object-src 'none';
+    ///   frame-ancestors 'none'`: no framing (clickjacking of a sign-in form), no scripts, styles
+    ///   or images from elsewhere, no plugins, no `<base>` rewriting relative links.
+    ///   `form-action` is left out on purpose: browsers apply it to the redirect after a form
+    ///   post, which for a sign-in page goes to the client application.
+    /// - `Referrer-Policy: no-referrer`: a page's URL (which may carry an authorization request)
+    ///   does not leak to the sites it links to.
+    /// - `Cache-Control: no-store`: pages with a form token or an account's details stay out of
+    ///   shared and back-button caches.
+    ///
+    /// A route that needs another policy sets the field on the response after making it.
+    public static var pageSecurity: HTTPHeaders {
+        [
+            "X-Content-Type-Options": "nosniff",
+            "Content-Security-Policy": "default-src 'self'; base-uri 'none'; object-src 'none'; frame-ancestors 'none'",
+            "Referrer-Policy": "no-referrer",
+            "Cache-Control": "no-store",
+        ]
+    }
+}
+
+extension HTTPResponse {
+    /// An HTML page with `Content-Type: text/html; charset=utf-8` and the fields of
+    /// ``HTTPHeaders/pageSecurity``.
+    ///
+    /// - Parameters:
+    ///   - html: The page; build it as ``HTML`` so that values are escaped.
+    ///   - status: The status code.
+    public static func html(_ html: HTML, status: Int = 200) -> HTTPResponse {
+        var headers: HTTPHeaders = ["Content-Type": "text/html; charset=utf-8"]
+        headers.add(contentsOf: .pageSecurity)
+        return HTTPResponse(status: status, headers: headers, body: Array(html.text.utf8))
+    }
+
+    /// A redirect to `location` with `fields` appended as its query, form-encoded
+    /// (``FormEncoding/encode(_:)``), by default 303 See Other: after a form post, the browser
+    /// follows it with a `GET` (RFC 9110 §15.4.4).
+    ///
+    /// - Parameters:
+    ///   - location: An absolute URL or a path; a `?` in it means the query has begun, and the
+    ///     fields are appended with `&`.
+    ///   - fields: Query parameters, in the order given.
+    ///   - status: 302, 303 or 307.
+    public static func redirect(to location: String, query fields: [(String, String)] = [], status: Int = 303) -> HTTPResponse {
+        var target = location
+        if !fields.isEmpty {
+            target += (location.contains("?") ? "&" : "?") + FormEncoding.encode(fields)
+        }
+        return HTTPResponse(status: status, headers: ["Location": target, "Cache-Control": "no-store"])
+    }
+
+    /// A response with an `application/x-www-form-urlencoded` body (RFC 6749's token endpoint
+    /// errors are JSON; this is for peers that want forms).
+    public static func form(_ fields: [(String, String)], status: Int = 200) -> HTTPResponse {
+        HTTPResponse(
+            status: status, headers: ["Content-Type": "application/x-www-form-urlencoded"],
+            body: Array(FormEncoding.encode(fields).utf8))
+    }
+}
+
+/// `application/x-www-form-urlencoded` text (WHATWG URL Standard §5): query strings of
+/// redirects and form bodies.
+public enum FormEncoding {
+    /// `a=1&b=2`, in the order given, every byte but RFC 3986's unreserved characters
+    /// percent-encoded (a space as `%20`, which every form parser reads as a space).
+    public static func encode(_ fields: [(String, String)]) -> String {
+        fields.map { PercentEncoding.encode($0.0) + "=" + PercentEncoding.encode($0.1) }.joined(separator: "&")
+    }
+
+    /// Parses `a=1&b=2` as ``HTTPRequest/formBody()`` does.
+    ///
+    /// - Returns: `nil` for a broken escape, text that is not UTF-8, a control character, or a
+    ///   name given twice.
+    public static func decode(_ text: String) -> [String: String]? {
+        var text = text
+        return text.withUTF8 { PercentEncoding.parseForm(UnsafeRawBufferPointer($0)) }
+    }
+}
+
+/// The fields of a form body with accessors that answer 400 `invalid_request` naming the field.
+public struct FormFields: Sendable {
+    /// Every field, by name.
+    public let values: [String: String]
+
+    /// Wraps parsed fields.
+    public init(_ values: [String: String]) { self.values = values }
+
+    /// The field `name`, or `nil` when it is absent or empty (RFC 6749 §3.1: a parameter sent
+    /// without a value is treated as omitted).
+    public func optional(_ name: String) -> String? {
+        guard let value = values[name], !value.isEmpty else { return nil }
+        return value
+    }
+
+    /// The field `name`.
+    ///
+    /// - Throws: ``HTTPError/invalidRequest(_:)`` when it is absent or empty.
+    public func required(_ name: String) throws(HTTPError) -> String {
+        guard let value = optional(name) else { throw HTTPError.invalidRequest("the form field \(name) is required") }
+        return value
+    }
+}
+
+extension HTTPRequest {
+    /// ``formBody()`` with typed accessors.
+    ///
+    /// - Throws: As ``formBody()``.
+    public func formFields() throws -> FormFields { FormFields(try formBody()) }
+}

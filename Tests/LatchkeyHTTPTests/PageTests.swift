@@ -1,0 +1,76 @@
+import LatchkeyHTTP
+import LatchkeyJSON
+import Testing
+
+@Suite("HTML pages, escaping, forms and redirects")
+struct PageTests {
+    @Test("S29: escape replaces & < > \" ' and keeps everything else")
+    func escaping() {
+        #expect(HTML.escape(#"<script>alert("x" & 'y')</script>"#) == "&lt;script&gt;alert(&quot;x&quot; &amp; &#39;y&#39;)&lt;/script&gt;")
+        #expect(HTML.escape("plain text, é ü 日本") == "plain text, é ü 日本")
+        #expect(HTML.escape("&amp;") == "&amp;amp;")
+        #expect(HTML.escape("") == "")
+    }
+
+    @Test("S29: interpolated values are escaped by construction; literals and HTML values are kept")
+    func interpolation() {
+        let name = #""><img src=x onerror=alert(1)>"#
+        let row: HTML = "<li title=\"\(name)\">\(name)</li>"
+        #expect(row.text == #"<li title="&quot;&gt;&lt;img src=x onerror=alert(1)&gt;">&quot;&gt;&lt;img src=x onerror=alert(1)&gt;</li>"#)
+        let count = 3
+        let page: HTML = "<ul>\([row, row])</ul><p>\(count) & \(row)</p>"
+        #expect(page.text == "<ul>\(row.text)\(row.text)</ul><p>3 & \(row.text)</p>")
+        #expect(HTML(escaping: "<b>").text == "&lt;b&gt;")
+        #expect(HTML(joining: ["<a>", HTML(escaping: "<")]).text == "<a>&lt;")
+    }
+
+    @Test("S23: an HTML response is text/html; charset=utf-8 with nosniff, frame-ancestors 'none' and a referrer policy")
+    func htmlResponse() {
+        let response = HTTPResponse.html("<p>\("<hi>")</p>", status: 400)
+        #expect(response.status == 400)
+        #expect(response.body == Array("<p>&lt;hi&gt;</p>".utf8))
+        #expect(response.headers["Content-Type"] == "text/html; charset=utf-8")
+        #expect(response.headers["X-Content-Type-Options"] == "nosniff")
+        #expect(response.headers["Content-Security-Policy"]?.contains("frame-ancestors 'none'") == true)
+        #expect(response.headers["Referrer-Policy"] == "no-referrer")
+        #expect(response.headers["Cache-Control"] == "no-store")
+    }
+
+    @Test("form encoding keeps the order, escapes all but unreserved characters, and round-trips through the parser")
+    func forms() throws {
+        let fields = [("redirect_uri", "https://app.example/cb?x=1&y=2"), ("state", "a b+c/é"), ("code", "")]
+        let encoded = FormEncoding.encode(fields)
+        #expect(encoded == "redirect_uri=https%3A%2F%2Fapp.example%2Fcb%3Fx%3D1%26y%3D2&state=a%20b%2Bc%2F%C3%A9&code=")
+        #expect(FormEncoding.decode(encoded) == ["redirect_uri": "https://app.example/cb?x=1&y=2", "state": "a b+c/é", "code": ""])
+        #expect(FormEncoding.decode("a=1&a=2") == nil)
+        #expect(FormEncoding.decode("a=%zz") == nil)
+        let response = HTTPResponse.form([("error", "access_denied")])
+        #expect(response.headers["Content-Type"] == "application/x-www-form-urlencoded")
+        #expect(response.body == Array("error=access_denied".utf8))
+    }
+
+    @Test("S23: a redirect appends its query with ? or &, form-encoded, 303 by default")
+    func redirect() {
+        let plain = HTTPResponse.redirect(to: "https://app.example/cb", query: [("code", "a&b"), ("state", "s t")])
+        #expect(plain.status == 303)
+        #expect(plain.headers["Location"] == "https://app.example/cb?code=a%26b&state=s%20t")
+        #expect(plain.body.isEmpty)
+        let existing = HTTPResponse.redirect(to: "/cb?x=1", query: [("code", "c")], status: 302)
+        #expect(existing.status == 302)
+        #expect(existing.headers["Location"] == "/cb?x=1&code=c")
+        #expect(HTTPResponse.redirect(to: "/signin").headers["Location"] == "/signin")
+    }
+
+    @Test("S24: typed form fields: a missing or empty required field is 400 invalid_request naming it")
+    func formFields() throws {
+        let request = HTTPRequest(
+            method: .post, path: "/", headers: ["Content-Type": "application/x-www-form-urlencoded"], body: Array("username=ada&password=&x=1".utf8))
+        let fields = try request.formFields()
+        #expect(try fields.required("username") == "ada")
+        #expect(fields.optional("password") == nil)
+        #expect(fields.optional("missing") == nil)
+        #expect(throws: HTTPError.invalidRequest("")) { try fields.required("password") }
+        let error = #expect(throws: HTTPError.self) { try fields.required("missing") }
+        #expect(error?.errorDescription == "the form field missing is required")
+    }
+}
