@@ -49,8 +49,13 @@ struct LayeringTests {
         "LatchkeyWire": ["LatchkeyJSON"],
         "LatchkeyCrypto": platform.union(["CLatchkeyOpenSSL", "CLatchkeyArgon2", "CLatchkeyUnistring"]),
         "LatchkeyJOSE": platform.union(["LatchkeyJSON", "LatchkeyCrypto"]),
+        "LatchkeyCommonPasswords": [],
         "LatchkeyHTTP": platform.union(["LatchkeyJSON"]),
+        "LatchkeyLibevent": platform.union(["CLatchkeyEvent"]),
+        "LatchkeyHTTPServer": platform.union(["CLatchkeyEvent", "LatchkeyLibevent", "LatchkeyHTTP", "LatchkeyJSON"]),
+        "LatchkeyHTTPClient": platform.union(["CLatchkeyEvent", "CLatchkeyShims", "LatchkeyLibevent", "LatchkeyHTTP", "LatchkeyJSON"]),
         "LatchkeyStore": platform.union(["CLatchkeySQLite", "LatchkeyJSON"]),
+        "LatchkeySandbox": platform.union(["LatchkeyJSON", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyHTTPClient"]),
         "LatchkeyServer": platform.union([
             "LatchkeyJSON", "LatchkeyWire", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyHTTPServer", "LatchkeyHTTPClient",
             "LatchkeyStore", "LatchkeyCommonPasswords",
@@ -58,7 +63,8 @@ struct LayeringTests {
     ]
 
     @Test("each module imports only the modules below it; the wire models link no C library and no Foundation", arguments: [
-        "LatchkeyJSON", "LatchkeyWire", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyStore", "LatchkeyServer",
+        "LatchkeyJSON", "LatchkeyWire", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyCommonPasswords", "LatchkeyHTTP", "LatchkeyLibevent",
+        "LatchkeyHTTPServer", "LatchkeyHTTPClient", "LatchkeyStore", "LatchkeySandbox", "LatchkeyServer",
     ])
     func importsFollowTheGraph(module: String) throws {
         let allowed = try #require(Self.allowedImports[module])

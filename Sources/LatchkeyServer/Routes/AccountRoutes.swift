@@ -11,15 +11,16 @@ struct AccountRoutes {
     func register(on router: Router) {
         let accounts = AccountService(database: sessions.database, clock: sessions.clock)
         let apple = apple
-        let bearer = bearer
+        // Routes of `signedIn` run behind the bearer check, which puts the caller in the context.
+        let signedIn = router.group("/v1", middleware: bearer)
 
-        router.get("/v1/me") { request in
-            let principal = try await bearer.authenticate(request)
+        signedIn.get("/me") { request, context in
+            let principal = try context.requirePrincipal()
             return .json(WireAccount(try await accounts.profile(userID: principal.userID)).json)
         }
 
-        router.patch("/v1/me") { request in
-            let principal = try await bearer.authenticate(request)
+        signedIn.patch("/me") { request, context in
+            let principal = try context.requirePrincipal()
             let change = try Self.nameChange(request)
             let user = try await accounts.updateName(userID: principal.userID, change: change, context: RequestContext(request))
             return .json(WireAccountUpdateResponse(user: WireUser(user)).json)
@@ -27,8 +28,8 @@ struct AccountRoutes {
 
         // Revokes Apple's tokens at Apple, ends every session, deletes personal data (docs/reference.md);
         // with a second factor enrolled, one must have been proved in the last five minutes.
-        router.delete("/v1/me") { request in
-            let principal = try await bearer.authenticate(request)
+        signedIn.delete("/me") { request, context in
+            let principal = try context.requirePrincipal()
             try await apple.deleteAccount(userID: principal.userID, principal: principal, reason: "user", context: RequestContext(request))
             return .empty()
         }

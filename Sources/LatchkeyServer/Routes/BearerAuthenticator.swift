@@ -28,7 +28,7 @@ struct BearerAuthenticator: RouterMiddleware {
 
     /// Stores the principal of the request's bearer token in the context, then calls `next`.
     ///
-    /// - Throws: ``HTTPError`` 401 `invalid_token` as ``authenticate(_:)`` does.
+    /// - Throws: ``AuthError`` 401 `invalid_token` as ``authenticate(_:)`` does.
     func handle(
         _ request: HTTPRequest, context: LatchkeyContext, next: (HTTPRequest, LatchkeyContext) async throws -> HTTPResponse
     ) async throws -> HTTPResponse {
@@ -39,11 +39,11 @@ struct BearerAuthenticator: RouterMiddleware {
 
     /// The principal of the request's bearer token.
     ///
-    /// - Throws: ``HTTPError`` 401 `invalid_token` with `WWW-Authenticate: Bearer` for a missing,
+    /// - Throws: ``AuthError`` 401 `invalid_token` with `WWW-Authenticate: Bearer` for a missing,
     ///   invalid or expired token and for an ended session.
-    func authenticate(_ request: HTTPRequest) async throws -> Principal {
+    private func authenticate(_ request: HTTPRequest) async throws -> Principal {
         guard let header = request.headers["Authorization"], header.count > 7, header.prefix(7).lowercased() == "bearer " else {
-            throw HTTPError.invalidToken("a bearer token is required")
+            throw AuthError.invalidToken("a bearer token is required")
         }
         let token = String(header.dropFirst(7).trimmingWhitespace())
         let now = sessions.clock()
@@ -55,15 +55,15 @@ struct BearerAuthenticator: RouterMiddleware {
         do {
             claims = try JWTVerifier(keys: snapshot.verificationKeys, policy: policy).verify(token, now: now).claims
         } catch {
-            throw HTTPError.invalidToken("the access token is not valid (\(error.code))")
+            throw AuthError.invalidToken("the access token is not valid (\(error.code))")
         }
         guard let userID = claims.subject, let sessionID = claims["sid"]?.stringValue else {
-            throw HTTPError.invalidToken("the access token names no user or session")
+            throw AuthError.invalidToken("the access token names no user or session")
         }
         // One message for an ended session and another user's: which sessions exist is not
         // something a token holder learns here.
         guard try await sessions.isLive(sessionID, of: userID, now: now) else {
-            throw HTTPError.invalidToken("the session has ended")
+            throw AuthError.invalidToken("the session has ended")
         }
         return Principal(userID: userID, sessionID: sessionID, amr: claims["amr"]?.arrayValue?.compactMap(\.stringValue) ?? [])
     }

@@ -15,10 +15,11 @@ struct FactorRoutes {
 
     func register(on router: Router) {
         let factors = factors
-        let bearer = bearer
+        // Routes of `signedIn` run behind the bearer check, which puts the caller in the context.
+        let signedIn = router.group("/v1", middleware: bearer)
 
-        router.post("/v1/challenges") { request in
-            let principal = try await bearer.authenticate(request)
+        signedIn.post("/challenges") { request, context in
+            let principal = try context.requirePrincipal()
             let body = try Self.decode(WireChallengeRequest.self, request)
             guard let purpose = ChallengePurpose(rawValue: try Self.text(body.purpose.rawValue, "purpose", maxLength: Self.idLength)),
                 purpose != .mfa
@@ -27,16 +28,16 @@ struct FactorRoutes {
             return .json(WireChallenge(try await factors.issueChallenge(for: principal, purpose: purpose, deviceID: deviceID)).json)
         }
 
-        router.post("/v1/challenges/{id}/verify") { request in
-            let principal = try await bearer.authenticate(request)
+        signedIn.post("/challenges/{id}/verify") { request, context in
+            let principal = try context.requirePrincipal()
             let signature = try Self.binary(try Self.decode(WireStepUpRequest.self, request).signature, "signature")
             let token = try await factors.stepUp(
                 principal, challengeID: request.pathParameters["id"] ?? "", signature: signature, context: RequestContext(request))
             return token.response()
         }
 
-        router.post("/v1/devices") { request in
-            let principal = try await bearer.authenticate(request)
+        signedIn.post("/devices") { request, context in
+            let principal = try context.requirePrincipal()
             let body = try Self.decode(WireDeviceRegistration.self, request)
             let publicKey = try Self.binary(body.publicKey, "public_key")
             let label = try Self.text(body.label, "label", maxLength: 400)
@@ -48,28 +49,28 @@ struct FactorRoutes {
             return .json(WireDevice(device).json, status: 201)
         }
 
-        router.get("/v1/devices") { request in
-            let principal = try await bearer.authenticate(request)
+        signedIn.get("/devices") { request, context in
+            let principal = try context.requirePrincipal()
             return .json(WireDeviceList(devices: try await factors.devices(userID: principal.userID).map(WireDevice.init)).json)
         }
 
-        router.delete("/v1/devices/{id}") { request in
-            let principal = try await bearer.authenticate(request)
+        signedIn.delete("/devices/{id}") { request, context in
+            let principal = try context.requirePrincipal()
             try await factors.removeDevice(
                 request.pathParameters["id"] ?? "", userID: principal.userID, principal: principal, context: RequestContext(request))
             return .empty()
         }
 
-        router.post("/v1/totp") { request in
-            let principal = try await bearer.authenticate(request)
+        signedIn.post("/totp") { request, context in
+            let principal = try context.requirePrincipal()
             let enrollment = try await factors.beginTOTP(for: principal, context: RequestContext(request))
             var response = HTTPResponse.json(WireTOTPEnrollment(secret: enrollment.secret, otpauthURI: enrollment.otpauthURI).json)
             response.headers.set("Cache-Control", "no-store")
             return response
         }
 
-        router.post("/v1/totp/confirm") { request in
-            let principal = try await bearer.authenticate(request)
+        signedIn.post("/totp/confirm") { request, context in
+            let principal = try context.requirePrincipal()
             let code = try Self.text(try Self.decode(WireTOTPConfirmation.self, request).code, "code", maxLength: Self.idLength)
             let codes = try await factors.confirmTOTP(for: principal, code: code, context: RequestContext(request))
             var response = HTTPResponse.json(WireRecoveryCodes(recoveryCodes: codes).json)
@@ -77,8 +78,8 @@ struct FactorRoutes {
             return response
         }
 
-        router.delete("/v1/totp") { request in
-            let principal = try await bearer.authenticate(request)
+        signedIn.delete("/totp") { request, context in
+            let principal = try context.requirePrincipal()
             try await factors.removeTOTP(for: principal, context: RequestContext(request))
             return .empty()
         }

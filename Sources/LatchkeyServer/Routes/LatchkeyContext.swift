@@ -25,8 +25,8 @@ struct LatchkeyContext: HTTPRequestContext {
     ///
     /// - Throws: 401 `invalid_token`, as for a missing token, when the route's group does not
     ///   authenticate: a route wired without ``BearerAuthenticator`` refuses rather than serves.
-    func requirePrincipal() throws(HTTPError) -> Principal {
-        guard let principal else { throw HTTPError.invalidToken("a bearer token is required") }
+    func requirePrincipal() throws(AuthError) -> Principal {
+        guard let principal else { throw AuthError.invalidToken("a bearer token is required") }
         return principal
     }
 }

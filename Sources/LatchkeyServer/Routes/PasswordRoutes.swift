@@ -8,7 +8,8 @@ struct PasswordRoutes {
 
     func register(on router: Router) {
         let passwords = passwords
-        let bearer = bearer
+        // Routes of `signedIn` run behind the bearer check, which puts the caller in the context.
+        let signedIn = router.group("/v1", middleware: bearer)
 
         router.post("/v1/auth/password/signup") { request in
             let body = try request.wireBody(WirePasswordSignUpRequest.self)
@@ -26,8 +27,8 @@ struct PasswordRoutes {
             ).response()
         }
 
-        router.post("/v1/auth/password/change") { request in
-            let principal = try await bearer.authenticate(request)
+        signedIn.post("/auth/password/change") { request, context in
+            let principal = try context.requirePrincipal()
             let body = try request.wireBody(WirePasswordChangeRequest.self)
             // Passwords of any length the body allows: ``PasswordPolicy`` judges their length and says why.
             try await passwords.change(

@@ -10,7 +10,8 @@ struct SessionRoutes {
 
     func register(on router: Router) {
         let sessions = sessions
-        let bearer = bearer
+        // Routes of `signedIn` run behind the bearer check, which puts the caller in the context.
+        let signedIn = router.group("/v1", middleware: bearer)
         let jwks = JWKSResponder(keys: sessions.keys)
 
         router.get("/.well-known/jwks.json", synchronous: { _ in jwks.response })
@@ -34,22 +35,22 @@ struct SessionRoutes {
             return .empty(status: 200)
         }
 
-        router.post("/v1/logout") { request in
-            let principal = try await bearer.authenticate(request)
+        signedIn.post("/logout") { request, context in
+            let principal = try context.requirePrincipal()
             let body = request.body.isEmpty ? WireLogoutRequest() : try Self.decode(WireLogoutRequest.self, try request.jsonBody())
             try await sessions.revokeSessions(
                 userID: principal.userID, sessionIDs: body.all ? nil : [principal.sessionID], reason: "logout", context: RequestContext(request))
             return .empty()
         }
 
-        router.get("/v1/sessions") { request in
-            let principal = try await bearer.authenticate(request)
+        signedIn.get("/sessions") { request, context in
+            let principal = try context.requirePrincipal()
             let list = try await sessions.sessions(userID: principal.userID)
             return .json(WireSessionList(sessions: list.map { WireSessionInfo($0, current: $0.id == principal.sessionID) }).json)
         }
 
-        router.delete("/v1/sessions/{id}") { request in
-            let principal = try await bearer.authenticate(request)
+        signedIn.delete("/sessions/{id}") { request, context in
+            let principal = try context.requirePrincipal()
             let id = request.pathParameters["id"] ?? ""
             let revoked = try await sessions.revokeSessions(userID: principal.userID, sessionIDs: [id], reason: "revoked", context: RequestContext(request))
             guard !revoked.isEmpty else { throw AuthError.notFound("no such session") }
