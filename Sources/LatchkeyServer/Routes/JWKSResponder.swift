@@ -6,8 +6,8 @@ import Synchronization
 /// ``SigningKeyRing/jwksMaxAge`` seconds.
 ///
 /// The route runs synchronously on the event loop and is benchmarked, so the response is built
-/// once per key-set change (``SigningKeyRing/publishedKeySet(ifChangedSince:)``) and every other
-/// request returns the stored bytes.
+/// once per key-set change and every other request returns the stored bytes after one atomic
+/// read of the ring's ``SigningKeyRing/publishedRevision`` and one lock of its own.
 final class JWKSResponder: Sendable {
     private let keys: SigningKeyRing
     private let built: Mutex<(revision: Int, response: HTTPResponse)>
@@ -20,8 +20,9 @@ final class JWKSResponder: Sendable {
 
     /// The answer for the keys published now.
     var response: HTTPResponse {
-        built.withLock { built in
-            if let changed = keys.publishedKeySet(ifChangedSince: built.revision) {
+        let current = keys.publishedRevision
+        return built.withLock { built in
+            if built.revision != current, let changed = keys.publishedKeySet(ifChangedSince: built.revision) {
                 built = (changed.revision, Self.response(changed.keys))
             }
             return built.response

@@ -59,6 +59,8 @@ public final class SigningKeyRing: Sendable {
     /// How long after retirement a key stays published: the access-token lifetime plus leeway.
     private let tokenLifetime: TimeInterval
     private let snapshot: Mutex<Snapshot>
+    /// The snapshot's ``Snapshot/revision``, readable without the lock by the JWKS route.
+    private let revision = Atomic<Int>(0)
 
     private init(database: any SQLDatabase, masterKey: MasterKey, tokenLifetime: TimeInterval, snapshot: Snapshot) {
         self.database = database
@@ -147,6 +149,10 @@ public final class SigningKeyRing: Sendable {
     /// The published key set and its ``Snapshot/revision``.
     var publishedKeySet: (revision: Int, keys: JWKSet) { snapshot.withLock { ($0.revision, $0.jwks) } }
 
+    /// The revision of the published key set, read without taking the snapshot's lock: every
+    /// JWKS request asks, and the answer changes only when the published keys do.
+    var publishedRevision: Int { revision.load(ordering: .acquiring) }
+
     /// The published key set when its revision is no longer `revision`; `nil` (and no copy) when
     /// it still is, which is every request between key changes.
     func publishedKeySet(ifChangedSince revision: Int) -> (revision: Int, keys: JWKSet)? {
@@ -159,6 +165,7 @@ public final class SigningKeyRing: Sendable {
         snapshot.withLock { current in
             fresh.revision = fresh.jwks == current.jwks ? current.revision : current.revision + 1
             current = fresh
+            revision.store(fresh.revision, ordering: .releasing)
         }
     }
 
