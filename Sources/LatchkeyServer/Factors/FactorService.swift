@@ -38,7 +38,7 @@ public final class FactorService: Sendable {
         self.sessions = sessions
         self.masterKey = masterKey
         self.audit = AuditLog(database: sessions.database)
-        self.failureLimiter = LoginRateLimiter(database: sessions.database, perAccount: failuresPerAccount, perIP: .max)
+        self.failureLimiter = LoginRateLimiter(perAccount: failuresPerAccount, perIP: .max)
     }
 
     /// Records an audit entry inside the caller's transaction.

@@ -31,8 +31,6 @@ struct LoginRateLimiter: Sendable {
         var retryAfter: Int
     }
 
-    /// The database the counters live in; callers pass its connections to every method.
-    let database: any SQLDatabase
     let perAccount: Int
     let perIP: Int
     let repository = RateLimitRepository()

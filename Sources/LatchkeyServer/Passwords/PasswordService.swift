@@ -33,7 +33,7 @@ public final class PasswordService: Sendable {
         self.pool = try Argon2Pool(threads: password.hashingThreads, queueLimit: password.hashingQueueLimit)
         self.policy = PasswordPolicy(minimumLength: password.minLength)
         self.limiter = LoginRateLimiter(
-            database: database, perAccount: configuration.rateLimits.loginPerAccount15m, perIP: configuration.rateLimits.loginPerIP15m)
+            perAccount: configuration.rateLimits.loginPerAccount15m, perIP: configuration.rateLimits.loginPerIP15m)
         let parameters = password.argon2
         self.parameters = parameters
         self.dummyHash = Argon2id.unmatchablePHCString(parameters: parameters)

@@ -180,9 +180,9 @@ public final class SigningKeyRing: Sendable {
         return snapshot.withLock { $0 }
     }
 
-    /// The snapshot as it is, for synchronous callers (the JWKS route); reloads happen on the
-    /// asynchronous paths.
-    var cached: Snapshot { snapshot.withLock { $0 } }
+    /// The snapshot as it is, without reloading: for synchronous readers and for a caller that
+    /// has just reloaded.
+    private var cached: Snapshot { snapshot.withLock { $0 } }
 
     /// The published keys (pending, active, retired), oldest first.
     public var publishedKeys: [Key] { cached.keys }

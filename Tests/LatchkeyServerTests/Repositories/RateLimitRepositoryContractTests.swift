@@ -71,7 +71,7 @@ struct RateLimitRepositoryContractTests {
     @Test("S14: concurrent failures past the limit leave the longest back-off, none lost", arguments: ContractEngine.allCases)
     func s14ConcurrentBlocks(engine: ContractEngine) async throws {
         try await withContractDatabase(engine) { (db: any SQLDatabase) in
-            let limiter = LoginRateLimiter(database: db, perAccount: 3, perIP: .max)
+            let limiter = LoginRateLimiter(perAccount: 3, perIP: .max)
             let keys = limiter.keys(username: "ada", ip: nil)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for _ in 0..<6 {
