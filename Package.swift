@@ -7,17 +7,21 @@ import PackageDescription
 let swiftSettings: [SwiftSetting] = [
     .swiftLanguageMode(.v6),
     .enableUpcomingFeature("ExistentialAny"),
+    // An import is internal unless it says otherwise, so a module's interface shows which
+    // modules it exposes; and a member is visible only where its module is imported.
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
 let package = Package(
     name: "Latchkey",
     products: [
         .executable(name: "latchkey", targets: ["latchkey"]),
-        .library(name: "LatchkeyCrypto", targets: ["LatchkeyCrypto"]),
+        // What apps may depend on: the JSON value and the wire models the server speaks (and the
+        // client SDK that builds on them). Every other module is ours alone and uses `package`
+        // access across modules, so nothing outside can come to depend on it.
         .library(name: "LatchkeyJSON", targets: ["LatchkeyJSON"]),
         .library(name: "LatchkeyWire", targets: ["LatchkeyWire"]),
-        .library(name: "LatchkeyJOSE", targets: ["LatchkeyJOSE"]),
-        .library(name: "LatchkeyServer", targets: ["LatchkeyServer"]),
     ],
     targets: [
         // C libraries from Debian, bridged as system modules.
@@ -38,16 +42,19 @@ let package = Package(
         // JSON sits at the bottom with no dependency, so the wire models and a client SDK can
         // share it without linking any C library.
         .target(name: "LatchkeyJSON", swiftSettings: swiftSettings),
+        // The one shape of the package's error structs (`CodedError`): code, message, equality
+        // by code. Ours alone; the public JSON and wire modules keep the shape without it.
+        .target(name: "LatchkeyErrors", swiftSettings: swiftSettings),
         // The /v1 request and response bodies, shared by the server's routes, its tests and the
         // client SDK; JSON only, so they cannot drift apart.
         .target(name: "LatchkeyWire", dependencies: ["LatchkeyJSON"], swiftSettings: swiftSettings),
         .target(
             name: "LatchkeyCrypto",
-            dependencies: ["CLatchkeyOpenSSL", "CLatchkeyArgon2", "CLatchkeyUnistring"],
+            dependencies: ["CLatchkeyOpenSSL", "CLatchkeyArgon2", "CLatchkeyUnistring", "LatchkeyErrors"],
             swiftSettings: swiftSettings),
         .target(
             name: "LatchkeyJOSE",
-            dependencies: ["LatchkeyJSON", "LatchkeyCrypto"],
+            dependencies: ["LatchkeyJSON", "LatchkeyCrypto", "LatchkeyErrors"],
             swiftSettings: swiftSettings),
         // What only C can express of OpenSSL (macros over SSL_ctrl): one-line forwards.
         .target(name: "CLatchkeyShims", dependencies: ["CLatchkeyOpenSSL"]),
@@ -55,7 +62,7 @@ let package = Package(
         // routes and their tests compile without libevent or OpenSSL.
         .target(
             name: "LatchkeyHTTP",
-            dependencies: ["LatchkeyJSON"],
+            dependencies: ["LatchkeyJSON", "LatchkeyErrors"],
             swiftSettings: swiftSettings),
         // What the server's and the client's libevent loops share: the mailbox into a loop,
         // libevent's thread setup, the monotonic clock.
@@ -66,16 +73,16 @@ let package = Package(
         // The HTTP/1.1 server on libevent: loops, connections, the parser, the access log.
         .target(
             name: "LatchkeyHTTPServer",
-            dependencies: ["CLatchkeyEvent", "LatchkeyLibevent", "LatchkeyHTTP", "LatchkeyJSON"],
+            dependencies: ["CLatchkeyEvent", "LatchkeyLibevent", "LatchkeyHTTP", "LatchkeyJSON", "LatchkeyErrors"],
             swiftSettings: swiftSettings),
         // The outbound HTTP client on libevent and OpenSSL (Apple's endpoints).
         .target(
             name: "LatchkeyHTTPClient",
-            dependencies: ["CLatchkeyEvent", "CLatchkeyShims", "LatchkeyLibevent", "LatchkeyHTTP"],
+            dependencies: ["CLatchkeyEvent", "CLatchkeyShims", "LatchkeyLibevent", "LatchkeyHTTP", "LatchkeyErrors"],
             swiftSettings: swiftSettings),
         .target(
             name: "LatchkeyStore",
-            dependencies: ["CLatchkeySQLite", "LatchkeyJSON"],
+            dependencies: ["CLatchkeySQLite", "LatchkeyJSON", "LatchkeyErrors"],
             swiftSettings: swiftSettings),
         // A local stand-in for Apple's Sign in with Apple servers: development mode and tests.
         .target(
@@ -89,8 +96,8 @@ let package = Package(
         .target(
             name: "LatchkeyServer",
             dependencies: [
-                "LatchkeyJSON", "LatchkeyWire", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyHTTPServer", "LatchkeyHTTPClient",
-                "LatchkeyStore", "LatchkeyCommonPasswords",
+                "LatchkeyErrors", "LatchkeyJSON", "LatchkeyWire", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP",
+                "LatchkeyHTTPServer", "LatchkeyHTTPClient", "LatchkeyStore", "LatchkeyCommonPasswords",
             ],
             swiftSettings: swiftSettings),
         .executableTarget(
@@ -128,7 +135,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "LatchkeyCryptoTests",
-            dependencies: ["LatchkeyCrypto", "LatchkeyTestSupport"],
+            dependencies: ["LatchkeyCrypto", "LatchkeyErrors", "LatchkeyTestSupport"],
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings),
         .testTarget(
@@ -137,7 +144,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "LatchkeyHTTPTests",
-            dependencies: ["LatchkeyJSON", "LatchkeyHTTP", "LatchkeyHTTPServer", "LatchkeyHTTPClient", "LatchkeyTestSupport"],
+            dependencies: ["LatchkeyErrors", "LatchkeyJSON", "LatchkeyHTTP", "LatchkeyHTTPServer", "LatchkeyHTTPClient", "LatchkeyTestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "LatchkeyStoreTests",

@@ -13,9 +13,9 @@
 //   individual contributors"), whose full text is Vendor/common-passwords/LICENSE.
 
 /// The vendored common-password list.
-public enum CommonPasswordList {
+package enum CommonPasswordList {
     /// The list, one password a line, without the file's final newline.
-    public static let text = #"""
+    package static let text = #"""
 123456
 123456789
 qwerty

@@ -1,9 +1,9 @@
 internal import CLatchkeyEvent
 import FoundationEssentials
 import Glibc
-import Synchronization
 import LatchkeyHTTP
 import LatchkeyLibevent
+import Synchronization
 
 /// An ``HTTPClient`` on libevent: evhttp for HTTP/1.1, bufferevent_openssl for TLS, evdns for
 /// names, all on one event-loop thread that the client owns.
@@ -61,26 +61,26 @@ import LatchkeyLibevent
 /// services that have no single owner, so releasing it is the shutdown. `deinit` posts a stop and
 /// returns; the loop thread, which holds no reference back to the client, closes the idle
 /// connections, frees its libevent objects and ends by itself.
-public final class EventHTTPClient: HTTPClient {
+package final class EventHTTPClient: HTTPClient {
     /// Limits and trust for one client.
-    public struct Configuration: Sendable {
+    package struct Configuration: Sendable {
         /// The largest response body accepted; default 1 MiB.
-        public var maxResponseBytes: Int = 1 << 20
+        package var maxResponseBytes: Int = 1 << 20
         /// The largest response head (status line and header fields) accepted; default 64 KiB.
-        public var maxResponseHeadBytes: Int = 64 * 1024
+        package var maxResponseHeadBytes: Int = 64 * 1024
         /// A PEM file of CA certificates trusted in addition to the system's (a test CA, a
         /// corporate proxy's); `nil` for the system's alone.
-        public var additionalCAFile: String?
+        package var additionalCAFile: String?
         /// Idle keep-alive connections kept per origin.
-        public var maxIdleConnectionsPerOrigin: Int = 8
+        package var maxIdleConnectionsPerOrigin: Int = 8
         /// How long an idle keep-alive connection is kept.
-        public var idleTimeout: Duration = .seconds(30)
+        package var idleTimeout: Duration = .seconds(30)
 
         /// Creates a configuration with the defaults.
-        public init() {}
+        package init() {}
 
         /// Creates a configuration.
-        public init(maxResponseBytes: Int = 1 << 20, additionalCAFile: String? = nil) {
+        package init(maxResponseBytes: Int = 1 << 20, additionalCAFile: String? = nil) {
             self.maxResponseBytes = maxResponseBytes
             self.additionalCAFile = additionalCAFile
         }
@@ -92,7 +92,7 @@ public final class EventHTTPClient: HTTPClient {
     }
 
     /// The configuration the client was created with.
-    public let configuration: Configuration
+    package let configuration: Configuration
     /// Made in init when there is a CA file to check; otherwise by the loop at its first https
     /// request.
     private let tls: TLSContext?
@@ -100,12 +100,12 @@ public final class EventHTTPClient: HTTPClient {
     private let nextExchangeID = Atomic<Int>(0)
 
     /// The largest response body accepted.
-    public var maxResponseBytes: Int { configuration.maxResponseBytes }
+    package var maxResponseBytes: Int { configuration.maxResponseBytes }
 
     /// Creates a client that trusts the system's CA certificates.
     ///
     /// - Parameter maxResponseBytes: The largest response body accepted; default 1 MiB.
-    public init(maxResponseBytes: Int = 1 << 20) {
+    package init(maxResponseBytes: Int = 1 << 20) {
         precondition(maxResponseBytes >= 0, "EventHTTPClient: maxResponseBytes must not be negative")
         configuration = Configuration(maxResponseBytes: maxResponseBytes)
         tls = nil
@@ -115,7 +115,7 @@ public final class EventHTTPClient: HTTPClient {
     ///
     /// - Parameter configuration: Limits and trust.
     /// - Throws: ``HTTPClientError`` with code `transport` when the CA file cannot be read.
-    public init(configuration: Configuration) throws(HTTPClientError) {
+    package init(configuration: Configuration) throws(HTTPClientError) {
         precondition(configuration.maxResponseBytes >= 0, "EventHTTPClient: maxResponseBytes must not be negative")
         precondition(configuration.maxResponseHeadBytes > 0, "EventHTTPClient: maxResponseHeadBytes must be positive")
         precondition(
@@ -137,7 +137,7 @@ public final class EventHTTPClient: HTTPClient {
     ///   `responseTooLarge` for a body over the cap, `transport` when the name did not resolve,
     ///   the connection or TLS failed or the server closed the connection early, `cancelled` when
     ///   the calling task was cancelled.
-    public func send(_ request: OutboundRequest) async throws -> OutboundResponse {
+    package func send(_ request: OutboundRequest) async throws -> OutboundResponse {
         let prepared = try PreparedRequest(request)
         guard !Task.isCancelled else {
             throw HTTPClientError(.cancelled, "the request to \(prepared.origin.host) was cancelled")

@@ -1,8 +1,9 @@
-public import FoundationEssentials
-import LatchkeyHTTP
+package import FoundationEssentials
+import LatchkeyErrors
+package import LatchkeyHTTP
 
 /// Sends HTTP requests to other servers (Apple's token and key endpoints).
-public protocol HTTPClient: Sendable {
+package protocol HTTPClient: Sendable {
     /// Sends `request` and returns the whole response, whatever its status.
     ///
     /// - Throws: ``HTTPClientError`` when there is no response within the limits.
@@ -10,20 +11,20 @@ public protocol HTTPClient: Sendable {
 }
 
 /// An outbound request.
-public struct OutboundRequest: Sendable {
+package struct OutboundRequest: Sendable {
     /// The absolute URL.
-    public var url: URL
+    package var url: URL
     /// The method.
-    public var method: HTTPMethod
+    package var method: HTTPMethod
     /// The header fields.
-    public var headers: HTTPHeaders
+    package var headers: HTTPHeaders
     /// The body; empty for none.
-    public var body: [UInt8]
+    package var body: [UInt8]
     /// The whole exchange, connect to last byte, must fit in this.
-    public var timeout: Duration
+    package var timeout: Duration
 
     /// Creates a request.
-    public init(
+    package init(
         url: URL, method: HTTPMethod = .get, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [],
         timeout: Duration = .seconds(10)
     ) {
@@ -37,7 +38,7 @@ public struct OutboundRequest: Sendable {
 
 extension OutboundRequest {
     /// A POST of `application/x-www-form-urlencoded` fields, as OAuth token endpoints take them.
-    public static func form(_ url: URL, _ fields: [String: String], timeout: Duration = .seconds(10)) -> OutboundRequest {
+    package static func form(_ url: URL, _ fields: [String: String], timeout: Duration = .seconds(10)) -> OutboundRequest {
         OutboundRequest(
             url: url, method: .post,
             headers: ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"],
@@ -46,16 +47,16 @@ extension OutboundRequest {
 }
 
 /// The response to an ``OutboundRequest``.
-public struct OutboundResponse: Sendable {
+package struct OutboundResponse: Sendable {
     /// The status code.
-    public var status: Int
+    package var status: Int
     /// The header fields.
-    public var headers: HTTPHeaders
+    package var headers: HTTPHeaders
     /// The body.
-    public var body: [UInt8]
+    package var body: [UInt8]
 
     /// Creates a response, for test doubles.
-    public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+    package init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
         self.status = status
         self.headers = headers
         self.body = body
@@ -63,39 +64,36 @@ public struct OutboundResponse: Sendable {
 }
 
 /// Why an outbound request got no usable response.
-public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertible {
+package struct HTTPClientError: CodedError {
     /// The kind of failure; errors compare by code.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private let name: String
-        private init(_ name: String) { self.name = name }
-        public var description: String { name }
+    package struct Code: ErrorCode {
+        package let rawValue: String
+        package init(rawValue: String) { self.rawValue = rawValue }
 
         /// No complete response within the request's timeout.
-        public static let timedOut = Code("timed_out")
+        package static let timedOut = Code(rawValue: "timed_out")
         /// The response body is larger than the client's cap.
-        public static let responseTooLarge = Code("response_too_large")
+        package static let responseTooLarge = Code(rawValue: "response_too_large")
         /// Connecting, TLS or the exchange failed.
-        public static let transport = Code("transport")
+        package static let transport = Code(rawValue: "transport")
         /// The task calling `send` was cancelled.
-        public static let cancelled = Code("cancelled")
+        package static let cancelled = Code(rawValue: "cancelled")
         /// The request cannot be sent as given: a URL that is not an absolute http or https URL,
         /// a method or a header field that cannot go on the wire. Nothing was sent.
-        public static let invalidRequest = Code("invalid_request")
+        package static let invalidRequest = Code(rawValue: "invalid_request")
     }
 
     /// The kind of failure.
-    public var code: Code
+    package var code: Code
     /// A sentence for a developer; names the host, never a body or a header value.
-    public var reason: String
+    package var message: String
 
     /// Creates an error.
-    public init(_ code: Code, _ reason: String) {
+    package init(_ code: Code, _ message: String) {
         self.code = code
-        self.reason = reason
+        self.message = message
     }
 
-    public var description: String { "\(code): \(reason)" }
-
-    public static func == (lhs: HTTPClientError, rhs: HTTPClientError) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+    /// `code: message`.
+    package var description: String { "\(code): \(message)" }
 }

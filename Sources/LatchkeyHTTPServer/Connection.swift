@@ -1,4 +1,5 @@
 internal import CLatchkeyEvent
+import FoundationEssentials
 import Glibc
 import LatchkeyHTTP
 import LatchkeyLibevent

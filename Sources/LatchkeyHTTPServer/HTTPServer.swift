@@ -1,8 +1,8 @@
 internal import CLatchkeyEvent
 import Glibc
-import Synchronization
-import LatchkeyHTTP
+package import LatchkeyHTTP
 import LatchkeyLibevent
+import Synchronization
 
 /// An HTTP/1.1 server on libevent: one event loop per core, each on its own thread.
 ///
@@ -21,7 +21,7 @@ import LatchkeyLibevent
 /// carries `Connection: close`.
 ///
 /// Call ``start()``, then ``shutdown()`` before the last reference goes.
-public final class HTTPServer: Sendable {
+package final class HTTPServer: Sendable {
     private enum State {
         case idle
         case running(listenFD: Int32, port: Int, loops: [LoopHandle])
@@ -30,7 +30,7 @@ public final class HTTPServer: Sendable {
     }
 
     /// The configuration the server was created with.
-    public let configuration: Configuration
+    package let configuration: Configuration
     private let context: ServerContext
     private let state = Mutex(State.idle)
 
@@ -43,7 +43,7 @@ public final class HTTPServer: Sendable {
     ///   - onUnexpectedError: Sees each error that became a 500 (for an error log), with the
     ///     request and the pattern of the route that threw (`nil` when the responder is not a
     ///     ``Router``).
-    public init(
+    package init(
         configuration: Configuration, responder: any HTTPResponder, accessLog: (any AccessLogSink)? = nil,
         onUnexpectedError: (@Sendable (_ error: any Error, _ request: HTTPRequest, _ route: String?) -> Void)? = nil
     ) {
@@ -74,7 +74,7 @@ public final class HTTPServer: Sendable {
     ///
     /// - Throws: ``HTTPServerError`` with code `addressInUse` when something already listens
     ///   there, `invalidAddress` for a host that is not this machine's, and so on.
-    public func start() throws {
+    package func start() throws {
         try state.withLock { state throws(HTTPServerError) in
             guard case .idle = state else { throw HTTPServerError(.alreadyStarted, "the server was already started") }
             Libevent.setUpThreads()
@@ -124,7 +124,7 @@ public final class HTTPServer: Sendable {
 
     /// The port the server listens on: the configured one, or the one the system chose for 0.
     /// 0 before ``start()``.
-    public var boundPort: Int {
+    package var boundPort: Int {
         state.withLock { state in
             switch state {
             case .idle: 0
@@ -134,7 +134,7 @@ public final class HTTPServer: Sendable {
     }
 
     /// Open connections over all loops, for `/metrics`.
-    public var activeConnections: Int { context.activeConnections.load(ordering: .relaxed) }
+    package var activeConnections: Int { context.activeConnections.load(ordering: .relaxed) }
 
     /// Stops the server gracefully.
     ///
@@ -144,7 +144,7 @@ public final class HTTPServer: Sendable {
     /// connection is closed, the loops stop and their threads are joined. A reply that an
     /// asynchronous handler produces after that is dropped. Last, the access log is flushed, so
     /// it holds a line for every response. Calling it again does nothing.
-    public func shutdown() async {
+    package func shutdown() async {
         let running: (Int32, [LoopHandle])? = state.withLock { state in
             switch state {
             case .idle:

@@ -1,4 +1,4 @@
-import LatchkeyHTTP
+package import LatchkeyHTTP
 
 /// The request-head parser as plain values, for the fuzz checks in Fuzz/Checks.
 ///

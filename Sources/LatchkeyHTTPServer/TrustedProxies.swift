@@ -9,26 +9,26 @@ import LatchkeyHTTP
 /// request from a listed proxy gets the rightmost `X-Forwarded-For` address that is not itself
 /// a listed proxy: each proxy appends the address it saw, so entries to the left of the first
 /// untrusted one were written by the client and prove nothing.
-public struct TrustedProxies: Sendable, Hashable {
+package struct TrustedProxies: Sendable, Hashable {
     /// The networks, as configured.
-    public let networks: [IPNetwork]
+    package let networks: [IPNetwork]
 
     /// No proxy is trusted: every request keeps its peer address.
-    public static let none = TrustedProxies(networks: [])
+    package static let none = TrustedProxies(networks: [])
 
     /// Creates the list.
-    public init(networks: [IPNetwork]) {
+    package init(networks: [IPNetwork]) {
         self.networks = networks
     }
 
     /// Whether `address` (an IP literal) is one of the proxies.
-    public func contains(_ address: String) -> Bool {
+    package func contains(_ address: String) -> Bool {
         guard let bytes = IPNetwork.bytes(of: address) else { return false }
         return networks.contains { $0.contains(bytes) }
     }
 
     /// The client's address for a request from `peer` with these `X-Forwarded-For` field values.
-    public func clientAddress(peer: String, forwardedFor: [String]) -> String {
+    package func clientAddress(peer: String, forwardedFor: [String]) -> String {
         guard !networks.isEmpty, !forwardedFor.isEmpty, contains(peer) else { return peer }
         let hops = forwardedFor.flatMap { $0.split(separator: ",") }.map { String($0.trimmingWhitespace()) }
         var client = peer
@@ -45,13 +45,13 @@ public struct TrustedProxies: Sendable, Hashable {
 /// An IPv4 or IPv6 network: an address and a prefix length (`10.0.0.0/8`, `fd00::/8`), or one
 /// address (`192.0.2.7`, `::1`). IPv4 addresses are kept in their IPv6-mapped form
 /// (`::ffff:a.b.c.d`), so a dual-stack socket's peers match IPv4 networks.
-public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
+package struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
     private let address: [UInt8]
     private let prefixLength: Int
-    public let description: String
+    package let description: String
 
     /// Parses `text`; `nil` when it is neither an address nor `address/prefix`.
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         let parts = text.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
         guard let address = Self.bytes(of: String(parts[0])) else { return nil }
         let isIPv4 = !parts[0].contains(":")

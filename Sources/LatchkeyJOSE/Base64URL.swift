@@ -6,12 +6,12 @@ import LatchkeyCrypto
 /// low bits of the last character must be zero, so every byte string has exactly one encoding and
 /// a token cannot be re-encoded into a second valid form. ``decodeLenient(_:)`` also takes standard
 /// base64 with padding, which is what `Data.base64EncodedString()` produces in apps.
-public enum Base64URL {
+package enum Base64URL {
     /// Encodes bytes as base64url without padding.
     ///
     /// - Parameter bytes: The bytes to encode.
     /// - Returns: The encoded text.
-    public static func encode(_ bytes: some Collection<UInt8>) -> String {
+    package static func encode(_ bytes: some Collection<UInt8>) -> String {
         Base64.encode(bytes, alphabet: .urlSafe, padded: false)
     }
 
@@ -19,7 +19,7 @@ public enum Base64URL {
     ///
     /// - Parameter text: The encoded text.
     /// - Returns: The decoded bytes, or `nil` when the text is not canonical base64url.
-    public static func decode(_ text: some StringProtocol) -> [UInt8]? {
+    package static func decode(_ text: some StringProtocol) -> [UInt8]? {
         Base64.decode(text.utf8, alphabet: .urlSafe, padded: false)
     }
 
@@ -30,7 +30,7 @@ public enum Base64URL {
     ///
     /// - Parameter text: The encoded text.
     /// - Returns: The decoded bytes, or `nil` when the text is neither form.
-    public static func decodeLenient(_ text: some StringProtocol) -> [UInt8]? {
+    package static func decodeLenient(_ text: some StringProtocol) -> [UInt8]? {
         Base64.decode(text.utf8, alphabet: .urlSafe, padded: nil) ?? Base64.decode(text.utf8, alphabet: .standard, padded: nil)
     }
 

@@ -1,9 +1,9 @@
-public import FoundationEssentials
-public import LatchkeyCrypto
+package import FoundationEssentials
+package import LatchkeyCrypto
 import LatchkeyHTTP
-public import LatchkeyHTTPClient
-public import LatchkeyJOSE
-public import LatchkeyJSON
+package import LatchkeyHTTPClient
+package import LatchkeyJOSE
+package import LatchkeyJSON
 import Synchronization
 
 /// A local stand-in for Apple's Sign in with Apple servers (docs/reference.md "Sandbox").
@@ -19,20 +19,20 @@ import Synchronization
 ///
 /// State lives in memory and dies with the process. It is mounted only in development mode and
 /// in tests; see ``register(on:prefix:)``.
-public final class AppleSandbox: Sendable {
+package final class AppleSandbox: Sendable {
     /// The developer account the sandbox trusts: whose client secrets it accepts.
-    public struct Developer: Sendable {
+    package struct Developer: Sendable {
         /// The 10-character team id: the client secret's `iss`.
-        public var teamID: String
+        package var teamID: String
         /// The Sign in with Apple key's id: the client secret's `kid`.
-        public var keyID: String
+        package var keyID: String
         /// The public half of the team's `.p8` key.
-        public var publicKey: P256.Signing.PublicKey
+        package var publicKey: P256.Signing.PublicKey
         /// The bundle and Services ids of the team's apps; the first is the default `aud`.
-        public var clientIDs: [String]
+        package var clientIDs: [String]
 
         /// Creates a developer account.
-        public init(teamID: String, keyID: String, publicKey: P256.Signing.PublicKey, clientIDs: [String]) {
+        package init(teamID: String, keyID: String, publicKey: P256.Signing.PublicKey, clientIDs: [String]) {
             self.teamID = teamID
             self.keyID = keyID
             self.publicKey = publicKey
@@ -41,25 +41,25 @@ public final class AppleSandbox: Sendable {
     }
 
     /// What the device asks for in ``authorize(_:)``; every field has a default.
-    public struct Authorization: Sendable {
+    package struct Authorization: Sendable {
         /// The user's stable id; a new one when `nil`.
-        public var subject: String?
+        package var subject: String?
         /// The email Apple shares, or `nil` for none (managed Apple Accounts have none).
-        public var email: String?
+        package var email: String?
         /// Whether that is a private relay address.
-        public var isPrivateEmail = false
+        package var isPrivateEmail = false
         /// 0 unsupported, 1 unknown, 2 likely real.
-        public var realUserStatus = 2
+        package var realUserStatus = 2
         /// The client id (`aud`); the developer's first when `nil`.
-        public var audience: String?
+        package var audience: String?
         /// What the app put in `ASAuthorizationAppleIDRequest.nonce`: the SHA-256 hex of its raw
         /// nonce. The token carries it verbatim, with `nonce_supported: true`.
-        public var nonce: String?
+        package var nonce: String?
         /// The user's id at the team the app came from, during a team transfer.
-        public var transferSubject: String?
+        package var transferSubject: String?
 
         /// Creates an authorization request.
-        public init(
+        package init(
             subject: String? = nil, email: String? = nil, isPrivateEmail: Bool = false, realUserStatus: Int = 2,
             audience: String? = nil, nonce: String? = nil, transferSubject: String? = nil
         ) {
@@ -74,33 +74,33 @@ public final class AppleSandbox: Sendable {
     }
 
     /// What ``authorize(_:)`` returns: what the app sends its server.
-    public struct Credential: Sendable {
-        public var identityToken: String
-        public var authorizationCode: String
-        public var subject: String
+    package struct Credential: Sendable {
+        package var identityToken: String
+        package var authorizationCode: String
+        package var subject: String
     }
 
     /// A revocation the sandbox accepted. Never holds the token itself.
-    public struct Revocation: Sendable {
-        public var clientID: String
+    package struct Revocation: Sendable {
+        package var clientID: String
         /// The user whose token it was, when the sandbox issued it.
-        public var subject: String?
-        public var tokenTypeHint: String?
-        public var time: Date
+        package var subject: String?
+        package var tokenTypeHint: String?
+        package var time: Date
     }
 
     /// The `iss` of identity tokens and notifications, and the `aud` client secrets must name.
-    public let issuer: String
+    package let issuer: String
     /// The trusted developer account.
-    public let developer: Developer
+    package let developer: Developer
     private let clock: @Sendable () -> Date
     private let client: any HTTPClient
     private let state: Mutex<State>
 
     /// How long an authorization code is good for.
-    public static let codeLifetime: TimeInterval = 300
+    package static let codeLifetime: TimeInterval = 300
     /// How long identity tokens live (Apple: ten minutes).
-    public static let identityTokenLifetime: TimeInterval = 600
+    package static let identityTokenLifetime: TimeInterval = 600
 
     private struct Grant {
         var subject: String
@@ -132,7 +132,7 @@ public final class AppleSandbox: Sendable {
     ///   - developer: Whose client secrets it accepts.
     ///   - client: Sends notifications.
     ///   - clock: The time; injected so tests can move it.
-    public init(
+    package init(
         issuer: String = "https://appleid.apple.com", developer: Developer, client: any HTTPClient,
         clock: @escaping @Sendable () -> Date = { Date() }
     ) throws {
@@ -150,7 +150,7 @@ public final class AppleSandbox: Sendable {
     // MARK: Keys
 
     /// The published JWK Set, as `/auth/keys` serves it.
-    public var jwks: JSONValue {
+    package var jwks: JSONValue {
         state.withLock { state in
             state.keyRequests += 1
             return JWKSet(keys: state.signers.compactMap { try? $0.publicJWK }).json
@@ -158,14 +158,14 @@ public final class AppleSandbox: Sendable {
     }
 
     /// How many times ``jwks`` was fetched.
-    public var keyRequests: Int { state.withLock { $0.keyRequests } }
+    package var keyRequests: Int { state.withLock { $0.keyRequests } }
 
     /// How many requests reached the token endpoint.
-    public var tokenRequests: Int { state.withLock { $0.tokenRequests } }
+    package var tokenRequests: Int { state.withLock { $0.tokenRequests } }
 
     /// Publishes a new key and signs with it from now on; with `dropOldest`, the oldest key
     /// leaves the set, as Apple's keys eventually do.
-    public func rotateKeys(dropOldest: Bool = false) throws {
+    package func rotateKeys(dropOldest: Bool = false) throws {
         let signer = try Self.newSigner()
         state.withLock { state in
             if dropOldest { state.signers.removeFirst() }
@@ -177,14 +177,14 @@ public final class AppleSandbox: Sendable {
 
     /// Signs any claims with the current key, as Apple signs identity tokens and notifications:
     /// for tests that need a token failing exactly one check.
-    public func sign(_ claims: JWTClaims, type: String? = nil) throws -> String {
+    package func sign(_ claims: JWTClaims, type: String? = nil) throws -> String {
         try currentSigner.sign(claims, type: type)
     }
 
     // MARK: The device
 
     /// Mints what the device would get from Apple: an identity token and an authorization code.
-    public func authorize(_ request: Authorization) throws -> Credential {
+    package func authorize(_ request: Authorization) throws -> Credential {
         let now = clock()
         let subject = request.subject ?? Self.newSubject()
         let audience = request.audience ?? developer.clientIDs.first ?? ""
@@ -206,12 +206,12 @@ public final class AppleSandbox: Sendable {
 
     /// The user withdraws the app's authorization in Settings: their tokens stop working. The
     /// matching notification is sent separately (``notify(subject:type:email:)``).
-    public func revokeConsent(subject: String) {
+    package func revokeConsent(subject: String) {
         _ = state.withLock { $0.revokedSubjects.insert(subject) }
     }
 
     /// Every revocation accepted so far, oldest first.
-    public var revocations: [Revocation] { state.withLock { $0.revocations } }
+    package var revocations: [Revocation] { state.withLock { $0.revocations } }
 
     private func identityClaims(subject: String, audience: String, email: String?, isPrivateEmail: Bool, now: Date) -> JWTClaims {
         var claims = JWTClaims()
@@ -242,15 +242,15 @@ public final class AppleSandbox: Sendable {
     // MARK: The token endpoint
 
     /// An error body as Apple's endpoints send it: 400 `{"error": "invalid_client"}` and so on.
-    public struct EndpointError: Error, Sendable {
-        public var code: String
-        public var description: String
+    package struct EndpointError: Error, Sendable {
+        package var code: String
+        package var description: String
         var response: HTTPResponse { .json(["error": .string(code), "error_description": .string(description)], status: 400) }
     }
 
     /// `POST /auth/token`: `authorization_code` exchanges a code once; `refresh_token` validates
     /// a refresh token.
-    public func token(_ form: [String: String]) throws(EndpointError) -> JSONValue {
+    package func token(_ form: [String: String]) throws(EndpointError) -> JSONValue {
         let now = clock()
         state.withLock { $0.tokenRequests += 1 }
         let clientID = try authenticateClient(form, now: now)
@@ -297,7 +297,7 @@ public final class AppleSandbox: Sendable {
     }
 
     /// `POST /auth/revoke`: 200 whether or not the token was still valid, as Apple answers.
-    public func revoke(_ form: [String: String]) throws(EndpointError) {
+    package func revoke(_ form: [String: String]) throws(EndpointError) {
         let now = clock()
         let clientID = try authenticateClient(form, now: now)
         guard let token = form["token"] else { throw EndpointError(code: "invalid_request", description: "token is required") }
@@ -315,7 +315,7 @@ public final class AppleSandbox: Sendable {
         do {
             try ClientSecretRules(issuer: issuer, developer: developer).check(secret, clientID: clientID, now: now)
         } catch {
-            throw EndpointError(code: "invalid_client", description: error.reason)
+            throw EndpointError(code: "invalid_client", description: error.message)
         }
         return clientID
     }
@@ -323,7 +323,7 @@ public final class AppleSandbox: Sendable {
     // MARK: Notifications
 
     /// Where ``notify(subject:type:email:)`` posts: the server's `/v1/apple/notifications`.
-    public func setNotificationURL(_ url: URL) {
+    package func setNotificationURL(_ url: URL) {
         state.withLock { $0.notificationURL = url }
     }
 
@@ -332,7 +332,7 @@ public final class AppleSandbox: Sendable {
     ///
     /// `consent-revoked` and `account-delete` also stop the user's refresh tokens working, as
     /// they do at Apple.
-    public func notify(subject: String, type: String, email: String? = nil) async throws -> Int {
+    package func notify(subject: String, type: String, email: String? = nil) async throws -> Int {
         let now = clock()
         guard let url = state.withLock({ $0.notificationURL }) else {
             throw EndpointError(code: "invalid_request", description: "no notification endpoint is set")
@@ -366,9 +366,9 @@ public final class AppleSandbox: Sendable {
 /// Apple's rules for a client secret (docs/reference.md "Code exchange"): an ES256 JWT whose header names
 /// the team's key in `kid`, with `iss` the team id, `sub` the client id, `aud` Apple's issuer,
 /// and a lifetime of at most 15,777,000 seconds (six months).
-public struct ClientSecretRules: Sendable {
+package struct ClientSecretRules: Sendable {
     /// The longest lifetime Apple accepts, `exp - iat`.
-    public static let maximumLifetime: TimeInterval = 15_777_000
+    package static let maximumLifetime: TimeInterval = 15_777_000
 
     let issuer: String
     let developer: AppleSandbox.Developer

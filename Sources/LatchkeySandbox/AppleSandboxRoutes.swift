@@ -1,6 +1,7 @@
-public import LatchkeyHTTP
-import LatchkeyJSON
+import FoundationEssentials
+package import LatchkeyHTTP
 import LatchkeyHTTPClient
+import LatchkeyJSON
 
 extension AppleSandbox {
     /// The longest `sub` `POST notify` takes, in UTF-8 bytes; Apple's are 44 characters.
@@ -20,7 +21,7 @@ extension AppleSandbox {
     ///   503 `unavailable` when the endpoint cannot be reached.
     /// - `GET revocations` → `{revocations: [{client_id, sub, token_type_hint, time}]}`: what
     ///   `auth/revoke` accepted, so a demo or a test can see that a deletion reached "Apple".
-    public func register(on router: Router, prefix: String = "/sandbox/apple") {
+    package func register(on router: Router, prefix: String = "/sandbox/apple") {
         router.get("\(prefix)/auth/keys", synchronous: { _ in .json(self.jwks) })
 
         router.post("\(prefix)/auth/token", synchronous: { request in
@@ -95,7 +96,7 @@ extension AppleSandbox {
                 return error.response
             } catch let error as HTTPClientError {
                 throw HTTPError(
-                    status: 503, code: "unavailable", description: "the notification endpoint did not answer (\(error.reason))",
+                    status: 503, code: "unavailable", description: "the notification endpoint did not answer (\(error.message))",
                     headers: ["Retry-After": "1"])
             }
             return .json(["status": .number(Double(status))])

@@ -1,3 +1,5 @@
+import LatchkeyErrors
+
 /// An error from the store: a database call failed, or a row did not hold what the caller asked
 /// for.
 ///
@@ -10,176 +12,136 @@
 /// A message never contains a bound value: bindings may be secrets (token hashes, sealed keys,
 /// password hashes). It may contain the SQL text and the database's own message, which names
 /// tables and columns but not values; so SQL text must never have a secret spliced into it.
-public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
+package struct StoreError: CodedError {
     /// The kind of a ``StoreError``; new codes may be added, so switch with a `default`. The raw
     /// value is the code's name.
-    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-        public let rawValue: String
-        public init(rawValue: String) { self.rawValue = rawValue }
+    package struct Code: ErrorCode {
+        package let rawValue: String
+        package init(rawValue: String) { self.rawValue = rawValue }
 
         /// A UNIQUE, PRIMARY KEY, FOREIGN KEY, NOT NULL or CHECK constraint refused the change.
-        public static let constraint = Code(rawValue: "constraint")
+        package static let constraint = Code(rawValue: "constraint")
         /// The database stayed locked by another connection or process for the whole busy
         /// timeout.
-        public static let busy = Code(rawValue: "busy")
+        package static let busy = Code(rawValue: "busy")
         /// The database file is damaged or is not a database. Not transient: waiting does not
         /// mend it, so the server answers 500 and reports not ready until a write succeeds.
-        public static let corrupt = Code(rawValue: "corrupt")
+        package static let corrupt = Code(rawValue: "corrupt")
         /// The operating system refused a read, a write, a lock or an open: disk full
         /// (`SQLITE_FULL`), an I/O error (`SQLITE_IOERR_*`), a read-only or moved file
         /// (`SQLITE_READONLY_*`), a file that cannot be opened (`SQLITE_CANTOPEN`), permissions.
         /// Transient: nothing was written, and the same write succeeds once the cause is gone,
         /// so the server answers 503 `unavailable` with `Retry-After`.
-        public static let io = Code(rawValue: "io")
+        package static let io = Code(rawValue: "io")
         /// The SQL does not fit the database: a missing table or column, a syntax error, or a
         /// schema newer than this build knows.
-        public static let schema = Code(rawValue: "schema")
+        package static let schema = Code(rawValue: "schema")
         /// The database was closed before or while the operation was asked for.
-        public static let closed = Code(rawValue: "closed")
+        package static let closed = Code(rawValue: "closed")
         /// The store was used wrongly: several statements in one call, a wrong number of
         /// bindings, a bad configuration or migration list.
-        public static let misuse = Code(rawValue: "misuse")
+        package static let misuse = Code(rawValue: "misuse")
         /// A row the caller needs does not exist.
-        public static let notFound = Code(rawValue: "notFound")
+        package static let notFound = Code(rawValue: "notFound")
         /// A column held another type than the accessor asked for, or was missing or NULL.
-        public static let typeMismatch = Code(rawValue: "typeMismatch")
+        package static let typeMismatch = Code(rawValue: "typeMismatch")
         /// The database library failed in a way none of the other codes describe (out of
         /// memory, a value too big, an interrupted call).
-        public static let library = Code(rawValue: "library")
-
-        /// The code's name, for example `constraint`.
-        public var description: String { rawValue }
+        package static let library = Code(rawValue: "library")
     }
 
     /// The kind of failure.
-    public var code: Code
+    package var code: Code
     /// What exactly went wrong, in words safe to log.
-    public var message: String
-
-    /// The former name of ``message``, kept so that existing callers read on.
-    public var reason: String {
-        get { message }
-        set { message = newValue }
-    }
+    package var message: String
 
     /// Creates an error.
     ///
     /// - Parameters:
     ///   - code: The kind of failure.
     ///   - message: What exactly went wrong; never include a bound value or any other secret.
-    public init(_ code: Code, _ message: String = "") {
+    package init(_ code: Code, _ message: String = "") {
         self.code = code
         self.message = message
     }
 
-    /// Creates an error (the labelled spelling of ``init(_:_:)``).
-    ///
-    /// - Parameters:
-    ///   - code: The kind of failure.
-    ///   - reason: What exactly went wrong; never include a bound value or any other secret.
-    public init(code: Code, reason: String = "") {
-        self.init(code, reason)
-    }
-
-    /// `StoreError.code: message`, or only the code when there is no message.
-    public var description: String {
-        message.isEmpty ? "StoreError.\(code)" : "StoreError.\(code): \(message)"
-    }
-
-    /// Compares the codes only (STYLE §3).
-    ///
-    /// - Parameters:
-    ///   - lhs: An error.
-    ///   - rhs: Another error.
-    /// - Returns: Whether both have the same ``code``.
-    public static func == (lhs: StoreError, rhs: StoreError) -> Bool {
-        lhs.code == rhs.code
-    }
-
-    /// Hashes the code only, to agree with ``==(_:_:)``.
-    ///
-    /// - Parameter hasher: The hasher to feed.
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(code)
-    }
-
     /// A ``Code/constraint`` error.
     ///
-    /// - Parameter reason: Which constraint refused the change.
+    /// - Parameter message: Which constraint refused the change.
     /// - Returns: The error.
-    public static func constraint(_ reason: String = "") -> StoreError {
-        StoreError(code: .constraint, reason: reason)
+    package static func constraint(_ message: String = "") -> StoreError {
+        StoreError(.constraint, message)
     }
 
     /// A ``Code/busy`` error.
     ///
-    /// - Parameter reason: What was waiting, and for how long.
+    /// - Parameter message: What was waiting, and for how long.
     /// - Returns: The error.
-    public static func busy(_ reason: String = "") -> StoreError {
-        StoreError(code: .busy, reason: reason)
+    package static func busy(_ message: String = "") -> StoreError {
+        StoreError(.busy, message)
     }
 
     /// A ``Code/corrupt`` error.
     ///
-    /// - Parameter reason: What the database reported.
+    /// - Parameter message: What the database reported.
     /// - Returns: The error.
-    public static func corrupt(_ reason: String = "") -> StoreError {
-        StoreError(code: .corrupt, reason: reason)
+    package static func corrupt(_ message: String = "") -> StoreError {
+        StoreError(.corrupt, message)
     }
 
     /// An ``Code/io`` error.
     ///
-    /// - Parameter reason: Which operation failed, and the operating system's reason.
+    /// - Parameter message: Which operation failed, and the operating system's reason.
     /// - Returns: The error.
-    public static func io(_ reason: String = "") -> StoreError {
-        StoreError(code: .io, reason: reason)
+    package static func io(_ message: String = "") -> StoreError {
+        StoreError(.io, message)
     }
 
     /// A ``Code/schema`` error.
     ///
-    /// - Parameter reason: What does not fit.
+    /// - Parameter message: What does not fit.
     /// - Returns: The error.
-    public static func schema(_ reason: String = "") -> StoreError {
-        StoreError(code: .schema, reason: reason)
+    package static func schema(_ message: String = "") -> StoreError {
+        StoreError(.schema, message)
     }
 
     /// A ``Code/closed`` error.
     ///
-    /// - Parameter reason: What was asked of the closed database.
+    /// - Parameter message: What was asked of the closed database.
     /// - Returns: The error.
-    public static func closed(_ reason: String = "") -> StoreError {
-        StoreError(code: .closed, reason: reason)
+    package static func closed(_ message: String = "") -> StoreError {
+        StoreError(.closed, message)
     }
 
     /// A ``Code/misuse`` error.
     ///
-    /// - Parameter reason: What was wrong with the call.
+    /// - Parameter message: What was wrong with the call.
     /// - Returns: The error.
-    public static func misuse(_ reason: String = "") -> StoreError {
-        StoreError(code: .misuse, reason: reason)
+    package static func misuse(_ message: String = "") -> StoreError {
+        StoreError(.misuse, message)
     }
 
     /// A ``Code/notFound`` error.
     ///
-    /// - Parameter reason: Which row was missing, named by kind, not by a secret key.
+    /// - Parameter message: Which row was missing, named by kind, not by a secret key.
     /// - Returns: The error.
-    public static func notFound(_ reason: String = "") -> StoreError {
-        StoreError(code: .notFound, reason: reason)
+    package static func notFound(_ message: String = "") -> StoreError {
+        StoreError(.notFound, message)
     }
 
     /// A ``Code/typeMismatch`` error.
     ///
-    /// - Parameter reason: Which column, what was expected and what was found.
+    /// - Parameter message: Which column, what was expected and what was found.
     /// - Returns: The error.
-    public static func typeMismatch(_ reason: String = "") -> StoreError {
-        StoreError(code: .typeMismatch, reason: reason)
+    package static func typeMismatch(_ message: String = "") -> StoreError {
+        StoreError(.typeMismatch, message)
     }
 
     /// A ``Code/library`` error.
     ///
-    /// - Parameter reason: The failing call and the library's own reason.
+    /// - Parameter message: The failing call and the library's own reason.
     /// - Returns: The error.
-    public static func library(_ reason: String = "") -> StoreError {
-        StoreError(code: .library, reason: reason)
+    package static func library(_ message: String = "") -> StoreError {
+        StoreError(.library, message)
     }
 }

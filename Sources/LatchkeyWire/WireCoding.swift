@@ -37,6 +37,10 @@ extension WireDecodable {
 }
 
 /// A JSON value that does not have the shape a wire model expects.
+///
+/// Unlike the package's other errors, equality compares every field, not only the code: which
+/// member is wrong and how (`user.email must be a string`) is what a 400 answer tells the
+/// client, so a test pins all of it.
 public struct WireDecodingError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What is wrong.
     public struct Code: RawRepresentable, Sendable, Hashable {

@@ -3,6 +3,7 @@ import LatchkeyTestSupport
 import Testing
 
 @testable import LatchkeyCrypto
+import LatchkeyErrors
 
 @Suite("CryptoError")
 struct CryptoErrorTests {

@@ -3,6 +3,7 @@ import Glibc
 import LatchkeyHTTP
 import LatchkeyHTTPServer
 import LatchkeyJSON
+import Synchronization
 import Testing
 
 @Suite("Access log")

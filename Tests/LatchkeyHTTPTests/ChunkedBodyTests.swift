@@ -5,6 +5,7 @@ import Testing
 
 @testable import LatchkeyHTTP
 @testable import LatchkeyHTTPServer
+import Synchronization
 
 /// Chunked request bodies (RFC 9112 §7.1): read within the same limits as a `Content-Length`
 /// body, strict about framing.

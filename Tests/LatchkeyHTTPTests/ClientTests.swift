@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import LatchkeyErrors
 import LatchkeyHTTP
 import LatchkeyHTTPClient
 import LatchkeyHTTPServer
@@ -113,7 +114,7 @@ struct ClientTests {
         }
         let elapsed = ContinuousClock.now - start
         #expect(elapsed >= .milliseconds(450) && elapsed < .milliseconds(1500), "took \(elapsed)")
-        #expect(error?.reason.contains("127.0.0.1") == true)
+        #expect(error?.message.contains("127.0.0.1") == true)
     }
 
     @Test("a body over the cap is refused")
@@ -204,7 +205,7 @@ struct ClientTests {
         let error = await #expect(throws: HTTPClientError(.transport, "")) {
             try await EventHTTPClient().send(OutboundRequest(url: URL(string: "http://127.0.0.1:\(port)/")!))
         }
-        #expect(error?.reason.contains("127.0.0.1:\(port)") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("127.0.0.1:\(port)") == true, "\(String(describing: error))")
     }
 
     @Test("TLS to a server that speaks plain HTTP is a transport error")
@@ -213,7 +214,7 @@ struct ClientTests {
             let error = await #expect(throws: HTTPClientError(.transport, "")) {
                 try await EventHTTPClient().send(OutboundRequest(url: URL(string: "https://127.0.0.1:\(port)/echo")!))
             }
-            #expect(error?.reason.contains("TLS") == true, "\(String(describing: error))")
+            #expect(error?.message.contains("TLS") == true, "\(String(describing: error))")
         }
     }
 
@@ -233,7 +234,7 @@ struct ClientTests {
         ]
         for request in invalid {
             let error = await #expect(throws: HTTPClientError(.invalidRequest, "")) { try await client.send(request) }
-            #expect(error?.reason.contains("s3cret") == false)
+            #expect(error?.message.contains("s3cret") == false)
         }
         #expect(server.connections == 0)
     }
@@ -392,7 +393,7 @@ struct ClientTests {
             #expect(server.connections == 2)
         } else {
             let error = await #expect(throws: HTTPClientError(.transport, "")) { try await client.send(request) }
-            #expect(error?.reason.contains("127.0.0.1") == true)
+            #expect(error?.message.contains("127.0.0.1") == true)
             #expect(server.connections == 1)
             // The next request gets a new connection.
             #expect(try await client.send(request).body == Array("1".utf8))
@@ -442,7 +443,7 @@ struct ClientTLSTests {
         let error = await #expect(throws: HTTPClientError(.transport, "")) {
             try await EventHTTPClient().send(OutboundRequest(url: URL(string: "https://localhost:\(servers.goodPort)/")!))
         }
-        let reason = error?.reason ?? ""
+        let reason = error?.message ?? ""
         #expect(reason.contains("localhost") && reason.contains("certificate"), "\(reason)")
     }
 
@@ -455,7 +456,7 @@ struct ClientTLSTests {
             let error = await #expect(throws: HTTPClientError(.transport, "")) {
                 try await client.send(OutboundRequest(url: URL(string: "https://\(host):\(servers.otherPort)/")!))
             }
-            let reason = error?.reason ?? ""
+            let reason = error?.message ?? ""
             #expect(reason.contains(host) && reason.lowercased().contains("mismatch"), "\(reason)")
         }
     }

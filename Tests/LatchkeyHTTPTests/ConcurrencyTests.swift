@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyHTTP
+import LatchkeyHTTPServer
 import LatchkeyJSON
 import Testing
 

@@ -1,7 +1,9 @@
 import Foundation
 import Glibc
 import LatchkeyHTTP
+import LatchkeyHTTPServer
 import LatchkeyJSON
+import Synchronization
 import Testing
 
 @Suite("Hostile clients")

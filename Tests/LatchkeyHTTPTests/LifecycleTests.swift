@@ -100,7 +100,7 @@ struct LifecycleTests {
             do {
                 try second.start()
             } catch let error as HTTPServerError {
-                #expect(error.reason == "127.0.0.1:\(port) is already in use")
+                #expect(error.message == "127.0.0.1:\(port) is already in use")
             }
             await second.shutdown()
         }

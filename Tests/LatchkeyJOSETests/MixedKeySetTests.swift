@@ -80,7 +80,7 @@ struct MixedKeySetTests {
         for (_, keyID, reason) in unusable {
             let error = try #require(Self.failure(verifier, try Self.token(kid: keyID)), "a token naming \(keyID) verified")
             #expect(error.code == .invalidKey, "\(keyID)")
-            #expect(error.reason.contains("skipped as unusable (\(reason):"), "\(keyID): \(error.reason)")
+            #expect(error.message.contains("skipped as unusable (\(reason):"), "\(keyID): \(error.message)")
         }
         #expect(throws: JOSEError(.unknownKey, "")) { try verifier.verify(try Self.token(kid: "nobody"), now: Self.now) }
         // Without a kid only usable keys are tried.
@@ -105,7 +105,7 @@ struct MixedKeySetTests {
         for (keyID, key) in [("twin", Self.good), ("twin", twin), ("shadowed", P256.Signing.PrivateKey())] {
             let error = try #require(Self.failure(verifier, try Self.token(kid: keyID, key: key)), "the ambiguous kid \(keyID) verified")
             #expect(error.code == .invalidKey)
-            #expect(error.reason.contains("duplicate_kid"), "\(error.reason)")
+            #expect(error.message.contains("duplicate_kid"), "\(error.message)")
         }
     }
 

@@ -1,3 +1,4 @@
+import Foundation
 import LatchkeyCrypto
 import LatchkeyJOSE
 import Testing

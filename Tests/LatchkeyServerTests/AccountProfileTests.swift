@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyHTTP
 import LatchkeyJSON
 @testable import LatchkeyServer
 import LatchkeyStore

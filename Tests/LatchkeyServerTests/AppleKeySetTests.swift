@@ -8,6 +8,7 @@ import LatchkeyJOSE
 import LatchkeyJSON
 import LatchkeySandbox
 import LatchkeyServer
+import LatchkeyStore
 import LatchkeyTestSupport
 import Testing
 

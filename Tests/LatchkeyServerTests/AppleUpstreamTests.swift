@@ -5,6 +5,7 @@ import LatchkeyJSON
 import LatchkeySandbox
 import LatchkeyServer
 import LatchkeyStore
+import Synchronization
 import Testing
 
 /// Latchkey configured like production, with every `apple.*` setting pointing at an Apple

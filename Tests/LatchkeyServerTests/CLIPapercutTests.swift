@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyJSON
 import LatchkeyServer
 import LatchkeyStore
 import LatchkeyTestSupport

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyHTTP
 import LatchkeyJOSE
 import LatchkeyJSON
 @testable import LatchkeyServer

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyHTTP
 import LatchkeyJSON
 import LatchkeyServer
 import LatchkeyStore

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyHTTP
 import LatchkeyTestSupport
 import Testing
 

@@ -47,30 +47,52 @@ struct LayeringTests {
     static let allowedImports: [String: Set<String>] = [
         "LatchkeyJSON": [],
         "LatchkeyWire": ["LatchkeyJSON"],
-        "LatchkeyCrypto": platform.union(["CLatchkeyOpenSSL", "CLatchkeyArgon2", "CLatchkeyUnistring"]),
-        "LatchkeyJOSE": platform.union(["LatchkeyJSON", "LatchkeyCrypto"]),
+        "LatchkeyErrors": [],
+        "LatchkeyCrypto": platform.union(["CLatchkeyOpenSSL", "CLatchkeyArgon2", "CLatchkeyUnistring", "LatchkeyErrors"]),
+        "LatchkeyJOSE": platform.union(["LatchkeyJSON", "LatchkeyCrypto", "LatchkeyErrors"]),
         "LatchkeyCommonPasswords": [],
-        "LatchkeyHTTP": platform.union(["LatchkeyJSON"]),
+        "LatchkeyHTTP": platform.union(["LatchkeyJSON", "LatchkeyErrors"]),
         "LatchkeyLibevent": platform.union(["CLatchkeyEvent"]),
-        "LatchkeyHTTPServer": platform.union(["CLatchkeyEvent", "LatchkeyLibevent", "LatchkeyHTTP", "LatchkeyJSON"]),
-        "LatchkeyHTTPClient": platform.union(["CLatchkeyEvent", "CLatchkeyShims", "LatchkeyLibevent", "LatchkeyHTTP", "LatchkeyJSON"]),
-        "LatchkeyStore": platform.union(["CLatchkeySQLite", "LatchkeyJSON"]),
-        "LatchkeySandbox": platform.union(["LatchkeyJSON", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyHTTPClient"]),
+        "LatchkeyHTTPServer": platform.union(["CLatchkeyEvent", "LatchkeyLibevent", "LatchkeyHTTP", "LatchkeyJSON", "LatchkeyErrors"]),
+        "LatchkeyHTTPClient": platform.union(["CLatchkeyEvent", "CLatchkeyShims", "LatchkeyLibevent", "LatchkeyHTTP", "LatchkeyJSON", "LatchkeyErrors"]),
+        "LatchkeyStore": platform.union(["CLatchkeySQLite", "LatchkeyJSON", "LatchkeyErrors"]),
+        "LatchkeySandbox": platform.union(["LatchkeyJSON", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyHTTPClient", "LatchkeyErrors"]),
         "LatchkeyServer": platform.union([
-            "LatchkeyJSON", "LatchkeyWire", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyHTTPServer", "LatchkeyHTTPClient",
-            "LatchkeyStore", "LatchkeyCommonPasswords",
+            "LatchkeyErrors", "LatchkeyJSON", "LatchkeyWire", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyHTTPServer",
+            "LatchkeyHTTPClient", "LatchkeyStore", "LatchkeyCommonPasswords",
         ]),
     ]
 
     @Test("each module imports only the modules below it; the wire models link no C library and no Foundation", arguments: [
-        "LatchkeyJSON", "LatchkeyWire", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyCommonPasswords", "LatchkeyHTTP", "LatchkeyLibevent",
-        "LatchkeyHTTPServer", "LatchkeyHTTPClient", "LatchkeyStore", "LatchkeySandbox", "LatchkeyServer",
+        "LatchkeyJSON", "LatchkeyWire", "LatchkeyErrors", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyCommonPasswords", "LatchkeyHTTP",
+        "LatchkeyLibevent", "LatchkeyHTTPServer", "LatchkeyHTTPClient", "LatchkeyStore", "LatchkeySandbox", "LatchkeyServer",
     ])
     func importsFollowTheGraph(module: String) throws {
         let allowed = try #require(Self.allowedImports[module])
         let imports = try Self.imports(under: "Sources/\(module)")
         let forbidden = imports.filter { !allowed.contains($0.key) }.flatMap(\.value)
         #expect(forbidden.isEmpty, "\(forbidden)")
+    }
+
+    /// The modules apps may link (library products), the only ones with `public` symbols.
+    static let publicModules: Set<String> = ["LatchkeyJSON", "LatchkeyWire", "LatchkeyClient"]
+
+    @Test("only the library products declare public symbols; every other module shares with package access")
+    func publicOnlyInProducts() throws {
+        let modules = try FileManager.default.contentsOfDirectory(atPath: Self.root.appending(path: "Sources").path)
+            .filter { !$0.hasPrefix("C") && !Self.publicModules.contains($0) }
+        #expect(modules.count >= 10, "\(modules)")
+        let declarations = try modules.flatMap { try Self.lines(under: "Sources/\($0)") }
+            .filter { $0.text.firstMatch(of: /^\s*(?:@[A-Za-z]+(?:\([^)]*\))?\s+)*(?:public|open)\s/) != nil }
+        #expect(declarations.isEmpty, "public outside the products:\n\(declarations.map(\.description).joined(separator: "\n"))")
+    }
+
+    @Test("C modules are imported internally: no C type can show in a package or public signature")
+    func cModulesStayInternal() throws {
+        let modules = try FileManager.default.contentsOfDirectory(atPath: Self.root.appending(path: "Sources").path).filter { !$0.hasPrefix("C") }
+        let exposed = try modules.flatMap { try Self.lines(under: "Sources/\($0)") }
+            .filter { $0.text.firstMatch(of: /^\s*(?:public|package)\s+import\s+CLatchkey/) != nil }
+        #expect(exposed.isEmpty, "\(exposed.map(\.description).joined(separator: "\n"))")
     }
 
     @Test("the sandbox Apple is never linked into the server: LatchkeyServer does not import LatchkeySandbox")

@@ -1,5 +1,7 @@
 import Foundation
+import LatchkeyHTTP
 import LatchkeyJOSE
+import LatchkeyJSON
 @testable import LatchkeyServer
 import LatchkeyWire
 import Testing

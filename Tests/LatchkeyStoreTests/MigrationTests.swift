@@ -52,8 +52,8 @@ struct MigrationTests {
             let error = await #expect(throws: StoreError.schema()) {
                 try await Migrator.migrate(database)
             }
-            #expect(error?.reason.contains("99") == true)
-            #expect(error?.reason.contains("newer") == true)
+            #expect(error?.message.contains("99") == true)
+            #expect(error?.message.contains("newer") == true)
         }
     }
 

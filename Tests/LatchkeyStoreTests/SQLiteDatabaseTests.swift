@@ -152,7 +152,7 @@ struct SQLiteDatabaseTests {
             ]
             for attempt in attempts {
                 let error = #expect(throws: StoreError.typeMismatch()) { try attempt() }
-                #expect(error?.reason.contains("secret-value") == false)
+                #expect(error?.message.contains("secret-value") == false)
             }
         }
     }
@@ -241,8 +241,8 @@ struct SQLiteDatabaseTests {
             let error = await #expect(throws: StoreError.schema()) {
                 try await database.read { try $0.query("SELECT * FROM no_such_table WHERE x = ?", ["hunter2"]) }
             }
-            #expect(error?.reason.contains("no_such_table") == true)
-            #expect(error?.reason.contains("hunter2") == false)
+            #expect(error?.message.contains("no_such_table") == true)
+            #expect(error?.message.contains("hunter2") == false)
             await #expect(throws: StoreError.schema()) {
                 try await database.write { try $0.execute("SELEKT 1", []) }
             }

@@ -1,6 +1,6 @@
 import Foundation
-import LatchkeyTestSupport
 import LatchkeyStore
+import LatchkeyTestSupport
 import Testing
 
 @Suite("Transactions")
@@ -42,8 +42,8 @@ struct TransactionTests {
                     try connection.execute("INSERT INTO scratch (id, name) VALUES (3, ?)", ["taken"])
                 }
             }
-            #expect(error?.reason.contains("UNIQUE") == true)
-            #expect(error?.reason.contains("taken") == false)
+            #expect(error?.message.contains("UNIQUE") == true)
+            #expect(error?.message.contains("taken") == false)
             let rows = try await database.read { try $0.query("SELECT id, note FROM scratch", []) }
             #expect(rows.count == 1)
             #expect(rows.first?["note"] == .null)
@@ -229,7 +229,7 @@ struct TransactionTests {
             try await database.write { try $0.execute("INSERT INTO scratch (id) VALUES (1)", []) }
         }
         #expect(ContinuousClock.now - started < .seconds(1))
-        #expect(error?.reason.contains("queue is full") == true)
+        #expect(error?.message.contains("queue is full") == true)
         // Readers have queues of their own.
         #expect(try await count("scratch", in: database) == 0)
         #expect(await database.statistics().queuedWrites == 1)

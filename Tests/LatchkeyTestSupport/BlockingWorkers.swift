@@ -4,11 +4,11 @@ import Dispatch
 ///
 /// Blocking calls inside Swift tasks would occupy the cooperative pool, which has one thread
 /// per core: with a few such tasks nothing else, not even the test's own timer, could run.
-public enum BlockingWorkers {
+package enum BlockingWorkers {
     /// Starts `count` copies of `body` on dispatch threads and returns once all have finished,
     /// without blocking the caller's thread. `action` runs `delay` seconds after the start, on a
     /// dispatch thread too, so a busy task pool cannot postpone it (a signal to a server under load).
-    public static func run<T: Sendable>(
+    package static func run<T: Sendable>(
         _ count: Int, _ body: @escaping @Sendable (Int) -> T, after delay: Double = 0, do action: @escaping @Sendable () -> Void = {}
     ) async -> [T] {
         let results = Results<T>(count: count)

@@ -1,12 +1,12 @@
-import Foundation
+package import Foundation
 
 /// The products SwiftPM built beside the test bundle, for tests that run them as a user would.
-public enum Executables {
+package enum Executables {
     /// The `latchkey` executable.
-    public static let latchkey: URL = product("latchkey")
+    package static let latchkey: URL = product("latchkey")
 
     /// A product of this package, found in the build folder that holds the test bundle.
-    public static func product(_ name: String) -> URL {
+    package static func product(_ name: String) -> URL {
         var directory = Bundle.main.bundleURL
         while !FileManager.default.fileExists(atPath: directory.appendingPathComponent(name).path), directory.path != "/" {
             directory.deleteLastPathComponent()

@@ -1,56 +1,56 @@
-import Foundation
+package import Foundation
 import Testing
 
 /// Files under a test target's `Fixtures/`, copied into its bundle as a resource folder.
 ///
 /// Each test target declares `let fixtures = Fixtures(bundle: .module)` once. Test vectors
 /// (Wycheproof) are not fixtures of one target: they are stored once, in ``Vectors``.
-public struct Fixtures: Sendable {
+package struct Fixtures: Sendable {
     let bundle: Bundle
     let folder: String
 
     /// The files of `folder`, a resource folder of `bundle`.
-    public init(bundle: Bundle, folder: String = "Fixtures") {
+    package init(bundle: Bundle, folder: String = "Fixtures") {
         self.bundle = bundle
         self.folder = folder
     }
 
     /// The URL of fixture `name`.
-    public func url(_ name: String) throws -> URL {
+    package func url(_ name: String) throws -> URL {
         try #require(
             bundle.url(forResource: name, withExtension: nil, subdirectory: folder), "missing fixture \(folder)/\(name)")
     }
 
     /// The bytes of fixture `name`.
-    public func data(_ name: String) throws -> Data {
+    package func data(_ name: String) throws -> Data {
         try Data(contentsOf: url(name))
     }
 
     /// The text of fixture `name`.
-    public func text(_ name: String) throws -> String {
+    package func text(_ name: String) throws -> String {
         String(decoding: try data(name), as: UTF8.self)
     }
 }
 
 /// The published test vectors every test target shares, stored once in
 /// `Tests/LatchkeyTestSupport/Vectors/` (its `SOURCE.md` names each file's upstream and commit).
-public enum Vectors {
+package enum Vectors {
     private static let files = Fixtures(bundle: .module, folder: "Vectors")
 
     /// The URL of vector file `name`, for example `ecdsa_secp256r1_sha256_test.json`.
-    public static func url(named name: String) throws -> URL {
+    package static func url(named name: String) throws -> URL {
         try files.url(name)
     }
 
     /// The bytes of vector file `name`.
-    public static func data(named name: String) throws -> Data {
+    package static func data(named name: String) throws -> Data {
         try files.data(name)
     }
 }
 
 extension Array where Element == UInt8 {
     /// Bytes from hexadecimal text; traps on bad input, which only ever comes from test sources.
-    public init(hex: String) {
+    package init(hex: String) {
         let digits = Array(hex.utf8)
         precondition(digits.count % 2 == 0, "odd-length hex")
         self = stride(from: 0, to: digits.count, by: 2).map { index in
@@ -59,7 +59,7 @@ extension Array where Element == UInt8 {
     }
 
     /// Lower-case hexadecimal text.
-    public var hex: String {
+    package var hex: String {
         map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
     }
 }

@@ -2,14 +2,14 @@ import Foundation
 
 /// SplitMix64 (Steele, Lea, Flood 2014): a tiny seeded generator, so every mutated input is
 /// reproducible from the test's seed and the iteration number.
-public struct SeededGenerator: RandomNumberGenerator {
+package struct SeededGenerator: RandomNumberGenerator {
     private var state: UInt64
 
-    public init(seed: UInt64) {
+    package init(seed: UInt64) {
         state = seed
     }
 
-    public mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -20,27 +20,27 @@ public struct SeededGenerator: RandomNumberGenerator {
 
 /// Makes hostile variants of valid inputs: bit flips, byte changes, truncation, extension,
 /// insertion, deletion, duplication and pure random bytes.
-public struct Mutator {
+package struct Mutator {
     var generator: SeededGenerator
 
     /// When LATCHKEY_FUZZ_VERBOSE is set, every input is printed before it is tried, so the
     /// last line before a crash is the input that caused it.
     static let verbose = ProcessInfo.processInfo.environment["LATCHKEY_FUZZ_VERBOSE"] != nil
 
-    public init(seed: UInt64) {
+    package init(seed: UInt64) {
         generator = SeededGenerator(seed: seed)
     }
 
-    public mutating func int(_ range: ClosedRange<Int>) -> Int {
+    package mutating func int(_ range: ClosedRange<Int>) -> Int {
         Int.random(in: range, using: &generator)
     }
 
-    public mutating func bytes(_ count: Int) -> [UInt8] {
+    package mutating func bytes(_ count: Int) -> [UInt8] {
         (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
     }
 
     /// One hostile variant of `seed`.
-    public mutating func mutate(_ seed: [UInt8]) -> [UInt8] {
+    package mutating func mutate(_ seed: [UInt8]) -> [UInt8] {
         var input = seed
         switch int(0...9) {
         case 0, 1:
@@ -87,7 +87,7 @@ public struct Mutator {
     }
 
     /// Runs `body` on `count` mutations of the seeds (chosen in turn).
-    public mutating func run(_ count: Int, seeds: [[UInt8]], label: String, _ body: ([UInt8]) -> Void) {
+    package mutating func run(_ count: Int, seeds: [[UInt8]], label: String, _ body: ([UInt8]) -> Void) {
         for iteration in 0..<count {
             let input = mutate(seeds[iteration % seeds.count])
             if Self.verbose {

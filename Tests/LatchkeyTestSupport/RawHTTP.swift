@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 #if canImport(Glibc)
 import Glibc
@@ -6,9 +6,9 @@ import Glibc
 
 /// HTTP over a plain socket, for tests that need what a client library hides: connection
 /// refusals, half-written responses, hostile bytes.
-public enum RawHTTP {
+package enum RawHTTP {
     /// What came back on one connection.
-    public enum Result: Sendable, Equatable {
+    package enum Result: Sendable, Equatable {
         /// The connection was refused or reset before any byte arrived.
         case refused
         /// Bytes arrived and the connection closed (or the timeout passed).
@@ -19,7 +19,7 @@ public enum RawHTTP {
     /// caller closes it.
     ///
     /// - Returns: The socket, or `nil` when the connection was refused.
-    public static func connect(port: Int, timeout: TimeInterval) -> Int32? {
+    package static func connect(port: Int, timeout: TimeInterval) -> Int32? {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { return nil }
         var time = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - timeout.rounded(.down)) * 1_000_000))
@@ -40,7 +40,7 @@ public enum RawHTTP {
 
     /// Connects to 127.0.0.1:`port`, writes `request`, reads until the server closes or the
     /// timeout passes, and returns what arrived.
-    public static func exchange(port: Int, _ request: [UInt8], timeout: TimeInterval = 10) -> Result {
+    package static func exchange(port: Int, _ request: [UInt8], timeout: TimeInterval = 10) -> Result {
         guard let descriptor = connect(port: port, timeout: timeout) else { return .refused }
         defer { close(descriptor) }
         var written = 0
@@ -60,18 +60,18 @@ public enum RawHTTP {
     }
 
     /// A GET request that asks the server to close the connection after answering.
-    public static func get(_ path: String) -> [UInt8] {
+    package static func get(_ path: String) -> [UInt8] {
         Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
     }
 
     /// A POST with a JSON body, closing the connection after the answer.
-    public static func post(_ path: String, json: String) -> [UInt8] {
+    package static func post(_ path: String, json: String) -> [UInt8] {
         Array("POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: \(json.utf8.count)\r\n\r\n\(json)".utf8)
     }
 
     /// Whether `bytes` hold one complete HTTP response: a status line, headers, and exactly the
     /// body its Content-Length announces. Returns the status and body when complete.
-    public static func parse(_ bytes: [UInt8]) -> (status: Int, body: [UInt8])? {
+    package static func parse(_ bytes: [UInt8]) -> (status: Int, body: [UInt8])? {
         let separator: [UInt8] = [13, 10, 13, 10]
         guard let end = (0...max(0, bytes.count - 4)).first(where: { Array(bytes[$0..<min(bytes.count, $0 + 4)]) == separator }) else { return nil }
         let head = String(decoding: bytes[..<end], as: UTF8.self)

@@ -1,25 +1,25 @@
-import Foundation
+package import Foundation
 import Synchronization
 
 /// Runs a program to completion, the way a user at a shell would, and collects what it printed.
-public enum Subprocess {
+package enum Subprocess {
     /// Starts `process`, one launch at a time: Foundation's `Process.run()` on Linux can crash
     /// when several threads launch at once, and the test suites run in parallel.
-    public static func launch(_ process: Process) throws {
+    package static func launch(_ process: Process) throws {
         try launchLock.withLock { _ in try process.run() }
     }
 
     private static let launchLock = Mutex(())
 
     /// What a finished program left.
-    public struct Result: Sendable {
-        public var status: Int32
-        public var output: String
-        public var error: String
+    package struct Result: Sendable {
+        package var status: Int32
+        package var output: String
+        package var error: String
     }
 
     /// Runs `executable` with `arguments`, feeding `input` on standard input.
-    public static func run(
+    package static func run(
         _ executable: URL, _ arguments: [String], input: String? = nil, directory: URL? = nil
     ) throws -> Result {
         let process = Process()

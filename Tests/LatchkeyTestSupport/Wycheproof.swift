@@ -1,15 +1,15 @@
 import Foundation
-import Testing
+package import Testing
 
 /// One Wycheproof vector file (schema `*_schema_v1.json`): a list of groups of test cases.
-public struct WycheproofFile<Group: Decodable>: Decodable {
-    public var algorithm: String?
-    public var numberOfTests: Int
-    public var testGroups: [Group]
+package struct WycheproofFile<Group: Decodable>: Decodable {
+    package var algorithm: String?
+    package var numberOfTests: Int
+    package var testGroups: [Group]
 }
 
 /// What a case expects.
-public enum WycheproofResult: String, Decodable, Sendable {
+package enum WycheproofResult: String, Decodable, Sendable {
     /// Must be accepted.
     case valid
     /// Must be rejected.
@@ -19,7 +19,7 @@ public enum WycheproofResult: String, Decodable, Sendable {
 }
 
 /// The fields every test case has.
-public protocol WycheproofCase: Decodable {
+package protocol WycheproofCase: Decodable {
     var tcId: Int { get }
     var comment: String { get }
     var flags: [String] { get }
@@ -28,17 +28,17 @@ public protocol WycheproofCase: Decodable {
 
 /// A case of the signature files (`ecdsa_*`, `rsa_signature_*`): a message, a signature and
 /// the verdict, all hex.
-public struct WycheproofSignatureCase: WycheproofCase {
-    public var tcId: Int
-    public var comment: String
-    public var flags: [String]
-    public var msg: String
-    public var sig: String
-    public var result: WycheproofResult
+package struct WycheproofSignatureCase: WycheproofCase {
+    package var tcId: Int
+    package var comment: String
+    package var flags: [String]
+    package var msg: String
+    package var sig: String
+    package var result: WycheproofResult
 }
 
 /// What the code under test did with one case.
-public enum WycheproofOutcome: Equatable, Sendable {
+package enum WycheproofOutcome: Equatable, Sendable {
     case accepted
     case rejected
     /// Not run, with the reason (for example an IV length the API refuses by design).
@@ -57,7 +57,7 @@ public enum WycheproofOutcome: Equatable, Sendable {
 ///   - run: Runs one case.
 /// - Returns: How many cases ran and how many were skipped.
 @discardableResult
-public func runWycheproof<Group: Decodable, Case: WycheproofCase>(
+package func runWycheproof<Group: Decodable, Case: WycheproofCase>(
     _ file: String, group: Group.Type, cases: (Group) -> [Case],
     acceptable: (Case) -> WycheproofOutcome = { _ in .rejected },
     override: (Case) -> WycheproofOutcome? = { _ in nil },

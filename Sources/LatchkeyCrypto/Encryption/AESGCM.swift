@@ -1,5 +1,5 @@
-public import FoundationEssentials
 internal import CLatchkeyOpenSSL
+package import FoundationEssentials
 
 /// AES in Galois/Counter Mode (NIST SP 800-38D) with 96-bit nonces and 128-bit tags.
 ///
@@ -7,29 +7,29 @@ internal import CLatchkeyOpenSSL
 /// lengths go through GHASH first, which weakens the uniqueness guarantees (SP 800-38D §8.2),
 /// and nobody needs them. Never seal two messages with the same key and nonce; the default
 /// random nonce makes that negligible for up to about 2³² messages per key.
-public enum AESGCM {
+package enum AESGCM {
     /// Bytes in a nonce.
     static let nonceByteCount = 12
     /// Bytes in a tag.
     static let tagByteCount = 16
 
     /// A nonce, ciphertext and authentication tag.
-    public struct SealedBox: Sendable, Hashable {
+    package struct SealedBox: Sendable, Hashable {
         /// The 12-byte nonce.
-        public private(set) var nonce: [UInt8]
+        package private(set) var nonce: [UInt8]
         /// The encrypted bytes, as long as the plaintext.
-        public private(set) var ciphertext: [UInt8]
+        package private(set) var ciphertext: [UInt8]
         /// The 16-byte tag.
-        public private(set) var tag: [UInt8]
+        package private(set) var tag: [UInt8]
 
         /// nonce (12 bytes) ‖ ciphertext ‖ tag (16 bytes): the form to store or send.
-        public var combined: [UInt8] { nonce + ciphertext + tag }
+        package var combined: [UInt8] { nonce + ciphertext + tag }
 
         /// Splits a combined box.
         ///
         /// - Parameter combined: nonce ‖ ciphertext ‖ tag, at least 28 bytes.
         /// - Throws: ``CryptoError/Code-swift.struct/malformedInput`` when shorter than 28 bytes.
-        public init(combined: some ContiguousBytes) throws {
+        package init(combined: some ContiguousBytes) throws {
             let bytes = combined.byteArray
             guard bytes.count >= nonceByteCount + tagByteCount else {
                 throw CryptoError.malformedInput("an AES-GCM sealed box is at least 28 bytes")
@@ -46,7 +46,7 @@ public enum AESGCM {
         ///   - ciphertext: The encrypted bytes.
         ///   - tag: Exactly 16 bytes.
         /// - Throws: ``CryptoError/Code-swift.struct/invalidParameter`` for other lengths.
-        public init(nonce: [UInt8], ciphertext: [UInt8], tag: [UInt8]) throws {
+        package init(nonce: [UInt8], ciphertext: [UInt8], tag: [UInt8]) throws {
             guard nonce.count == nonceByteCount else {
                 throw CryptoError.invalidParameter("AES-GCM nonces are 12 bytes")
             }
@@ -69,7 +69,7 @@ public enum AESGCM {
     /// - Returns: The sealed box.
     /// - Throws: ``CryptoError/Code-swift.struct/invalidParameter`` for a bad key or nonce
     ///   length; ``CryptoError/Code-swift.struct/library`` when OpenSSL fails.
-    public static func seal(
+    package static func seal(
         _ plaintext: some ContiguousBytes, key: some ContiguousBytes, nonce: [UInt8]? = nil,
         authenticating aad: some ContiguousBytes = [UInt8]()
     ) throws -> SealedBox {
@@ -115,7 +115,7 @@ public enum AESGCM {
     /// - Throws: ``CryptoError/Code-swift.struct/authenticationFailure`` when the tag does not
     ///   match (wrong key, wrong data, or tampering); ``CryptoError/Code-swift.struct/invalidParameter``
     ///   for a bad key length; ``CryptoError/Code-swift.struct/library`` when OpenSSL fails.
-    public static func open(
+    package static func open(
         _ box: SealedBox, key: some ContiguousBytes, authenticating aad: some ContiguousBytes = [UInt8]()
     ) throws -> [UInt8] {
         let cipher = try cipher(forKeyByteCount: key.withUnsafeBytes { $0.count })

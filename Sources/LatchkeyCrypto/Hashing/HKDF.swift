@@ -1,8 +1,8 @@
-public import FoundationEssentials
 internal import CLatchkeyOpenSSL
+package import FoundationEssentials
 
 /// HKDF, the HMAC-based extract-and-expand key derivation function (RFC 5869).
-public enum HKDF {
+package enum HKDF {
     /// OpenSSL 3.0.19's HKDF refuses longer `info` (`HKDF_MAXINFO`, measured: 32768 works,
     /// 32769 fails); checking here turns that into a clear parameter error.
     static let maximumInfoByteCount = 32768
@@ -19,7 +19,7 @@ public enum HKDF {
     /// - Throws: ``CryptoError/Code-swift.struct/invalidParameter`` when `outputByteCount` or
     ///   the length of `info` is out of range; ``CryptoError/Code-swift.struct/library`` when
     ///   OpenSSL fails.
-    public static func deriveKey(
+    package static func deriveKey(
         inputKeyMaterial: some ContiguousBytes, salt: some ContiguousBytes, info: some ContiguousBytes,
         outputByteCount: Int, using hash: HashFunction = .sha256
     ) throws -> [UInt8] {

@@ -1,8 +1,8 @@
-public import FoundationEssentials
 internal import CLatchkeyOpenSSL
+package import FoundationEssentials
 
 /// HMAC (RFC 2104) over a SHA-2 hash function, and HMAC-SHA-1 for TOTP.
-public enum HMAC {
+package enum HMAC {
     /// Computes an HMAC.
     ///
     /// - Parameters:
@@ -10,7 +10,7 @@ public enum HMAC {
     ///   - key: The key, any length (RFC 2104 §3: longer than the block size gets hashed).
     ///   - hash: The hash function; SHA-256 by default.
     /// - Returns: The authentication code, `hash.byteCount` bytes long.
-    public static func authenticationCode(
+    package static func authenticationCode(
         for data: some ContiguousBytes, key: some ContiguousBytes, using hash: HashFunction = .sha256
     ) -> [UInt8] {
         key.withNonNullBytes { keyBuffer in
@@ -29,7 +29,7 @@ public enum HMAC {
     ///   - data: The message (for TOTP, the 8-byte big-endian time step).
     ///   - key: The key, any length.
     /// - Returns: The 20-byte authentication code.
-    public static func sha1AuthenticationCode(for data: some ContiguousBytes, key: some ContiguousBytes) -> [UInt8] {
+    package static func sha1AuthenticationCode(for data: some ContiguousBytes, key: some ContiguousBytes) -> [UInt8] {
         key.withNonNullBytes { keyBuffer in
             data.withUnsafeBytes { dataBuffer in
                 compute(data: dataBuffer, key: keyBuffer, digestName: "SHA1", count: 20)
@@ -48,7 +48,7 @@ public enum HMAC {
     ///   - key: The key.
     ///   - hash: The hash function; SHA-256 by default.
     /// - Returns: Whether `code` is the HMAC of `data` under `key`.
-    public static func isValidAuthenticationCode(
+    package static func isValidAuthenticationCode(
         _ code: some ContiguousBytes, for data: some ContiguousBytes, key: some ContiguousBytes,
         using hash: HashFunction = .sha256
     ) -> Bool {

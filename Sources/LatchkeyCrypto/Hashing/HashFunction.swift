@@ -1,8 +1,8 @@
-public import FoundationEssentials
 internal import CLatchkeyOpenSSL
+package import FoundationEssentials
 
 /// A SHA-2 hash function (FIPS 180-4).
-public enum HashFunction: Sendable, Hashable {
+package enum HashFunction: Sendable, Hashable {
     /// SHA-256, 32-byte digests.
     case sha256
     /// SHA-384, 48-byte digests.
@@ -11,7 +11,7 @@ public enum HashFunction: Sendable, Hashable {
     case sha512
 
     /// The length of a digest in bytes.
-    public var byteCount: Int {
+    package var byteCount: Int {
         switch self {
         case .sha256: 32
         case .sha384: 48
@@ -23,13 +23,13 @@ public enum HashFunction: Sendable, Hashable {
     ///
     /// - Parameter data: The bytes to hash.
     /// - Returns: The digest, ``byteCount`` bytes long.
-    public func hash(_ data: some ContiguousBytes) -> [UInt8] {
+    package func hash(_ data: some ContiguousBytes) -> [UInt8] {
         data.withUnsafeBytes { buffer in digest(buffer) }
     }
 
     /// Hashes `data` and writes the digest as lower-case hex, as Sign in with Apple nonces are
     /// written.
-    public func hexDigest(_ data: some ContiguousBytes) -> String {
+    package func hexDigest(_ data: some ContiguousBytes) -> String {
         let digits = Array("0123456789abcdef".utf8)
         let digest = hash(data)
         return String(unsafeUninitializedCapacity: digest.count * 2) { buffer in

@@ -1,23 +1,23 @@
-public import FoundationEssentials
 internal import CLatchkeyArgon2
+package import FoundationEssentials
 
 /// Argon2id password hashing (RFC 9106) through the reference implementation, libargon2.
 ///
 /// Hashes are stored as PHC strings, `$argon2id$v=19$m=19456,t=2,p=1$<salt>$<hash>`, with
 /// salt and hash in unpadded standard base64, as the reference `argon2` tool writes them.
 /// Hashing takes tens of milliseconds by design: never call it on an event-loop thread.
-public enum Argon2id {
+package enum Argon2id {
     /// The cost parameters (RFC 9106 §3.1).
     ///
     /// Accepted ranges, which also bound what a stored PHC string can make ``verify(password:phcString:)``
     /// do: memory 8 × parallelism KiB to 4 GiB, 1 to 1024 iterations, parallelism 1 to 64.
-    public struct Parameters: Sendable, Hashable {
+    package struct Parameters: Sendable, Hashable {
         /// m, memory in KiB.
-        public var memoryKiB: UInt32
+        package var memoryKiB: UInt32
         /// t, passes over the memory.
-        public var iterations: UInt32
+        package var iterations: UInt32
         /// p, lanes computed in parallel (one thread each).
-        public var parallelism: UInt32
+        package var parallelism: UInt32
 
         /// Creates parameters; they are checked when used.
         ///
@@ -25,7 +25,7 @@ public enum Argon2id {
         ///   - memoryKiB: m, memory in KiB.
         ///   - iterations: t, passes over the memory.
         ///   - parallelism: p, lanes.
-        public init(memoryKiB: UInt32, iterations: UInt32, parallelism: UInt32) {
+        package init(memoryKiB: UInt32, iterations: UInt32, parallelism: UInt32) {
             self.memoryKiB = memoryKiB
             self.iterations = iterations
             self.parallelism = parallelism
@@ -33,7 +33,7 @@ public enum Argon2id {
 
         /// OWASP's minimum for Argon2id: 19 MiB, 2 iterations, 1 lane (OWASP Password Storage
         /// Cheat Sheet).
-        public static let owaspMinimum = Parameters(memoryKiB: 19456, iterations: 2, parallelism: 1)
+        package static let owaspMinimum = Parameters(memoryKiB: 19456, iterations: 2, parallelism: 1)
 
         static let maximumMemoryKiB: UInt32 = 4 * 1024 * 1024
         static let maximumIterations: UInt32 = 1024
@@ -42,13 +42,13 @@ public enum Argon2id {
         /// Throws unless the parameters are in the accepted ranges.
         func validate(_ code: CryptoError.Code) throws {
             guard (1...Self.maximumParallelism).contains(parallelism) else {
-                throw CryptoError(code: code, reason: "Argon2id parallelism must be 1 to 64")
+                throw CryptoError(code, "Argon2id parallelism must be 1 to 64")
             }
             guard (8 * parallelism...Self.maximumMemoryKiB).contains(memoryKiB) else {
-                throw CryptoError(code: code, reason: "Argon2id memory must be 8 × parallelism KiB to 4 GiB")
+                throw CryptoError(code, "Argon2id memory must be 8 × parallelism KiB to 4 GiB")
             }
             guard (1...Self.maximumIterations).contains(iterations) else {
-                throw CryptoError(code: code, reason: "Argon2id iterations must be 1 to 1024")
+                throw CryptoError(code, "Argon2id iterations must be 1 to 1024")
             }
         }
     }
@@ -71,7 +71,7 @@ public enum Argon2id {
     /// - Throws: ``CryptoError/Code-swift.struct/invalidParameter`` for out-of-range parameters
     ///   or salt; ``CryptoError/Code-swift.struct/library`` when argon2 fails (for example out
     ///   of memory).
-    public static func hash(
+    package static func hash(
         password: some ContiguousBytes, parameters: Parameters = .owaspMinimum, salt: [UInt8]? = nil
     ) throws -> String {
         let salt = salt ?? SecureRandom.bytes(count: defaultSaltByteCount)
@@ -92,7 +92,7 @@ public enum Argon2id {
     /// - Throws: ``CryptoError/Code-swift.struct/malformedInput`` when `phcString` is not an
     ///   Argon2id v19 PHC string within the accepted ranges; ``CryptoError/Code-swift.struct/library``
     ///   when argon2 fails.
-    public static func verify(password: some ContiguousBytes, phcString: String) throws -> Bool {
+    package static func verify(password: some ContiguousBytes, phcString: String) throws -> Bool {
         let phc = try PHCString(parsing: phcString)
         let computed = try derive(
             password: password, salt: phc.salt, parameters: phc.parameters, outputByteCount: phc.hash.count)
@@ -105,7 +105,7 @@ public enum Argon2id {
     /// - Parameter ofPHCString: The stored string.
     /// - Returns: Its parameters.
     /// - Throws: ``CryptoError/Code-swift.struct/malformedInput`` as ``verify(password:phcString:)`` does.
-    public static func parameters(ofPHCString phcString: String) throws -> Parameters {
+    package static func parameters(ofPHCString phcString: String) throws -> Parameters {
         try PHCString(parsing: phcString).parameters
     }
 
@@ -113,7 +113,7 @@ public enum Argon2id {
     /// `parameters`. Verifying against it costs exactly what verifying against a real hash at
     /// those parameters costs, which is what checking an unknown user needs (docs/security.md S13),
     /// without hashing anything to make it.
-    public static func unmatchablePHCString(parameters: Parameters) -> String {
+    package static func unmatchablePHCString(parameters: Parameters) -> String {
         PHCString(parameters: parameters, salt: SecureRandom.bytes(count: 16), hash: SecureRandom.bytes(count: 32)).encoded
     }
 
@@ -129,7 +129,7 @@ public enum Argon2id {
     /// - Returns: The tag.
     /// - Throws: ``CryptoError/Code-swift.struct/invalidParameter`` for out-of-range inputs;
     ///   ``CryptoError/Code-swift.struct/library`` when argon2 fails.
-    public static func derive(
+    package static func derive(
         password: some ContiguousBytes, salt: some ContiguousBytes, secret: [UInt8] = [],
         associatedData: [UInt8] = [], parameters: Parameters, outputByteCount: Int = 32
     ) throws -> [UInt8] {

@@ -6,7 +6,7 @@ extension String {
     /// composition), by GNU libunistring: how passwords and usernames are compared (docs/security.md
     /// S12), so that "é" typed as one character or as "e" plus an accent, and full-width
     /// letters, are the same text.
-    public var nfkc: String {
+    package var nfkc: String {
         var text = self
         return text.withUTF8 { bytes in
             guard !bytes.isEmpty else { return "" }

@@ -1,8 +1,8 @@
-public import FoundationEssentials
 internal import CLatchkeyOpenSSL
+package import FoundationEssentials
 
 /// Comparisons whose running time does not depend on where the inputs differ.
-public enum ConstantTime {
+package enum ConstantTime {
     /// Compares two byte strings with `CRYPTO_memcmp`.
     ///
     /// Only the contents are protected: strings of different lengths return false at once, so
@@ -12,7 +12,7 @@ public enum ConstantTime {
     ///   - a: One byte string.
     ///   - b: The other.
     /// - Returns: Whether they have the same length and the same bytes.
-    public static func equals(_ a: some ContiguousBytes, _ b: some ContiguousBytes) -> Bool {
+    package static func equals(_ a: some ContiguousBytes, _ b: some ContiguousBytes) -> Bool {
         a.withUnsafeBytes { first in
             b.withUnsafeBytes { second in
                 guard first.count == second.count else { return false }

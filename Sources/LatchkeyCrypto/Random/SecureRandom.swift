@@ -1,7 +1,7 @@
 internal import CLatchkeyOpenSSL
 
 /// Bytes from OpenSSL's CSPRNG (`RAND_bytes`, seeded from the operating system).
-public enum SecureRandom {
+package enum SecureRandom {
     /// Returns `count` random bytes.
     ///
     /// Stops the process if the CSPRNG fails: continuing with predictable keys or nonces would
@@ -9,7 +9,7 @@ public enum SecureRandom {
     ///
     /// - Parameter count: How many bytes; must not be negative.
     /// - Returns: The bytes.
-    public static func bytes(count: Int) -> [UInt8] {
+    package static func bytes(count: Int) -> [UInt8] {
         precondition(count >= 0, "SecureRandom.bytes(count:) needs a count of at least 0")
         return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
             var offset = 0

@@ -51,6 +51,6 @@ extension CryptoError {
     ///   - call: What was being done, for example "EVP_PKEY_fromdata".
     /// - Returns: The error; the queue is empty afterwards.
     static func openSSL(_ code: Code = .library, _ call: String) -> CryptoError {
-        CryptoError(code: code, reason: "\(call) failed: \(OpenSSLErrors.drain())")
+        CryptoError(code, "\(call) failed: \(OpenSSLErrors.drain())")
     }
 }

@@ -4,17 +4,17 @@
 /// 500 `{"error":"server_error","error_description":"internal error","request_id":...}` with
 /// nothing of the error itself. LatchkeyHTTPServer's `HTTPServer` always applies it outermost, so
 /// adding it to a ``Router`` is only needed when a responder is used outside a server.
-public struct ErrorMiddleware: HTTPSynchronousMiddleware {
+package struct ErrorMiddleware: HTTPSynchronousMiddleware {
     /// Called with each error that is not an ``HTTPResponseError``, for an error log. The error
     /// may describe internals; it never reaches the client.
-    public let onUnexpectedError: (@Sendable (any Error, HTTPRequest) -> Void)?
+    package let onUnexpectedError: (@Sendable (any Error, HTTPRequest) -> Void)?
 
     /// Creates the middleware.
-    public init(onUnexpectedError: (@Sendable (any Error, HTTPRequest) -> Void)? = nil) {
+    package init(onUnexpectedError: (@Sendable (any Error, HTTPRequest) -> Void)? = nil) {
         self.onUnexpectedError = onUnexpectedError
     }
 
-    public func respond(to request: HTTPRequest, next: any HTTPResponder) async -> HTTPResponse {
+    package func respond(to request: HTTPRequest, next: any HTTPResponder) async -> HTTPResponse {
         do {
             return try await next.respond(to: request)
         } catch {
@@ -22,7 +22,7 @@ public struct ErrorMiddleware: HTTPSynchronousMiddleware {
         }
     }
 
-    public func respond(to request: HTTPRequest, next: (HTTPRequest) throws -> HTTPResponse) -> HTTPResponse {
+    package func respond(to request: HTTPRequest, next: (HTTPRequest) throws -> HTTPResponse) -> HTTPResponse {
         do {
             return try next(request)
         } catch {
@@ -31,7 +31,7 @@ public struct ErrorMiddleware: HTTPSynchronousMiddleware {
     }
 
     /// The response for `error`.
-    public func response(for error: any Error, request: HTTPRequest) -> HTTPResponse {
+    package func response(for error: any Error, request: HTTPRequest) -> HTTPResponse {
         if let error = error as? any HTTPResponseError { return error.response }
         onUnexpectedError?(error, request)
         return HTTPError.serverError(requestID: request.requestID).response

@@ -1,11 +1,11 @@
-public import LatchkeyJSON
+package import LatchkeyJSON
 
 /// An error that maps to the JSON error body of docs/reference.md:
 /// `{"error": code, "error_description": text, ...extra}`.
 ///
 /// Throw one from a handler or middleware; the server turns it into the response. Anything else
 /// thrown becomes a 500 that carries only the request id (docs/security.md S24, S26).
-public protocol HTTPResponseError: Error {
+package protocol HTTPResponseError: Error {
     /// The status code, 400–599.
     var status: Int { get }
     /// The wire code (`invalid_request`, `not_found`, ...).
@@ -19,11 +19,11 @@ public protocol HTTPResponseError: Error {
 }
 
 extension HTTPResponseError {
-    public var extraFields: [String: JSONValue] { [:] }
-    public var extraHeaders: HTTPHeaders { HTTPHeaders() }
+    package var extraFields: [String: JSONValue] { [:] }
+    package var extraHeaders: HTTPHeaders { HTTPHeaders() }
 
     /// The response this error stands for: its JSON body, status and extra headers.
-    public var response: HTTPResponse {
+    package var response: HTTPResponse {
         var members = extraFields
         members["error"] = .string(errorCode)
         members["error_description"] = .string(errorDescription)
@@ -37,17 +37,17 @@ extension HTTPResponseError {
 ///
 /// Compares by status and code only, so a test can write
 /// `#expect(throws: HTTPError.notFound())`.
-public struct HTTPError: HTTPResponseError, Sendable, Equatable, CustomStringConvertible {
+package struct HTTPError: HTTPResponseError, Sendable, Equatable, CustomStringConvertible {
     /// The status code.
-    public var status: Int
+    package var status: Int
     /// The wire code.
-    public var errorCode: String
+    package var errorCode: String
     /// A sentence for a developer, free of secrets.
-    public var errorDescription: String
+    package var errorDescription: String
     /// More members of the JSON body.
-    public var extraFields: [String: JSONValue]
+    package var extraFields: [String: JSONValue]
     /// Header fields for the response.
-    public var extraHeaders: HTTPHeaders
+    package var extraHeaders: HTTPHeaders
 
     /// Creates an error.
     ///
@@ -57,7 +57,7 @@ public struct HTTPError: HTTPResponseError, Sendable, Equatable, CustomStringCon
     ///   - description: A sentence for a developer, free of secrets.
     ///   - extraFields: More members of the JSON body.
     ///   - headers: Header fields for the response.
-    public init(
+    package init(
         status: Int, code: String, description: String, extraFields: [String: JSONValue] = [:],
         headers: HTTPHeaders = HTTPHeaders()
     ) {
@@ -68,57 +68,57 @@ public struct HTTPError: HTTPResponseError, Sendable, Equatable, CustomStringCon
         self.extraHeaders = headers
     }
 
-    public var description: String { "\(status) \(errorCode): \(errorDescription)" }
+    package var description: String { "\(status) \(errorCode): \(errorDescription)" }
 
-    public static func == (lhs: HTTPError, rhs: HTTPError) -> Bool {
+    package static func == (lhs: HTTPError, rhs: HTTPError) -> Bool {
         lhs.status == rhs.status && lhs.errorCode == rhs.errorCode
     }
 
     /// 400 `invalid_request`: malformed JSON, a missing or wrong-typed field, bad base64.
-    public static func invalidRequest(_ description: String) -> HTTPError {
+    package static func invalidRequest(_ description: String) -> HTTPError {
         HTTPError(status: 400, code: "invalid_request", description: description)
     }
 
     /// 404 `not_found`.
-    public static func notFound(_ description: String = "no such resource") -> HTTPError {
+    package static func notFound(_ description: String = "no such resource") -> HTTPError {
         HTTPError(status: 404, code: "not_found", description: description)
     }
 
     /// 405 `method_not_allowed` with the `Allow` field RFC 9110 §15.5.6 requires.
-    public static func methodNotAllowed(allowed: [HTTPMethod]) -> HTTPError {
+    package static func methodNotAllowed(allowed: [HTTPMethod]) -> HTTPError {
         HTTPError(
             status: 405, code: "method_not_allowed", description: "this resource does not support the method",
             headers: ["Allow": allowed.map(\.rawValue).joined(separator: ", ")])
     }
 
     /// 413 `payload_too_large`: the body is over the limit.
-    public static func payloadTooLarge(limit: Int? = nil) -> HTTPError {
+    package static func payloadTooLarge(limit: Int? = nil) -> HTTPError {
         HTTPError(
             status: 413, code: "payload_too_large",
             description: limit.map { "the body is larger than \($0) bytes" } ?? "the body is too large")
     }
 
     /// 415 `unsupported_media_type`.
-    public static func unsupportedMediaType(_ description: String = "unsupported Content-Type") -> HTTPError {
+    package static func unsupportedMediaType(_ description: String = "unsupported Content-Type") -> HTTPError {
         HTTPError(status: 415, code: "unsupported_media_type", description: description)
     }
 
     /// 429 `rate_limited` with `Retry-After` and the `retry_after` field of docs/reference.md.
-    public static func rateLimited(retryAfter seconds: Int) -> HTTPError {
+    package static func rateLimited(retryAfter seconds: Int) -> HTTPError {
         HTTPError(
             status: 429, code: "rate_limited", description: "too many attempts; try again later",
             extraFields: ["retry_after": .number(Double(seconds))], headers: ["Retry-After": String(seconds)])
     }
 
     /// 503 `overloaded` with `Retry-After`: a bounded queue is full (docs/security.md S15).
-    public static func overloaded(retryAfter seconds: Int) -> HTTPError {
+    package static func overloaded(retryAfter seconds: Int) -> HTTPError {
         HTTPError(
             status: 503, code: "overloaded", description: "the server is busy; try again later",
             headers: ["Retry-After": String(seconds)])
     }
 
     /// 500 `server_error`: the body every unexpected failure gets, with nothing but the request id.
-    public static func serverError(requestID: String) -> HTTPError {
+    package static func serverError(requestID: String) -> HTTPError {
         HTTPError(
             status: 500, code: "server_error", description: "internal error",
             extraFields: ["request_id": .string(requestID)])

@@ -1,5 +1,6 @@
-public import FoundationEssentials
+package import FoundationEssentials
 import Glibc
+import LatchkeyErrors
 
 /// A `Set-Cookie` field value (RFC 6265 §4.1), checked when it is made.
 ///
@@ -9,9 +10,9 @@ import Glibc
 /// a `__Host-` cookie is `Secure`, has `Path=/` and no `Domain` (so it is bound to this host
 /// alone); a `__Secure-` cookie is `Secure`. `SameSite=None` needs `Secure` too (browsers drop it
 /// otherwise).
-public struct SetCookie: Sendable, Hashable {
+package struct SetCookie: Sendable, Hashable {
     /// The `SameSite` attribute (RFC 6265bis §4.1.2.7).
-    public enum SameSite: String, Sendable, Hashable {
+    package enum SameSite: String, Sendable, Hashable {
         /// Sent on same-site requests and top-level navigations to the site.
         case lax = "Lax"
         /// Sent on same-site requests only.
@@ -21,30 +22,30 @@ public struct SetCookie: Sendable, Hashable {
     }
 
     /// The cookie's name.
-    public let name: String
+    package let name: String
     /// The cookie's value, as sent (not encoded here).
-    public let value: String
+    package let value: String
     /// The `Path` attribute.
-    public let path: String?
+    package let path: String?
     /// The `Domain` attribute; `nil` makes a host-only cookie.
-    public let domain: String?
+    package let domain: String?
     /// The `Max-Age` attribute in seconds; 0 deletes the cookie.
-    public let maxAge: Int?
+    package let maxAge: Int?
     /// The `Expires` attribute, for clients that ignore `Max-Age`.
-    public let expires: Date?
+    package let expires: Date?
     /// The `Secure` attribute: sent over HTTPS only.
-    public let secure: Bool
+    package let secure: Bool
     /// The `HttpOnly` attribute: out of reach of scripts.
-    public let httpOnly: Bool
+    package let httpOnly: Bool
     /// The `SameSite` attribute.
-    public let sameSite: SameSite?
+    package let sameSite: SameSite?
 
     /// Makes a cookie. The defaults suit a session cookie of a hosted page: `Secure`,
     /// `HttpOnly`, `SameSite=Lax`, `Path=/`, host-only.
     ///
     /// - Throws: ``CookieError`` when the name, value, path or domain cannot be sent safely, or
     ///   the attributes break the rules of the name's prefix.
-    public init(
+    package init(
         name: String, value: String, path: String? = "/", domain: String? = nil, maxAge: Int? = nil,
         expires: Date? = nil, secure: Bool = true, httpOnly: Bool = true, sameSite: SameSite? = .lax
     ) throws(CookieError) {
@@ -94,7 +95,7 @@ public struct SetCookie: Sendable, Hashable {
     /// Path and domain must be those the cookie was set with.
     ///
     /// - Throws: ``CookieError`` as ``init(name:value:path:domain:maxAge:expires:secure:httpOnly:sameSite:)``.
-    public static func expired(
+    package static func expired(
         name: String, path: String? = "/", domain: String? = nil, secure: Bool = true, httpOnly: Bool = true,
         sameSite: SameSite? = .lax
     ) throws(CookieError) -> SetCookie {
@@ -104,7 +105,7 @@ public struct SetCookie: Sendable, Hashable {
     }
 
     /// The field value: `name=value; Path=/; Max-Age=...; Secure; HttpOnly; SameSite=Lax`.
-    public var fieldValue: String {
+    package var fieldValue: String {
         var text = name + "=" + value
         if let path { text += "; Path=" + path }
         if let domain { text += "; Domain=" + domain }
@@ -149,36 +150,34 @@ public struct SetCookie: Sendable, Hashable {
 }
 
 /// Why a ``SetCookie`` cannot be made.
-public struct CookieError: Error, Sendable, Hashable, CustomStringConvertible {
+package struct CookieError: CodedError {
     /// What is wrong.
-    public struct Code: RawRepresentable, Sendable, Hashable {
-        public let rawValue: String
-        public init(rawValue: String) { self.rawValue = rawValue }
+    package struct Code: ErrorCode {
+        package let rawValue: String
+        package init(rawValue: String) { self.rawValue = rawValue }
 
         /// The name is not a token.
-        public static let invalidName = Code(rawValue: "invalid_name")
+        package static let invalidName = Code(rawValue: "invalid_name")
         /// The value holds a byte that is not a cookie-octet.
-        public static let invalidValue = Code(rawValue: "invalid_value")
+        package static let invalidValue = Code(rawValue: "invalid_value")
         /// Path, Domain or Max-Age cannot be sent as given.
-        public static let invalidAttribute = Code(rawValue: "invalid_attribute")
+        package static let invalidAttribute = Code(rawValue: "invalid_attribute")
         /// The attributes break the rules of a `__Host-` or `__Secure-` name, or of `SameSite=None`.
-        public static let prefixViolation = Code(rawValue: "prefix_violation")
+        package static let prefixViolation = Code(rawValue: "prefix_violation")
     }
 
-    public let code: Code
+    package let code: Code
     /// A sentence for a developer; it names the cookie, never its value.
-    public let reason: String
+    package let message: String
 
     /// Creates an error; tests compare by ``code`` only.
-    public init(_ code: Code, _ reason: String) {
+    package init(_ code: Code, _ message: String) {
         self.code = code
-        self.reason = reason
+        self.message = message
     }
 
-    public var description: String { "\(code.rawValue): \(reason)" }
-
-    public static func == (lhs: CookieError, rhs: CookieError) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+    /// `code: message`.
+    package var description: String { "\(code): \(message)" }
 }
 
 /// The cookies of a request's `Cookie` fields (RFC 6265 §5.4, §4.2).
@@ -192,11 +191,11 @@ public struct CookieError: Error, Sendable, Hashable, CustomStringConvertible {
 /// When a name repeats, the first value wins: browsers send the cookie with the longest
 /// matching path first (RFC 6265 §5.4, step 2), which is the one a page set for itself, and a
 /// cookie injected for a broader path or a parent domain comes later.
-public struct Cookies: Sendable {
+package struct Cookies: Sendable {
     private var values: [String: String] = [:]
 
     /// Parses every `Cookie` field of `headers`.
-    public init(headers: HTTPHeaders) {
+    package init(headers: HTTPHeaders) {
         for field in headers.values("Cookie") {
             for pair in field.utf8.split(separator: UInt8(ascii: ";"), omittingEmptySubsequences: true) {
                 guard let equals = pair.firstIndex(of: UInt8(ascii: "=")) else { continue }
@@ -217,13 +216,13 @@ public struct Cookies: Sendable {
     }
 
     /// The value of the cookie `name` (case-sensitive, RFC 6265 §5.3), or `nil`.
-    public subscript(name: String) -> String? { values[name] }
+    package subscript(name: String) -> String? { values[name] }
 
     /// The number of distinct cookie names.
-    public var count: Int { values.count }
+    package var count: Int { values.count }
 
     /// Every name and its first value.
-    public var all: [String: String] { values }
+    package var all: [String: String] { values }
 
     private static func trimmed(_ bytes: Substring.UTF8View.SubSequence) -> Substring.UTF8View.SubSequence {
         var bytes = bytes
@@ -235,12 +234,12 @@ public struct Cookies: Sendable {
 
 extension HTTPRequest {
     /// The request's cookies; see ``Cookies``.
-    public var cookies: Cookies { Cookies(headers: headers) }
+    package var cookies: Cookies { Cookies(headers: headers) }
 }
 
 extension HTTPResponse {
     /// Adds a `Set-Cookie` field; one per cookie, as RFC 6265 §3 requires (they cannot be joined).
-    public mutating func setCookie(_ cookie: SetCookie) {
+    package mutating func setCookie(_ cookie: SetCookie) {
         headers.add("Set-Cookie", cookie.fieldValue)
     }
 }

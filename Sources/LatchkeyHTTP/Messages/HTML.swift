@@ -10,62 +10,62 @@
 /// Escaping makes text safe in element content and in quoted attribute values (`"…"` or `'…'`);
 /// it does not make a value safe as a URL (`href="javascript:…"`), inside `<script>` or `<style>`,
 /// or in an unquoted attribute. Pages put values only in those two safe places.
-public struct HTML: Sendable, Hashable, ExpressibleByStringInterpolation, CustomStringConvertible {
+package struct HTML: Sendable, Hashable, ExpressibleByStringInterpolation, CustomStringConvertible {
     /// The markup.
-    public private(set) var text: String
+    package private(set) var text: String
 
     /// The markup of a literal, trusted as written.
-    public init(stringLiteral literal: String) {
+    package init(stringLiteral literal: String) {
         text = literal
     }
 
-    public init(stringInterpolation: StringInterpolation) {
+    package init(stringInterpolation: StringInterpolation) {
         text = stringInterpolation.text
     }
 
     /// Text to show, escaped: `HTML(escaping: "<b>")` is `&lt;b&gt;`.
-    public init(escaping text: String) {
+    package init(escaping text: String) {
         self.text = HTML.escape(text)
     }
 
-    public var description: String { text }
+    package var description: String { text }
 
     /// Builds ``HTML`` from a literal: literal parts are kept, values are escaped.
-    public struct StringInterpolation: StringInterpolationProtocol {
+    package struct StringInterpolation: StringInterpolationProtocol {
         var text = ""
 
-        public init(literalCapacity: Int, interpolationCount: Int) {
+        package init(literalCapacity: Int, interpolationCount: Int) {
             text.reserveCapacity(literalCapacity + 16 * interpolationCount)
         }
 
-        public mutating func appendLiteral(_ literal: String) { text += literal }
+        package mutating func appendLiteral(_ literal: String) { text += literal }
 
         /// Escapes the value's text.
-        public mutating func appendInterpolation(_ value: some CustomStringConvertible) {
+        package mutating func appendInterpolation(_ value: some CustomStringConvertible) {
             text += HTML.escape(value.description)
         }
 
         /// Escapes `value`.
-        public mutating func appendInterpolation(_ value: String) { text += HTML.escape(value) }
+        package mutating func appendInterpolation(_ value: String) { text += HTML.escape(value) }
 
         /// Keeps markup that is already ``HTML``.
-        public mutating func appendInterpolation(_ html: HTML) { text += html.text }
+        package mutating func appendInterpolation(_ html: HTML) { text += html.text }
 
         /// Keeps each piece of markup, one after the other (a list of rows, say).
-        public mutating func appendInterpolation(_ pieces: [HTML]) {
+        package mutating func appendInterpolation(_ pieces: [HTML]) {
             for piece in pieces { text += piece.text }
         }
     }
 
     /// Pieces of markup one after the other.
-    public init(joining pieces: [HTML]) {
+    package init(joining pieces: [HTML]) {
         text = pieces.map(\.text).joined()
     }
 
     /// `text` with `&`, `<`, `>`, `"` and `'` replaced by character references, so that it
     /// reads as text in element content and in quoted attribute values (HTML Living Standard
     /// §13.1.2.3, §13.1.4); every other character is kept.
-    public static func escape(_ text: String) -> String {
+    package static func escape(_ text: String) -> String {
         guard text.utf8.contains(where: { $0 == 0x26 || $0 == 0x3C || $0 == 0x3E || $0 == 0x22 || $0 == 0x27 }) else {
             return text
         }
@@ -100,7 +100,7 @@ extension HTTPHeaders {
     ///   shared and back-button caches.
     ///
     /// A route that needs another policy sets the field on the response after making it.
-    public static var pageSecurity: HTTPHeaders {
+    package static var pageSecurity: HTTPHeaders {
         [
             "X-Content-Type-Options": "nosniff",
             "Content-Security-Policy": "default-src 'self'; base-uri 'none'; object-src 'none'; frame-ancestors 'none'",
@@ -117,7 +117,7 @@ extension HTTPResponse {
     /// - Parameters:
     ///   - html: The page; build it as ``HTML`` so that values are escaped.
     ///   - status: The status code.
-    public static func html(_ html: HTML, status: Int = 200) -> HTTPResponse {
+    package static func html(_ html: HTML, status: Int = 200) -> HTTPResponse {
         var headers: HTTPHeaders = ["Content-Type": "text/html; charset=utf-8"]
         headers.add(contentsOf: .pageSecurity)
         return HTTPResponse(status: status, headers: headers, body: Array(html.text.utf8))
@@ -132,7 +132,7 @@ extension HTTPResponse {
     ///     fields are appended with `&`.
     ///   - fields: Query parameters, in the order given.
     ///   - status: 302, 303 or 307.
-    public static func redirect(to location: String, query fields: [(String, String)] = [], status: Int = 303) -> HTTPResponse {
+    package static func redirect(to location: String, query fields: [(String, String)] = [], status: Int = 303) -> HTTPResponse {
         var target = location
         if !fields.isEmpty {
             target += (location.contains("?") ? "&" : "?") + FormEncoding.encode(fields)
@@ -142,7 +142,7 @@ extension HTTPResponse {
 
     /// A response with an `application/x-www-form-urlencoded` body (RFC 6749's token endpoint
     /// errors are JSON; this is for peers that want forms).
-    public static func form(_ fields: [(String, String)], status: Int = 200) -> HTTPResponse {
+    package static func form(_ fields: [(String, String)], status: Int = 200) -> HTTPResponse {
         HTTPResponse(
             status: status, headers: ["Content-Type": "application/x-www-form-urlencoded"],
             body: Array(FormEncoding.encode(fields).utf8))
@@ -151,10 +151,10 @@ extension HTTPResponse {
 
 /// `application/x-www-form-urlencoded` text (WHATWG URL Standard §5): query strings of
 /// redirects and form bodies.
-public enum FormEncoding {
+package enum FormEncoding {
     /// `a=1&b=2`, in the order given, every byte but RFC 3986's unreserved characters
     /// percent-encoded (a space as `%20`, which every form parser reads as a space).
-    public static func encode(_ fields: [(String, String)]) -> String {
+    package static func encode(_ fields: [(String, String)]) -> String {
         fields.map { PercentEncoding.encode($0.0) + "=" + PercentEncoding.encode($0.1) }.joined(separator: "&")
     }
 
@@ -162,23 +162,23 @@ public enum FormEncoding {
     ///
     /// - Returns: `nil` for a broken escape, text that is not UTF-8, a control character, or a
     ///   name given twice.
-    public static func decode(_ text: String) -> [String: String]? {
+    package static func decode(_ text: String) -> [String: String]? {
         var text = text
         return text.withUTF8 { PercentEncoding.parseForm(UnsafeRawBufferPointer($0)) }
     }
 }
 
 /// The fields of a form body with accessors that answer 400 `invalid_request` naming the field.
-public struct FormFields: Sendable {
+package struct FormFields: Sendable {
     /// Every field, by name.
-    public let values: [String: String]
+    package let values: [String: String]
 
     /// Wraps parsed fields.
-    public init(_ values: [String: String]) { self.values = values }
+    package init(_ values: [String: String]) { self.values = values }
 
     /// The field `name`, or `nil` when it is absent or empty (RFC 6749 §3.1: a parameter sent
     /// without a value is treated as omitted).
-    public func optional(_ name: String) -> String? {
+    package func optional(_ name: String) -> String? {
         guard let value = values[name], !value.isEmpty else { return nil }
         return value
     }
@@ -186,7 +186,7 @@ public struct FormFields: Sendable {
     /// The field `name`.
     ///
     /// - Throws: ``HTTPError/invalidRequest(_:)`` when it is absent or empty.
-    public func required(_ name: String) throws(HTTPError) -> String {
+    package func required(_ name: String) throws(HTTPError) -> String {
         guard let value = optional(name) else { throw HTTPError.invalidRequest("the form field \(name) is required") }
         return value
     }
@@ -196,5 +196,5 @@ extension HTTPRequest {
     /// ``formBody()`` with typed accessors.
     ///
     /// - Throws: As ``formBody()``.
-    public func formFields() throws -> FormFields { FormFields(try formBody()) }
+    package func formFields() throws -> FormFields { FormFields(try formBody()) }
 }

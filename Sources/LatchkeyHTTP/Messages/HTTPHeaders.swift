@@ -4,7 +4,7 @@
 /// fields. The fields live in one byte buffer with an index of offsets, not a dictionary of
 /// strings, so parsing a request costs two allocations however many fields it carries, and the
 /// response writer copies bytes without building strings.
-public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, CustomStringConvertible {
+package struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, CustomStringConvertible {
     package struct Field: Sendable {
         package var nameStart: UInt32
         package var nameEnd: UInt32
@@ -24,18 +24,18 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
     package private(set) var fields: [Field]
 
     /// Creates an empty set of fields.
-    public init() {
+    package init() {
         bytes = []
         fields = []
     }
 
     /// Creates fields from pairs, keeping their order.
-    public init(_ pairs: [(String, String)]) {
+    package init(_ pairs: [(String, String)]) {
         self.init()
         for (name, value) in pairs { add(name, value) }
     }
 
-    public init(dictionaryLiteral elements: (String, String)...) {
+    package init(dictionaryLiteral elements: (String, String)...) {
         self.init(elements)
     }
 
@@ -46,33 +46,33 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
     }
 
     /// The number of fields, repeats included.
-    public var count: Int { fields.count }
+    package var count: Int { fields.count }
 
     /// Whether there are no fields.
-    public var isEmpty: Bool { fields.isEmpty }
+    package var isEmpty: Bool { fields.isEmpty }
 
     /// The first value of the field `name` (case-insensitive), or `nil` when absent.
-    public subscript(name: String) -> String? {
+    package subscript(name: String) -> String? {
         guard let index = firstIndex(of: name) else { return nil }
         return value(at: index)
     }
 
     /// Every value of the field `name` (case-insensitive), in order.
-    public func values(_ name: String) -> [String] {
+    package func values(_ name: String) -> [String] {
         var result = [String]()
         for index in fields.indices where nameEquals(index, name) { result.append(value(at: index)) }
         return result
     }
 
     /// Whether a field called `name` (case-insensitive) is present.
-    public func contains(_ name: String) -> Bool { firstIndex(of: name) != nil }
+    package func contains(_ name: String) -> Bool { firstIndex(of: name) != nil }
 
     /// Appends a field, keeping any existing ones of the same name.
     ///
     /// Names and values are not checked here; the response writer drops a field whose name is
     /// not an RFC 9110 token or whose value holds CR, LF or NUL, so a value taken from a request
     /// cannot split a response.
-    public mutating func add(_ name: String, _ value: String) {
+    package mutating func add(_ name: String, _ value: String) {
         let nameStart = UInt32(bytes.count)
         bytes.append(contentsOf: name.utf8)
         let nameEnd = UInt32(bytes.count)
@@ -81,37 +81,37 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
     }
 
     /// Replaces every field called `name` (case-insensitive) with one field holding `value`.
-    public mutating func set(_ name: String, _ value: String) {
+    package mutating func set(_ name: String, _ value: String) {
         remove(name)
         add(name, value)
     }
 
     /// Removes every field called `name` (case-insensitive).
-    public mutating func remove(_ name: String) {
+    package mutating func remove(_ name: String) {
         guard firstIndex(of: name) != nil else { return }
         fields.removeAll { field in Self.bytesEqualIgnoringCase(bytes, field.nameStart, field.nameEnd, name) }
     }
 
     /// Appends every field of `other`, after these.
-    public mutating func add(contentsOf other: HTTPHeaders) {
+    package mutating func add(contentsOf other: HTTPHeaders) {
         for (name, value) in other { add(name, value) }
     }
 
     /// Iterates the fields in order.
-    public struct Iterator: IteratorProtocol {
+    package struct Iterator: IteratorProtocol {
         let headers: HTTPHeaders
         var index = 0
 
-        public mutating func next() -> (name: String, value: String)? {
+        package mutating func next() -> (name: String, value: String)? {
             guard index < headers.fields.count else { return nil }
             defer { index += 1 }
             return (headers.name(at: index), headers.value(at: index))
         }
     }
 
-    public func makeIterator() -> Iterator { Iterator(headers: self) }
+    package func makeIterator() -> Iterator { Iterator(headers: self) }
 
-    public var description: String {
+    package var description: String {
         "[" + map { "\($0.name): \($0.value)" }.joined(separator: ", ") + "]"
     }
 

@@ -2,29 +2,29 @@
 ///
 /// A struct rather than an enum so that a method this server has no route for (say `PROPFIND`)
 /// still reaches the router, which answers 405 or 404 instead of the parser guessing.
-public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+package struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     /// The method token as it appears on the request line, case-sensitive (RFC 9110 §9.1).
-    public let rawValue: String
+    package let rawValue: String
 
     /// Creates a method from its token.
-    public init(rawValue: String) { self.rawValue = rawValue }
+    package init(rawValue: String) { self.rawValue = rawValue }
 
-    public var description: String { rawValue }
+    package var description: String { rawValue }
 
     /// `GET`.
-    public static let get = HTTPMethod(rawValue: "GET")
+    package static let get = HTTPMethod(rawValue: "GET")
     /// `POST`.
-    public static let post = HTTPMethod(rawValue: "POST")
+    package static let post = HTTPMethod(rawValue: "POST")
     /// `PUT`.
-    public static let put = HTTPMethod(rawValue: "PUT")
+    package static let put = HTTPMethod(rawValue: "PUT")
     /// `PATCH` (RFC 5789).
-    public static let patch = HTTPMethod(rawValue: "PATCH")
+    package static let patch = HTTPMethod(rawValue: "PATCH")
     /// `DELETE`.
-    public static let delete = HTTPMethod(rawValue: "DELETE")
+    package static let delete = HTTPMethod(rawValue: "DELETE")
     /// `HEAD`: a `GET` without the body.
-    public static let head = HTTPMethod(rawValue: "HEAD")
+    package static let head = HTTPMethod(rawValue: "HEAD")
     /// `OPTIONS`.
-    public static let options = HTTPMethod(rawValue: "OPTIONS")
+    package static let options = HTTPMethod(rawValue: "OPTIONS")
 
     /// The method for request-line bytes, reusing the static values for the common ones so that
     /// parsing a request allocates no string for its method.

@@ -1,34 +1,34 @@
-public import LatchkeyJSON
+package import LatchkeyJSON
 
 /// An HTTP request as a handler sees it: head parsed, body read in full (within the limits).
-public struct HTTPRequest: Sendable {
+package struct HTTPRequest: Sendable {
     /// The request method.
-    public var method: HTTPMethod
+    package var method: HTTPMethod
     /// The percent-decoded path, without the query.
-    public var path: String
+    package var path: String
     /// The query parameters, form-decoded (`+` is a space). The server refuses a request that
     /// repeats a name, so each name has one value.
-    public var query: [String: String]
+    package var query: [String: String]
     /// The header fields, in the order they arrived.
-    public var headers: HTTPHeaders
+    package var headers: HTTPHeaders
     /// The body bytes; empty when there was none.
-    public var body: [UInt8]
+    package var body: [UInt8]
     /// The client's IP address, without the port: the peer's, or the one a trusted proxy names
     /// in `X-Forwarded-For` (LatchkeyHTTPServer's `TrustedProxies`). IPv4-mapped IPv6 addresses
     /// are shown as IPv4.
-    public var remoteAddress: String
+    package var remoteAddress: String
     /// The values the router took from the path's `{name}` segments.
-    public var pathParameters: [String: String]
+    package var pathParameters: [String: String]
     /// The request's identifier, sent back as `X-Request-Id` and written to the access log: the
     /// incoming `X-Request-Id` when it is a safe short token, else 128 random bits in hex.
-    public var requestID: String
+    package var requestID: String
 
     /// The path as it arrived, still percent-encoded, so the router can split it on `/` before
     /// decoding and an encoded `%2F` stays inside one parameter. `nil` for a request built in code.
     package var encodedPath: Substring?
 
     /// Creates a request, for tests and for responders that call each other.
-    public init(
+    package init(
         method: HTTPMethod, path: String, query: [String: String] = [:], headers: HTTPHeaders = HTTPHeaders(),
         body: [UInt8] = [], remoteAddress: String = "127.0.0.1", pathParameters: [String: String] = [:],
         requestID: String = "test"
@@ -50,7 +50,7 @@ public struct HTTPRequest: Sendable {
     ///   `application/json` (parameters such as `charset=utf-8` allowed) and the body has no
     ///   content coding, and ``HTTPError/invalidRequest(_:)`` (400) when the body is not a single
     ///   valid JSON value.
-    public func jsonBody() throws -> JSONValue {
+    package func jsonBody() throws -> JSONValue {
         try requireMediaType(["application/json"])
         do {
             return try JSONValue(parsing: body)
@@ -65,7 +65,7 @@ public struct HTTPRequest: Sendable {
     /// - Throws: ``HTTPError/unsupportedMediaType(_:)`` (415) for another content type or a
     ///   content coding, and ``HTTPError/invalidRequest(_:)`` (400) for a broken escape, text that
     ///   is not UTF-8, or a parameter given twice (RFC 6749 §3.1).
-    public func formBody() throws -> [String: String] {
+    package func formBody() throws -> [String: String] {
         try requireMediaType(["application/x-www-form-urlencoded"])
         guard let form = body.withUnsafeBytes({ PercentEncoding.parseForm($0) }) else {
             throw HTTPError.invalidRequest("the form body is malformed or repeats a parameter")
@@ -79,7 +79,7 @@ public struct HTTPRequest: Sendable {
     /// reason (RFC 9110 §8.4.1 lets a server answer 415 for a coding it does not accept).
     ///
     /// - Throws: ``HTTPError/unsupportedMediaType(_:)`` (415) naming what to send instead.
-    public func requireMediaType(_ accepted: [String]) throws(HTTPError) {
+    package func requireMediaType(_ accepted: [String]) throws(HTTPError) {
         if headers.values("Content-Encoding").contains(where: { !$0.isEmpty && $0.lowercased() != "identity" }) {
             throw HTTPError.unsupportedMediaType("Content-Encoding is not supported: send the body uncompressed")
         }
@@ -89,7 +89,7 @@ public struct HTTPRequest: Sendable {
     }
 
     /// Whether `Content-Type` names `mediaType` (case-insensitive), ignoring parameters.
-    public func mediaType(is mediaType: String) -> Bool {
+    package func mediaType(is mediaType: String) -> Bool {
         guard let contentType = headers["Content-Type"] else { return false }
         let essence = contentType.prefix { $0 != ";" }.trimmingASCIIWhitespace()
         return essence.lowercased() == mediaType.lowercased()

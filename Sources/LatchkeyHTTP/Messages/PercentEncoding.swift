@@ -1,6 +1,6 @@
 /// Percent-decoding of paths (RFC 3986 §2.1) and of `application/x-www-form-urlencoded` text
 /// (WHATWG URL Standard §5.1).
-public enum PercentEncoding {
+package enum PercentEncoding {
     /// Decodes `%XX` escapes; with `plusIsSpace`, `+` becomes a space as in form bodies.
     ///
     /// - Returns: The decoded text, or `nil` for a broken escape, a decoded NUL or control
@@ -67,7 +67,7 @@ public enum PercentEncoding {
 
     /// Escapes every byte of the UTF-8 text except RFC 3986's unreserved characters and the
     /// ASCII characters in `kept`.
-    public static func encode(_ text: String, keeping kept: String = "") -> String {
+    package static func encode(_ text: String, keeping kept: String = "") -> String {
         let hex = Array("0123456789ABCDEF".utf8)
         var output = [UInt8]()
         for byte in text.utf8 {

@@ -1,7 +1,7 @@
 extension Substring {
     /// The text without leading and trailing white space (Unicode's White_Space: spaces, tabs,
     /// line breaks).
-    public func trimmingWhitespace() -> Substring {
+    package func trimmingWhitespace() -> Substring {
         let scalars = unicodeScalars
         guard let start = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
             let end = scalars.lastIndex(where: { !$0.properties.isWhitespace })
@@ -13,5 +13,5 @@ extension Substring {
 extension String {
     /// The text without leading and trailing white space (Unicode's White_Space: spaces, tabs,
     /// line breaks).
-    public func trimmingWhitespace() -> Substring { self[...].trimmingWhitespace() }
+    package func trimmingWhitespace() -> Substring { self[...].trimmingWhitespace() }
 }

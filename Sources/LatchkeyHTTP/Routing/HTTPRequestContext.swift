@@ -1,12 +1,12 @@
 /// What a router knows of a request when it makes the request's context.
-public struct HTTPRequestContextSource: Sendable {
+package struct HTTPRequestContextSource: Sendable {
     /// The request's identifier (``HTTPRequest/requestID``).
-    public let requestID: String
+    package let requestID: String
     /// The client's address (``HTTPRequest/remoteAddress``).
-    public let remoteAddress: String
+    package let remoteAddress: String
 
     /// Creates a source; the router makes one per request, tests may make their own.
-    public init(requestID: String, remoteAddress: String) {
+    package init(requestID: String, remoteAddress: String) {
         self.requestID = requestID
         self.remoteAddress = remoteAddress
     }
@@ -24,7 +24,7 @@ public struct HTTPRequestContextSource: Sendable {
 /// change its copy before calling `next`) to the handler: `group.get("/me") { request, context in … }`.
 /// Modelled on hummingbird 2's `RequestContext`. A context is a value: a middleware's change is
 /// seen by what it calls, never by what called it.
-public protocol HTTPRequestContext: Sendable {
+package protocol HTTPRequestContext: Sendable {
     /// The context of a request that no middleware has seen yet.
     init(source: HTTPRequestContextSource)
 
@@ -33,12 +33,12 @@ public protocol HTTPRequestContext: Sendable {
 }
 
 /// A context with nothing but what the router knows: for groups whose middleware sets nothing.
-public struct BasicRequestContext: HTTPRequestContext {
-    public let requestID: String
+package struct BasicRequestContext: HTTPRequestContext {
+    package let requestID: String
     /// The client's address (``HTTPRequest/remoteAddress``).
-    public let remoteAddress: String
+    package let remoteAddress: String
 
-    public init(source: HTTPRequestContextSource) {
+    package init(source: HTTPRequestContextSource) {
         self.requestID = source.requestID
         self.remoteAddress = source.remoteAddress
     }
@@ -50,7 +50,7 @@ public struct BasicRequestContext: HTTPRequestContext {
 /// It runs inside the router-wide ``HTTPMiddleware`` and only for the group's routes, never for
 /// the router's 404 and 405 answers. Throw an ``HTTPResponseError`` to refuse the request;
 /// call `next` with the (possibly changed) request and context to go on.
-public protocol RouterMiddleware<Context>: Sendable {
+package protocol RouterMiddleware<Context>: Sendable {
     /// The context type of the groups this middleware can guard.
     associatedtype Context: HTTPRequestContext
 
@@ -66,7 +66,7 @@ public protocol RouterMiddleware<Context>: Sendable {
 /// A synchronous group route runs on the loop only when every middleware of its group conforms
 /// to this protocol and every router-wide middleware to ``HTTPSynchronousMiddleware``. Implement
 /// both methods the same way; nothing here may block or take more than a few microseconds.
-public protocol SynchronousRouterMiddleware<Context>: RouterMiddleware {
+package protocol SynchronousRouterMiddleware<Context>: RouterMiddleware {
     /// Answers `request` without suspending, usually by calling `next`.
     func handle(
         _ request: HTTPRequest, context: Context, next: (HTTPRequest, Context) throws -> HTTPResponse

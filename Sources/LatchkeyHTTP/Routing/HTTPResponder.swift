@@ -1,5 +1,5 @@
 /// Something that answers requests: a ``Router``, or a test double.
-public protocol HTTPResponder: Sendable {
+package protocol HTTPResponder: Sendable {
     /// Answers one request.
     ///
     /// - Throws: An ``HTTPResponseError`` for an answer other than success; anything else
@@ -8,7 +8,7 @@ public protocol HTTPResponder: Sendable {
 }
 
 /// Code that runs around every route of a ``Router``: authentication, metrics, headers.
-public protocol HTTPMiddleware: Sendable {
+package protocol HTTPMiddleware: Sendable {
     /// Answers `request`, usually by calling `next` and adjusting its response.
     func respond(to request: HTTPRequest, next: any HTTPResponder) async throws -> HTTPResponse
 }
@@ -19,7 +19,7 @@ public protocol HTTPMiddleware: Sendable {
 /// A ``Router`` runs a synchronous route on the loop only when every middleware it has conforms
 /// to this protocol; otherwise the route runs in a task like an asynchronous one. Implement both
 /// methods the same way. Nothing here may block or take more than a few microseconds.
-public protocol HTTPSynchronousMiddleware: HTTPMiddleware {
+package protocol HTTPSynchronousMiddleware: HTTPMiddleware {
     /// Answers `request` without suspending, usually by calling `next`.
     func respond(to request: HTTPRequest, next: (HTTPRequest) throws -> HTTPResponse) throws -> HTTPResponse
 }

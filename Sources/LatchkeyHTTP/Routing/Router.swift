@@ -14,7 +14,7 @@ import Synchronization
 /// Handlers run in a task unless registered with the explicit `synchronous:` label; a trailing
 /// closure always means a task, whether or not it awaits. Middleware sees errors thrown by the
 /// handler (and the 404 and 405 answers) as thrown errors; the server maps them last.
-public final class Router: HTTPResponder, Sendable {
+package final class Router: HTTPResponder, Sendable {
     private struct Definition {
         var method: HTTPMethod
         var pattern: String
@@ -30,7 +30,7 @@ public final class Router: HTTPResponder, Sendable {
     private let frozen = AtomicLazyReference<RouteTable>()
 
     /// Creates an empty router.
-    public init() {}
+    package init() {}
 
     // MARK: Building
 
@@ -41,7 +41,7 @@ public final class Router: HTTPResponder, Sendable {
     ///   - method: The method.
     ///   - path: A pattern such as `/v1/sessions/{id}`.
     ///   - handler: Answers the request; may throw an ``HTTPResponseError``.
-    public func on(
+    package func on(
         _ method: HTTPMethod, _ path: String, _ handler: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse
     ) {
         add(Definition(method: method, pattern: path, handler: .asynchronous(handler)))
@@ -53,7 +53,7 @@ public final class Router: HTTPResponder, Sendable {
     /// `router.get("/v1/me") { request in try store.user(...) }` may block (a database read), so
     /// it runs in a task like any asynchronous handler. Only the explicit `synchronous:` label
     /// puts a handler on the loop.
-    public func on(
+    package func on(
         _ method: HTTPMethod, _ path: String, _ handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse
     ) {
         add(Definition(method: method, pattern: path, handler: .asynchronous { try handler($0) }))
@@ -67,77 +67,77 @@ public final class Router: HTTPResponder, Sendable {
     ///   - path: A pattern such as `/healthz`.
     ///   - handler: Answers the request within microseconds; may throw an ``HTTPResponseError``.
     @_disfavoredOverload
-    public func on(
+    package func on(
         _ method: HTTPMethod, _ path: String, synchronous handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse
     ) {
         add(Definition(method: method, pattern: path, handler: .synchronous(handler)))
     }
 
     /// Adds an asynchronous `GET` handler; see ``on(_:_:_:)``.
-    public func get(_ path: String, _ handler: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse) {
+    package func get(_ path: String, _ handler: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse) {
         on(.get, path, handler)
     }
 
     /// Adds a `GET` handler that runs in a task although it does not `await`: a trailing closure never lands on the event loop.
-    public func get(_ path: String, _ handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) {
+    package func get(_ path: String, _ handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) {
         on(.get, path, handler)
     }
 
     /// Adds a synchronous `GET` handler; see ``on(_:_:synchronous:)``.
     @_disfavoredOverload
-    public func get(_ path: String, synchronous handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) {
+    package func get(_ path: String, synchronous handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) {
         on(.get, path, synchronous: handler)
     }
 
     /// Adds an asynchronous `POST` handler; see ``on(_:_:_:)``.
-    public func post(_ path: String, _ handler: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse) {
+    package func post(_ path: String, _ handler: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse) {
         on(.post, path, handler)
     }
 
     /// Adds a `POST` handler that runs in a task although it does not `await`: a trailing closure never lands on the event loop.
-    public func post(_ path: String, _ handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) {
+    package func post(_ path: String, _ handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) {
         on(.post, path, handler)
     }
 
     /// Adds a synchronous `POST` handler; see ``on(_:_:synchronous:)``.
     @_disfavoredOverload
-    public func post(_ path: String, synchronous handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) {
+    package func post(_ path: String, synchronous handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) {
         on(.post, path, synchronous: handler)
     }
 
     /// Adds an asynchronous `PUT` handler; see ``on(_:_:_:)``.
-    public func put(_ path: String, _ handler: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse) {
+    package func put(_ path: String, _ handler: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse) {
         on(.put, path, handler)
     }
 
     /// Adds a `PUT` handler that runs in a task although it does not `await`: a trailing closure never lands on the event loop.
-    public func put(_ path: String, _ handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) {
+    package func put(_ path: String, _ handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) {
         on(.put, path, handler)
     }
 
     /// Adds an asynchronous `PATCH` handler; see ``on(_:_:_:)``.
-    public func patch(_ path: String, _ handler: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse) {
+    package func patch(_ path: String, _ handler: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse) {
         on(.patch, path, handler)
     }
 
     /// Adds a `PATCH` handler that runs in a task although it does not `await`: a trailing closure never lands on the event loop.
-    public func patch(_ path: String, _ handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) {
+    package func patch(_ path: String, _ handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) {
         on(.patch, path, handler)
     }
 
     /// Adds an asynchronous `DELETE` handler; see ``on(_:_:_:)``.
-    public func delete(_ path: String, _ handler: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse) {
+    package func delete(_ path: String, _ handler: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse) {
         on(.delete, path, handler)
     }
 
     /// Adds a `DELETE` handler that runs in a task although it does not `await`: a trailing closure never lands on the event loop.
-    public func delete(_ path: String, _ handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) {
+    package func delete(_ path: String, _ handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) {
         on(.delete, path, handler)
     }
 
     /// Adds a middleware that runs around every route, and around the 404 and 405 answers.
     /// Middleware added first runs outermost.
-    public func add(middleware: any HTTPMiddleware) {
+    package func add(middleware: any HTTPMiddleware) {
         building.withLock { state in
             precondition(frozen.load() == nil, "Router: middleware added after the first request")
             state.middleware.append(middleware)
@@ -151,7 +151,7 @@ public final class Router: HTTPResponder, Sendable {
     ///   - path: The prefix, such as `/v1`; empty or `/` for the root.
     ///   - context: The type of the context each request to the group's routes gets.
     ///   - middleware: Runs around the group's routes only.
-    public func group<Context: HTTPRequestContext>(
+    package func group<Context: HTTPRequestContext>(
         _ path: String, context: Context.Type, middleware: any RouterMiddleware<Context>...
     ) -> RouterGroup<Context> {
         RouterGroup(router: self, path: path, middleware: middleware)
@@ -164,7 +164,7 @@ public final class Router: HTTPResponder, Sendable {
     ///   - path: The prefix, such as `/v1`; empty or `/` for the root.
     ///   - middleware: Runs around the group's routes only, outermost.
     ///   - more: Runs inside `middleware`, in order.
-    public func group<First: RouterMiddleware>(
+    package func group<First: RouterMiddleware>(
         _ path: String, middleware: First, _ more: any RouterMiddleware<First.Context>...
     ) -> RouterGroup<First.Context> {
         RouterGroup(router: self, path: path, middleware: [middleware] + more)
@@ -172,7 +172,7 @@ public final class Router: HTTPResponder, Sendable {
 
     /// A group of routes under `path` with the ``BasicRequestContext``; see ``RouterGroup``.
     @_disfavoredOverload
-    public func group(_ path: String, middleware: any RouterMiddleware<BasicRequestContext>...) -> RouterGroup<BasicRequestContext> {
+    package func group(_ path: String, middleware: any RouterMiddleware<BasicRequestContext>...) -> RouterGroup<BasicRequestContext> {
         RouterGroup(router: self, path: path, middleware: middleware)
     }
 
@@ -194,7 +194,7 @@ public final class Router: HTTPResponder, Sendable {
 
     /// Every registered method and path pattern, in the order they were added: for tests that
     /// hold the routes against the documented contract.
-    public var routes: [(method: HTTPMethod, pattern: String)] {
+    package var routes: [(method: HTTPMethod, pattern: String)] {
         building.withLock { state in state.definitions.map { ($0.method, $0.pattern) } }
     }
 
@@ -211,7 +211,7 @@ public final class Router: HTTPResponder, Sendable {
         return frozen.storeIfNil(table)
     }
 
-    public func respond(to request: HTTPRequest) async throws -> HTTPResponse {
+    package func respond(to request: HTTPRequest) async throws -> HTTPResponse {
         var request = request
         let route = table.resolve(&request)
         return try await route.respond(to: request)

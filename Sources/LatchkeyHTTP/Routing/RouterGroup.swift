@@ -15,15 +15,15 @@
 /// Paths join literally: the group `/v1` with the route `/me` is `/v1/me`; the route `""` is the
 /// group's own path. Middleware is given when the group is made, so every route of a group has
 /// the same middleware whatever the order of the calls. Modelled on hummingbird 2's `RouterGroup`.
-public struct RouterGroup<Context: HTTPRequestContext>: Sendable {
+package struct RouterGroup<Context: HTTPRequestContext>: Sendable {
     /// A handler of a group route.
-    public typealias Handler = @Sendable (HTTPRequest, Context) async throws -> HTTPResponse
+    package typealias Handler = @Sendable (HTTPRequest, Context) async throws -> HTTPResponse
     /// A handler of a group route that does not suspend.
-    public typealias SynchronousHandler = @Sendable (HTTPRequest, Context) throws -> HTTPResponse
+    package typealias SynchronousHandler = @Sendable (HTTPRequest, Context) throws -> HTTPResponse
 
     private let router: Router
     /// The path prefix of the group's routes, without a trailing `/` (empty at the root).
-    public let path: String
+    package let path: String
     private let middleware: [any RouterMiddleware<Context>]
 
     init(router: Router, path: String, middleware: [any RouterMiddleware<Context>]) {
@@ -35,7 +35,7 @@ public struct RouterGroup<Context: HTTPRequestContext>: Sendable {
 
     /// A group inside this one: its path is appended to this group's, its middleware runs
     /// inside this group's.
-    public func group(_ path: String, middleware: any RouterMiddleware<Context>...) -> RouterGroup<Context> {
+    package func group(_ path: String, middleware: any RouterMiddleware<Context>...) -> RouterGroup<Context> {
         RouterGroup(router: router, path: self.path + path, middleware: self.middleware + middleware)
     }
 
@@ -43,7 +43,7 @@ public struct RouterGroup<Context: HTTPRequestContext>: Sendable {
 
     /// Adds an asynchronous handler for `method` and the group's path followed by `path`; it
     /// runs in a task, off the event loop (see ``Router/on(_:_:_:)``).
-    public func on(_ method: HTTPMethod, _ path: String, _ handler: @escaping Handler) {
+    package func on(_ method: HTTPMethod, _ path: String, _ handler: @escaping Handler) {
         let chain = Self.chain(middleware, handler)
         router.add(method, route(path), handler: .asynchronous { request in
             try await chain(request, Context(source: HTTPRequestContextSource(request)))
@@ -52,7 +52,7 @@ public struct RouterGroup<Context: HTTPRequestContext>: Sendable {
 
     /// Adds a handler that runs in a task although it does not `await`: a trailing closure
     /// never lands on the event loop.
-    public func on(_ method: HTTPMethod, _ path: String, _ handler: @escaping SynchronousHandler) {
+    package func on(_ method: HTTPMethod, _ path: String, _ handler: @escaping SynchronousHandler) {
         on(method, path) { request, context async throws in try handler(request, context) }
     }
 
@@ -61,7 +61,7 @@ public struct RouterGroup<Context: HTTPRequestContext>: Sendable {
     /// ``SynchronousRouterMiddleware`` (and the router's ``HTTPSynchronousMiddleware``);
     /// otherwise it runs in a task.
     @_disfavoredOverload
-    public func on(_ method: HTTPMethod, _ path: String, synchronous handler: @escaping SynchronousHandler) {
+    package func on(_ method: HTTPMethod, _ path: String, synchronous handler: @escaping SynchronousHandler) {
         let synchronous = middleware.compactMap { $0 as? any SynchronousRouterMiddleware<Context> }
         guard synchronous.count == middleware.count else {
             on(method, path) { request, context async throws in try handler(request, context) }
@@ -78,34 +78,34 @@ public struct RouterGroup<Context: HTTPRequestContext>: Sendable {
     }
 
     /// Adds an asynchronous `GET` handler; `HEAD` uses it too.
-    public func get(_ path: String, _ handler: @escaping Handler) { on(.get, path, handler) }
+    package func get(_ path: String, _ handler: @escaping Handler) { on(.get, path, handler) }
     /// Adds a `GET` handler that runs in a task although it does not `await`.
-    public func get(_ path: String, _ handler: @escaping SynchronousHandler) { on(.get, path, handler) }
+    package func get(_ path: String, _ handler: @escaping SynchronousHandler) { on(.get, path, handler) }
     /// Adds a synchronous `GET` handler; see ``on(_:_:synchronous:)``.
     @_disfavoredOverload
-    public func get(_ path: String, synchronous handler: @escaping SynchronousHandler) {
+    package func get(_ path: String, synchronous handler: @escaping SynchronousHandler) {
         on(.get, path, synchronous: handler)
     }
 
     /// Adds an asynchronous `POST` handler.
-    public func post(_ path: String, _ handler: @escaping Handler) { on(.post, path, handler) }
+    package func post(_ path: String, _ handler: @escaping Handler) { on(.post, path, handler) }
     /// Adds a `POST` handler that runs in a task although it does not `await`.
-    public func post(_ path: String, _ handler: @escaping SynchronousHandler) { on(.post, path, handler) }
+    package func post(_ path: String, _ handler: @escaping SynchronousHandler) { on(.post, path, handler) }
 
     /// Adds an asynchronous `PUT` handler.
-    public func put(_ path: String, _ handler: @escaping Handler) { on(.put, path, handler) }
+    package func put(_ path: String, _ handler: @escaping Handler) { on(.put, path, handler) }
     /// Adds a `PUT` handler that runs in a task although it does not `await`.
-    public func put(_ path: String, _ handler: @escaping SynchronousHandler) { on(.put, path, handler) }
+    package func put(_ path: String, _ handler: @escaping SynchronousHandler) { on(.put, path, handler) }
 
     /// Adds an asynchronous `PATCH` handler.
-    public func patch(_ path: String, _ handler: @escaping Handler) { on(.patch, path, handler) }
+    package func patch(_ path: String, _ handler: @escaping Handler) { on(.patch, path, handler) }
     /// Adds a `PATCH` handler that runs in a task although it does not `await`.
-    public func patch(_ path: String, _ handler: @escaping SynchronousHandler) { on(.patch, path, handler) }
+    package func patch(_ path: String, _ handler: @escaping SynchronousHandler) { on(.patch, path, handler) }
 
     /// Adds an asynchronous `DELETE` handler.
-    public func delete(_ path: String, _ handler: @escaping Handler) { on(.delete, path, handler) }
+    package func delete(_ path: String, _ handler: @escaping Handler) { on(.delete, path, handler) }
     /// Adds a `DELETE` handler that runs in a task although it does not `await`.
-    public func delete(_ path: String, _ handler: @escaping SynchronousHandler) { on(.delete, path, handler) }
+    package func delete(_ path: String, _ handler: @escaping SynchronousHandler) { on(.delete, path, handler) }
 
     // MARK: Building
 

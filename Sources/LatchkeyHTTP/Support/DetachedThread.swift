@@ -3,10 +3,10 @@ import Glibc
 /// Starts a detached POSIX thread that runs `body` once: for the long-lived workers (the
 /// access-log writer, the Argon2id pool, the outbound client's loop) that must not hold a
 /// thread of the task pool.
-public enum DetachedThread {
+package enum DetachedThread {
     /// Why no thread was started.
-    public struct Failure: Error, CustomStringConvertible {
-        public let description: String
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
     }
 
     /// Starts the thread, with SIGPIPE blocked in it: a write to a pipe or socket whose reader is
@@ -14,7 +14,7 @@ public enum DetachedThread {
     /// write do not pass MSG_NOSIGNAL, and the CLI does not ignore the signal).
     ///
     /// - Throws: ``Failure`` when the system cannot make a thread.
-    public static func start(_ body: @escaping @Sendable () -> Void) throws(Failure) {
+    package static func start(_ body: @escaping @Sendable () -> Void) throws(Failure) {
         final class Work {
             let body: @Sendable () -> Void
             init(_ body: @escaping @Sendable () -> Void) { self.body = body }

@@ -1,14 +1,14 @@
-public import FoundationEssentials
+package import FoundationEssentials
 import Glibc
+package import LatchkeyHTTP
 import LatchkeyJSON
-import LatchkeyHTTP
 
 /// Where the server sends one entry per answered request.
 ///
 /// `record` is called on event-loop threads, so it must not block: buffer and write elsewhere,
 /// as ``StandardErrorAccessLog`` does. A metrics collector can be a sink too: the entry has the
 /// route pattern, status and duration.
-public protocol AccessLogSink: Sendable {
+package protocol AccessLogSink: Sendable {
     /// Takes one entry. Must return within microseconds.
     func record(_ entry: AccessLogEntry)
 
@@ -22,33 +22,33 @@ public protocol AccessLogSink: Sendable {
 /// It holds no header values other than `User-Agent`, no query and no body (docs/security.md S26):
 /// tokens travel in `Authorization`, cookies and OAuth query parameters, and none of those
 /// belong in a log.
-public struct AccessLogEntry: Sendable {
+package struct AccessLogEntry: Sendable {
     /// When the response was handed to the socket.
-    public var time: Date
+    package var time: Date
     /// The request id, also sent as `X-Request-Id`.
-    public var requestID: String
+    package var requestID: String
     /// The method; `-` when the request line could not be read.
-    public var method: HTTPMethod
+    package var method: HTTPMethod
     /// The route pattern that matched (`/v1/sessions/{id}`); `nil` when none did (404, 405, a
     /// request refused before routing). Safe as a metric label, unlike the path.
-    public var route: String?
+    package var route: String?
     /// The percent-decoded path, without the query; empty when the request line could not be read.
-    public var path: String
+    package var path: String
     /// The response status.
-    public var status: Int
+    package var status: Int
     /// From the complete request to the response handed to the socket.
-    public var durationSeconds: Double
+    package var durationSeconds: Double
     /// The client's IP address.
-    public var remoteAddress: String
+    package var remoteAddress: String
     /// The `User-Agent` field, if any.
-    public var userAgent: String?
+    package var userAgent: String?
     /// Bytes of the request head and body.
-    public var requestBytes: Int
+    package var requestBytes: Int
     /// Bytes of the response head and body.
-    public var responseBytes: Int
+    package var responseBytes: Int
 
     /// Creates an entry.
-    public init(
+    package init(
         time: Date, requestID: String, method: HTTPMethod, route: String?, path: String, status: Int,
         durationSeconds: Double, remoteAddress: String, userAgent: String?, requestBytes: Int, responseBytes: Int
     ) {
@@ -69,7 +69,7 @@ public struct AccessLogEntry: Sendable {
     ///
     /// Path and user agent are cut to 256 characters so that a hostile client cannot make one
     /// line arbitrarily long.
-    public var jsonLine: String {
+    package var jsonLine: String {
         var output = [UInt8]()
         writeJSONLine(into: &output)
         return String(decoding: output, as: UTF8.self)
@@ -78,7 +78,7 @@ public struct AccessLogEntry: Sendable {
     /// Appends ``jsonLine`` to `output`, written straight into the bytes: the log writer formats
     /// every request this way, and a dictionary of values, a string per number and one per
     /// part of the time cost the writer thread 13% of the server's CPU under load.
-    public func writeJSONLine(into output: inout [UInt8]) {
+    package func writeJSONLine(into output: inout [UInt8]) {
         // In name order, as JSON objects are serialized everywhere else.
         let microseconds = Int((max(0, durationSeconds) * 1_000_000).rounded())
         output += #"{"duration_seconds":"#.utf8

@@ -1,8 +1,8 @@
 import FoundationEssentials
 import Glibc
-import Synchronization
 import LatchkeyHTTP
 import LatchkeyLibevent
+import Synchronization
 
 /// An access log that writes JSON lines to standard error.
 ///
@@ -11,7 +11,7 @@ import LatchkeyLibevent
 /// nor waits on a slow terminal or pipe. When `maxBufferedEntries` are waiting (standard error is
 /// stuck), entries are dropped and counted rather than blocking or growing without bound, and the
 /// next write says how many were lost.
-public final class StandardErrorAccessLog: AccessLogSink {
+package final class StandardErrorAccessLog: AccessLogSink {
     private final class Shared: Sendable {
         struct Buffer {
             var entries: [AccessLogEntry] = []
@@ -70,7 +70,7 @@ public final class StandardErrorAccessLog: AccessLogSink {
     ///   - flushInterval: How long a line may wait in the buffer.
     ///   - maxBufferedEntries: Beyond this, new entries are dropped and counted.
     /// - Throws: ``DetachedThread/Failure`` when the system cannot make the thread.
-    public convenience init(flushInterval: Duration = .milliseconds(50), maxBufferedEntries: Int = 4_096) throws {
+    package convenience init(flushInterval: Duration = .milliseconds(50), maxBufferedEntries: Int = 4_096) throws {
         try self.init(flushInterval: flushInterval, maxBufferedEntries: maxBufferedEntries, fileDescriptor: STDERR_FILENO)
     }
 
@@ -81,7 +81,7 @@ public final class StandardErrorAccessLog: AccessLogSink {
     ///   - maxBufferedEntries: Beyond this, new entries are dropped and counted.
     ///   - fileDescriptor: Written to, never closed.
     /// - Throws: ``DetachedThread/Failure`` when the system cannot make the thread.
-    public init(flushInterval: Duration = .milliseconds(50), maxBufferedEntries: Int = 4_096, fileDescriptor: Int32) throws {
+    package init(flushInterval: Duration = .milliseconds(50), maxBufferedEntries: Int = 4_096, fileDescriptor: Int32) throws {
         let shared = Shared(maxBufferedEntries: maxBufferedEntries, fileDescriptor: fileDescriptor)
         self.shared = shared
         let (seconds, attoseconds) = flushInterval.components
@@ -100,7 +100,7 @@ public final class StandardErrorAccessLog: AccessLogSink {
         shared.buffer.withLock { $0.stopped = true }
     }
 
-    public func record(_ entry: AccessLogEntry) {
+    package func record(_ entry: AccessLogEntry) {
         shared.buffer.withLock { state in
             guard state.entries.count < shared.maxBufferedEntries else {
                 state.dropped += 1
@@ -113,7 +113,7 @@ public final class StandardErrorAccessLog: AccessLogSink {
     /// Writes what is buffered now, on the calling thread (which may block on standard error, and
     /// gets SIGPIPE if nothing reads it any more, unless the process ignores that signal), after
     /// any batch the writer thread is writing.
-    public func flush() {
+    package func flush() {
         shared.flush()
     }
 }

@@ -1,35 +1,35 @@
-public import LatchkeyJSON
-public import LatchkeyCrypto
+package import LatchkeyCrypto
+package import LatchkeyJSON
 
 /// A JSON Web Key (RFC 7517) holding a public key (or, for tests and the sandbox, a private one).
 ///
 /// Only the members Latchkey uses are kept: `kty`, `crv`, `x`, `y`, `n`, `e`, `k`, `d` and the
 /// metadata `kid`, `use`, `key_ops`, `alg`. Binary members are strict base64url (RFC 7518 §6);
 /// a member of the wrong JSON type or with bad base64url makes the whole key malformed.
-public struct JWK: Sendable, Hashable {
+package struct JWK: Sendable, Hashable {
     /// `kty`: `EC`, `RSA` or `oct`.
-    public var keyType: String
+    package var keyType: String
     /// The key types this library reads; a JWK Set skips members of any other (RFC 7517 §5).
     static let knownKeyTypes: Set<String> = ["EC", "RSA", "oct"]
     /// `crv` for EC keys, e.g. `P-256`.
-    public var curve: String?
+    package var curve: String?
     /// EC public coordinates (`x`, `y`) and private scalar (`d`).
-    public var x: [UInt8]?, y: [UInt8]?, d: [UInt8]?
+    package var x: [UInt8]?, y: [UInt8]?, d: [UInt8]?
     /// RSA modulus (`n`) and public exponent (`e`).
-    public var modulus: [UInt8]?, exponent: [UInt8]?
+    package var modulus: [UInt8]?, exponent: [UInt8]?
     /// Symmetric key bytes (`k`).
-    public var symmetricKey: [UInt8]?
+    package var symmetricKey: [UInt8]?
     /// `kid`: a lookup key only, never a path or URL (docs/security.md S3).
-    public var keyID: String?
+    package var keyID: String?
     /// `use`: `sig` or `enc`.
-    public var use: String?
+    package var use: String?
     /// `key_ops`, e.g. `["verify"]`.
-    public var keyOperations: [String]?
+    package var keyOperations: [String]?
     /// `alg`: the one algorithm this key is for.
-    public var algorithm: JWSAlgorithm?
+    package var algorithm: JWSAlgorithm?
 
     /// Creates a JWK from its members; see the properties for their meaning.
-    public init(
+    package init(
         keyType: String, curve: String? = nil, x: [UInt8]? = nil, y: [UInt8]? = nil, d: [UInt8]? = nil,
         modulus: [UInt8]? = nil, exponent: [UInt8]? = nil, symmetricKey: [UInt8]? = nil,
         keyID: String? = nil, use: String? = nil, keyOperations: [String]? = nil, algorithm: JWSAlgorithm? = nil
@@ -49,12 +49,12 @@ public struct JWK: Sendable, Hashable {
     }
 
     /// The public JWK of a P-256 key, for ES256.
-    public init(_ key: P256.Signing.PublicKey, keyID: String?) {
+    package init(_ key: P256.Signing.PublicKey, keyID: String?) {
         self.init(keyType: "EC", curve: "P-256", x: key.x, y: key.y, keyID: keyID, use: "sig", algorithm: .es256)
     }
 
     /// The public JWK of an RSA key, for RS256 or PS256.
-    public init(_ key: RSA.Signing.PublicKey, algorithm: JWSAlgorithm, keyID: String?) {
+    package init(_ key: RSA.Signing.PublicKey, algorithm: JWSAlgorithm, keyID: String?) {
         self.init(
             keyType: "RSA", modulus: key.modulus, exponent: key.exponent, keyID: keyID, use: "sig",
             algorithm: algorithm)
@@ -63,7 +63,7 @@ public struct JWK: Sendable, Hashable {
     /// Reads a JWK from a parsed JSON object.
     ///
     /// - Throws: ``JOSEError/Code/malformed`` when a member has the wrong type or bad base64url.
-    public init(json: JSONValue) throws(JOSEError) {
+    package init(json: JSONValue) throws(JOSEError) {
         guard case .object(let members) = json else { throw .malformed("a JWK must be a JSON object") }
         func string(_ name: String) throws(JOSEError) -> String? {
             switch members[name] {
@@ -100,12 +100,12 @@ public struct JWK: Sendable, Hashable {
     }
 
     /// Parses a JWK from JSON text.
-    public init(parsing bytes: some Collection<UInt8>) throws(JOSEError) {
+    package init(parsing bytes: some Collection<UInt8>) throws(JOSEError) {
         try self.init(json: try JOSEJSON.parse(bytes, what: "JWK"))
     }
 
     /// The JWK as a JSON object, with only the members that are set.
-    public var json: JSONValue {
+    package var json: JSONValue {
         var members = [String: JSONValue]()
         members["kty"] = .string(keyType)
         func put(_ name: String, _ value: String?) { if let value { members[name] = .string(value) } }
@@ -125,7 +125,7 @@ public struct JWK: Sendable, Hashable {
     }
 
     /// The same key without its private or symmetric parts.
-    public var publicKey: JWK {
+    package var publicKey: JWK {
         var copy = self
         copy.d = nil
         copy.symmetricKey = nil
@@ -136,7 +136,7 @@ public struct JWK: Sendable, Hashable {
     /// base64url-encoded.
     ///
     /// - Throws: ``JOSEError/Code/invalidKey`` when a required member is missing.
-    public func thumbprint() throws(JOSEError) -> String {
+    package func thumbprint() throws(JOSEError) -> String {
         let required: [String]
         switch keyType {
         case "EC": required = ["crv", "kty", "x", "y"]

@@ -1,13 +1,13 @@
-public import LatchkeyJSON
+package import LatchkeyJSON
 /// A JWK Set (RFC 7517 §5): `{"keys": [...]}`.
-public struct JWKSet: Sendable, Hashable {
+package struct JWKSet: Sendable, Hashable {
     /// The keys that could be read, in document order.
-    public var keys: [JWK]
+    package var keys: [JWK]
     /// The members that could not be read as a JWK, in document order (docs/security.md S30).
-    public var skipped: [SkippedKey]
+    package var skipped: [SkippedKey]
 
     /// Creates a set from keys.
-    public init(keys: [JWK]) {
+    package init(keys: [JWK]) {
         self.keys = keys
         self.skipped = []
     }
@@ -20,12 +20,12 @@ public struct JWKSet: Sendable, Hashable {
     /// we cannot read keeps serving with the rest (S30).
     ///
     /// - Throws: ``JOSEError/Code/malformed`` when the document is not a JWK Set.
-    public init(parsing bytes: some Collection<UInt8>) throws(JOSEError) {
+    package init(parsing bytes: some Collection<UInt8>) throws(JOSEError) {
         try self.init(json: try JOSEJSON.parse(bytes, what: "JWK Set"))
     }
 
     /// Reads a JWK Set from parsed JSON; see ``init(parsing:)``.
-    public init(json: JSONValue) throws(JOSEError) {
+    package init(json: JSONValue) throws(JOSEError) {
         guard case .object = json, case .array(let entries)? = json["keys"] else { throw .malformed("a JWK Set needs a keys array") }
         var keys = [JWK]()
         var skipped = [SkippedKey]()
@@ -43,7 +43,7 @@ public struct JWKSet: Sendable, Hashable {
             do {
                 keys.append(try JWK(json: entry))
             } catch {
-                skipped.append(SkippedKey(keyID: keyID, reason: .malformed, detail: error.reason))
+                skipped.append(SkippedKey(keyID: keyID, reason: .malformed, detail: error.message))
             }
         }
         self.keys = keys
@@ -52,60 +52,60 @@ public struct JWKSet: Sendable, Hashable {
 
     /// The set as JSON; the set's public form when every key is public. Skipped members are not
     /// written.
-    public var json: JSONValue { ["keys": .array(keys.map(\.json))] }
+    package var json: JSONValue { ["keys": .array(keys.map(\.json))] }
 
     /// The key with this `kid`.
-    public subscript(keyID keyID: String) -> JWK? { keys.first { $0.keyID == keyID } }
+    package subscript(keyID keyID: String) -> JWK? { keys.first { $0.keyID == keyID } }
 }
 
 /// A key a JWK Set lists that cannot be used, and why (docs/security.md S30).
 ///
 /// Consumers log each one and count it by ``reason``; a token that names a skipped key's `kid`
 /// fails with ``JOSEError/Code/invalidKey`` saying the key was skipped and why.
-public struct SkippedKey: Sendable, Hashable, CustomStringConvertible {
+package struct SkippedKey: Sendable, Hashable, CustomStringConvertible {
     /// Why a key was skipped: a closed set of short names, safe as a metric label.
-    public struct Reason: Hashable, Sendable, CustomStringConvertible {
+    package struct Reason: Hashable, Sendable, CustomStringConvertible {
         private let name: String
         private init(_ name: String) { self.name = name }
         /// The short name, e.g. `weak_key`.
-        public var description: String { name }
+        package var description: String { name }
 
         /// Not a JSON object with a `kty` string, a member of the wrong type, bad base64url, or a
         /// required member missing.
-        public static let malformed = Reason("malformed")
+        package static let malformed = Reason("malformed")
         /// A `kty` other than `EC`, `RSA` and `oct`.
-        public static let unsupportedKeyType = Reason("unsupported_key_type")
+        package static let unsupportedKeyType = Reason("unsupported_key_type")
         /// An `alg` we do not implement or that does not fit the key type, or an RSA key with no
         /// `alg` where no default was given.
-        public static let unsupportedAlgorithm = Reason("unsupported_algorithm")
+        package static let unsupportedAlgorithm = Reason("unsupported_algorithm")
         /// An EC curve other than P-256.
-        public static let unsupportedCurve = Reason("unsupported_curve")
+        package static let unsupportedCurve = Reason("unsupported_curve")
         /// `use` is not `sig`, or `key_ops` does not allow `verify`.
-        public static let notForSigning = Reason("not_for_signing")
+        package static let notForSigning = Reason("not_for_signing")
         /// An RSA modulus under 2048 bits (RFC 7518 §3.3), or an HMAC secret under 32 bytes.
-        public static let weakKey = Reason("weak_key")
+        package static let weakKey = Reason("weak_key")
         /// Key material the import policy refuses: a point off the curve, an even modulus, a bad
         /// exponent, the ROCA fingerprint.
-        public static let invalidKey = Reason("invalid_key")
+        package static let invalidKey = Reason("invalid_key")
         /// A symmetric (`oct`) key where only public keys are accepted.
-        public static let symmetricKey = Reason("symmetric_key")
+        package static let symmetricKey = Reason("symmetric_key")
         /// The `kid` is listed more than once, so no key can be chosen for it safely.
-        public static let duplicateKeyID = Reason("duplicate_kid")
+        package static let duplicateKeyID = Reason("duplicate_kid")
     }
 
     /// The member's `kid`, when it has a string one: document data, never a metric label.
-    public var keyID: String?
+    package var keyID: String?
     /// Why it was skipped.
-    public var reason: Reason
+    package var reason: Reason
     /// A sentence for a developer; never holds key bytes.
-    public var detail: String
+    package var detail: String
 
     /// Creates a record of a skipped key.
-    public init(keyID: String?, reason: Reason, detail: String) {
+    package init(keyID: String?, reason: Reason, detail: String) {
         self.keyID = keyID
         self.reason = reason
         self.detail = detail
     }
 
-    public var description: String { "\(reason): \(detail)" }
+    package var description: String { "\(reason): \(detail)" }
 }

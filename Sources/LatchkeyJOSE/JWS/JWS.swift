@@ -1,28 +1,28 @@
-public import LatchkeyJSON
 import LatchkeyCrypto
+package import LatchkeyJSON
 
 /// A JWS in compact serialization (RFC 7515 §7.1), parsed but not yet verified.
 ///
 /// Only the compact form is accepted (docs/security.md S2): three base64url parts, no JSON
 /// serialization, no JWE (five parts). The signature is checked over the exact bytes received,
 /// never over a re-encoding (RFC 7515 A.3 has a payload with CRLF that must survive).
-public struct JWS: Sendable {
+package struct JWS: Sendable {
     /// The protected header's members.
-    public let header: [String: JSONValue]
+    package let header: [String: JSONValue]
     /// The decoded payload bytes.
-    public let payload: [UInt8]
+    package let payload: [UInt8]
     /// The decoded signature bytes.
-    public let signature: [UInt8]
+    package let signature: [UInt8]
     /// The header's `alg`.
-    public let algorithm: JWSAlgorithm
+    package let algorithm: JWSAlgorithm
     /// The header's `kid`, a lookup key only.
-    public let keyID: String?
+    package let keyID: String?
     /// The header's `typ`.
-    public let type: String?
+    package let type: String?
     private let signingInput: ArraySlice<UInt8>
 
     /// The largest compact JWS accepted: far above any identity or access token.
-    public static let maxCompactLength = 16 * 1024
+    package static let maxCompactLength = 16 * 1024
 
     /// Header members that would take the key from the token; refused (docs/security.md S3).
     private static let keyCarryingHeaders = ["jwk", "jku", "x5u", "x5c"]
@@ -33,7 +33,7 @@ public struct JWS: Sendable {
     /// - Throws: ``JOSEError`` `malformed` for structure, base64url or JSON problems (duplicate
     ///   names, bad UTF-8), `unsupportedAlgorithm` for `none` or an algorithm we do not implement,
     ///   `unsupportedHeader` for `crit` or key-carrying members.
-    public init(compact: some StringProtocol) throws(JOSEError) {
+    package init(compact: some StringProtocol) throws(JOSEError) {
         guard compact.utf8.count <= JWS.maxCompactLength else {
             throw .malformed("the token is longer than \(JWS.maxCompactLength) bytes")
         }
@@ -82,7 +82,7 @@ public struct JWS: Sendable {
     ///   - keys: The trusted keys.
     ///   - algorithms: The context's allow-list (docs/security.md S1).
     /// - Throws: ``JOSEError`` `algorithmNotAllowed`, `unknownKey` or `invalidSignature`.
-    public func verify(with keys: JWSKeySet, algorithms: Set<JWSAlgorithm>) throws(JOSEError) {
+    package func verify(with keys: JWSKeySet, algorithms: Set<JWSAlgorithm>) throws(JOSEError) {
         guard algorithms.contains(algorithm) else {
             throw JOSEError(.algorithmNotAllowed, "\(algorithm) is not allowed here")
         }
@@ -99,7 +99,7 @@ public struct JWS: Sendable {
     ///   - header: Extra header members (`typ`, ...); `alg` and `kid` come from the signer.
     ///   - signer: The key that signs.
     /// - Throws: ``CryptoError`` if the crypto library fails.
-    public static func sign(payload: some Collection<UInt8>, header: [String: JSONValue] = [:], signer: JWSSigner) throws -> String {
+    package static func sign(payload: some Collection<UInt8>, header: [String: JSONValue] = [:], signer: JWSSigner) throws -> String {
         var header = header
         header["alg"] = .string(signer.algorithm.rawValue)
         if let keyID = signer.keyID { header["kid"] = .string(keyID) }

@@ -2,20 +2,20 @@
 ///
 /// A string struct rather than an enum, so a token naming an algorithm we do not know is still
 /// representable, and refused with a clear error.
-public struct JWSAlgorithm: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-    public var rawValue: String
-    public init(rawValue: String) { self.rawValue = rawValue }
-    public var description: String { rawValue }
+package struct JWSAlgorithm: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    package var rawValue: String
+    package init(rawValue: String) { self.rawValue = rawValue }
+    package var description: String { rawValue }
 
     /// ECDSA P-256 with SHA-256, signature as raw r‖s (RFC 7518 §3.4). What Latchkey signs with.
-    public static let es256 = JWSAlgorithm(rawValue: "ES256")
+    package static let es256 = JWSAlgorithm(rawValue: "ES256")
     /// RSASSA-PKCS1-v1_5 with SHA-256 (RFC 7518 §3.3). What Apple signs identity tokens with.
-    public static let rs256 = JWSAlgorithm(rawValue: "RS256")
+    package static let rs256 = JWSAlgorithm(rawValue: "RS256")
     /// RSASSA-PSS with SHA-256, MGF1 SHA-256, 32-byte salt (RFC 7518 §3.5).
-    public static let ps256 = JWSAlgorithm(rawValue: "PS256")
+    package static let ps256 = JWSAlgorithm(rawValue: "PS256")
     /// HMAC SHA-256 (RFC 7518 §3.2). Internal use only: never trusted from a published key set.
-    public static let hs256 = JWSAlgorithm(rawValue: "HS256")
+    package static let hs256 = JWSAlgorithm(rawValue: "HS256")
 
     /// The algorithms this library implements.
-    public static let supported: Set<JWSAlgorithm> = [.es256, .rs256, .ps256, .hs256]
+    package static let supported: Set<JWSAlgorithm> = [.es256, .rs256, .ps256, .hs256]
 }

@@ -5,11 +5,11 @@
 /// how algorithm-confusion attacks start. A JWK Set instead keeps serving when it also lists keys
 /// we cannot use (docs/security.md S30): those are set aside in ``skipped`` with their reason, and a
 /// token naming one fails with ``JOSEError/Code/invalidKey`` saying why.
-public struct JWSKeySet: Sendable {
+package struct JWSKeySet: Sendable {
     /// The keys, in the order given.
-    public let keys: [JWSVerificationKey]
+    package let keys: [JWSVerificationKey]
     /// The JWK Set members that were set aside, and why; empty for keys given in code.
-    public let skipped: [SkippedKey]
+    package let skipped: [SkippedKey]
     private let byKeyID: [String: JWSVerificationKey]
     private let skippedByKeyID: [String: SkippedKey]
 
@@ -17,7 +17,7 @@ public struct JWSKeySet: Sendable {
     ///
     /// - Throws: ``JOSEError/Code/invalidKey`` on a duplicate `kid` or mixed symmetric and
     ///   asymmetric keys.
-    public init(_ keys: [JWSVerificationKey]) throws(JOSEError) {
+    package init(_ keys: [JWSVerificationKey]) throws(JOSEError) {
         try self.init(keys, skipped: [])
     }
 
@@ -53,7 +53,7 @@ public struct JWSKeySet: Sendable {
     ///
     /// - Throws: ``JOSEError/Code/invalidKey`` only when `allowSymmetric` lets symmetric and
     ///   asymmetric keys in together.
-    public init(jwks: JWKSet, defaultAlgorithm: JWSAlgorithm? = nil, allowSymmetric: Bool = false) throws(JOSEError) {
+    package init(jwks: JWKSet, defaultAlgorithm: JWSAlgorithm? = nil, allowSymmetric: Bool = false) throws(JOSEError) {
         var loaded = [JWSVerificationKey]()
         var skipped = jwks.skipped
         for jwk in jwks.keys {

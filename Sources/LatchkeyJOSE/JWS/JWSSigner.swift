@@ -1,11 +1,11 @@
-public import LatchkeyCrypto
+package import LatchkeyCrypto
 
 /// A private key paired with the algorithm and `kid` it signs with.
-public struct JWSSigner: Sendable {
+package struct JWSSigner: Sendable {
     /// The `alg` this signer writes.
-    public let algorithm: JWSAlgorithm
+    package let algorithm: JWSAlgorithm
     /// The `kid` this signer writes, if any.
-    public let keyID: String?
+    package let keyID: String?
     private let material: Material
 
     private enum Material: Sendable {
@@ -15,24 +15,24 @@ public struct JWSSigner: Sendable {
     }
 
     /// An ES256 signer.
-    public static func es256(_ key: P256.Signing.PrivateKey, keyID: String? = nil) -> JWSSigner {
+    package static func es256(_ key: P256.Signing.PrivateKey, keyID: String? = nil) -> JWSSigner {
         JWSSigner(algorithm: .es256, keyID: keyID, material: .p256(key))
     }
 
     /// An RS256 signer (the Apple sandbox signs identity tokens with it).
-    public static func rs256(_ key: RSA.Signing.PrivateKey, keyID: String? = nil) -> JWSSigner {
+    package static func rs256(_ key: RSA.Signing.PrivateKey, keyID: String? = nil) -> JWSSigner {
         JWSSigner(algorithm: .rs256, keyID: keyID, material: .rsa(key))
     }
 
     /// A PS256 signer.
-    public static func ps256(_ key: RSA.Signing.PrivateKey, keyID: String? = nil) -> JWSSigner {
+    package static func ps256(_ key: RSA.Signing.PrivateKey, keyID: String? = nil) -> JWSSigner {
         JWSSigner(algorithm: .ps256, keyID: keyID, material: .rsa(key))
     }
 
     /// An HS256 signer for internal tokens.
     ///
     /// - Throws: ``JOSEError/Code/invalidKey`` when the secret is shorter than 32 bytes.
-    public static func hs256(secret: [UInt8], keyID: String? = nil) throws(JOSEError) -> JWSSigner {
+    package static func hs256(secret: [UInt8], keyID: String? = nil) throws(JOSEError) -> JWSSigner {
         guard secret.count >= 32 else { throw JOSEError(.invalidKey, "an HS256 secret needs at least 32 bytes") }
         return JWSSigner(algorithm: .hs256, keyID: keyID, material: .hmac(secret))
     }
@@ -44,7 +44,7 @@ public struct JWSSigner: Sendable {
     }
 
     /// The key that verifies this signer's signatures.
-    public var verificationKey: JWSVerificationKey {
+    package var verificationKey: JWSVerificationKey {
         get throws(JOSEError) {
             switch material {
             case .p256(let key): return .es256(key.publicKey, keyID: keyID)
@@ -57,7 +57,7 @@ public struct JWSSigner: Sendable {
     /// The public JWK that publishes this signer's key, with its `kid`, `alg` and `use: sig`.
     ///
     /// - Throws: ``JOSEError/Code/invalidKey`` for an HS256 signer: a secret is never published.
-    public var publicJWK: JWK {
+    package var publicJWK: JWK {
         get throws(JOSEError) {
             switch material {
             case .p256(let key): return JWK(key.publicKey, keyID: keyID)

@@ -1,14 +1,14 @@
-public import LatchkeyCrypto
+package import LatchkeyCrypto
 
 /// A public key paired with the one algorithm it may verify (docs/security.md S1, RFC 8725 §3.1).
 ///
 /// Binding the algorithm to the key, not reading it from the token, is what defeats algorithm
 /// confusion: an RSA key cannot become an HMAC secret, and an RS256 key never checks PS256.
-public struct JWSVerificationKey: Sendable {
+package struct JWSVerificationKey: Sendable {
     /// The only algorithm this key verifies.
-    public let algorithm: JWSAlgorithm
+    package let algorithm: JWSAlgorithm
     /// The `kid` tokens use to select this key.
-    public let keyID: String?
+    package let keyID: String?
     let material: Material
 
     enum Material: Sendable {
@@ -24,17 +24,17 @@ public struct JWSVerificationKey: Sendable {
     }
 
     /// An ES256 key.
-    public static func es256(_ key: P256.Signing.PublicKey, keyID: String? = nil) -> JWSVerificationKey {
+    package static func es256(_ key: P256.Signing.PublicKey, keyID: String? = nil) -> JWSVerificationKey {
         JWSVerificationKey(algorithm: .es256, keyID: keyID, material: .p256(key))
     }
 
     /// An RS256 key.
-    public static func rs256(_ key: RSA.Signing.PublicKey, keyID: String? = nil) -> JWSVerificationKey {
+    package static func rs256(_ key: RSA.Signing.PublicKey, keyID: String? = nil) -> JWSVerificationKey {
         JWSVerificationKey(algorithm: .rs256, keyID: keyID, material: .rsa(key))
     }
 
     /// A PS256 key.
-    public static func ps256(_ key: RSA.Signing.PublicKey, keyID: String? = nil) -> JWSVerificationKey {
+    package static func ps256(_ key: RSA.Signing.PublicKey, keyID: String? = nil) -> JWSVerificationKey {
         JWSVerificationKey(algorithm: .ps256, keyID: keyID, material: .rsa(key))
     }
 
@@ -42,7 +42,7 @@ public struct JWSVerificationKey: Sendable {
     ///
     /// - Throws: ``JOSEError/Code/invalidKey`` when the secret is shorter than the 256-bit hash
     ///   output (RFC 7518 §3.2).
-    public static func hs256(secret: [UInt8], keyID: String? = nil) throws(JOSEError) -> JWSVerificationKey {
+    package static func hs256(secret: [UInt8], keyID: String? = nil) throws(JOSEError) -> JWSVerificationKey {
         guard secret.count >= 32 else { throw JOSEError(.invalidKey, "an HS256 secret needs at least 32 bytes") }
         return JWSVerificationKey(algorithm: .hs256, keyID: keyID, material: .hmac(secret))
     }
@@ -60,7 +60,7 @@ public struct JWSVerificationKey: Sendable {
     ///   - defaultAlgorithm: The algorithm for an RSA key without `alg`.
     ///   - allowSymmetric: Whether an `oct` key may become an HS256 key.
     /// - Throws: ``JOSEError/Code/invalidKey``.
-    public init(jwk: JWK, defaultAlgorithm: JWSAlgorithm? = nil, allowSymmetric: Bool = false) throws(JOSEError) {
+    package init(jwk: JWK, defaultAlgorithm: JWSAlgorithm? = nil, allowSymmetric: Bool = false) throws(JOSEError) {
         do {
             self = try Self.load(jwk, defaultAlgorithm: defaultAlgorithm, allowSymmetric: allowSymmetric)
         } catch {
@@ -126,7 +126,7 @@ public struct JWSVerificationKey: Sendable {
             do {
                 return try .hs256(secret: secret, keyID: jwk.keyID)
             } catch {
-                throw Unusable(.weakKey, error.reason)
+                throw Unusable(.weakKey, error.message)
             }
         default:
             throw Unusable(.unsupportedKeyType, "kty \(jwk.keyType.prefix(20)) is not supported")

@@ -1,21 +1,21 @@
-public import LatchkeyJSON
-public import FoundationEssentials
+package import FoundationEssentials
+package import LatchkeyJSON
 
 /// The claims of a JWT (RFC 7519 §4), with typed access to the registered ones.
 ///
 /// Registered claims of the wrong JSON type make the token malformed when read through
 /// ``init(json:)``, so `"exp": "tomorrow"` cannot slip past a time check.
-public struct JWTClaims: Sendable, Hashable {
+package struct JWTClaims: Sendable, Hashable {
     /// Every claim, registered or not.
-    public var members: [String: JSONValue]
+    package var members: [String: JSONValue]
 
     /// Claims from members, unchecked; for building tokens to sign.
-    public init(_ members: [String: JSONValue] = [:]) { self.members = members }
+    package init(_ members: [String: JSONValue] = [:]) { self.members = members }
 
     /// Reads claims from a JSON object, checking the registered claims' types.
     ///
     /// - Throws: ``JOSEError/Code/malformed``.
-    public init(json: JSONValue) throws(JOSEError) {
+    package init(json: JSONValue) throws(JOSEError) {
         guard case .object(let members) = json else { throw .malformed("the claims must be a JSON object") }
         for name in ["iss", "sub", "jti"] where members[name] != nil && members[name]?.stringValue == nil {
             throw .malformed("claim \(name) must be a string")
@@ -32,25 +32,25 @@ public struct JWTClaims: Sendable, Hashable {
     }
 
     /// The claim `name`.
-    public subscript(name: String) -> JSONValue? {
+    package subscript(name: String) -> JSONValue? {
         get { members[name] }
         set { members[name] = newValue }
     }
 
     /// `iss` (RFC 7519 §4.1.1).
-    public var issuer: String? {
+    package var issuer: String? {
         get { members["iss"]?.stringValue }
         set { members["iss"] = newValue.map(JSONValue.string) }
     }
 
     /// `sub` (RFC 7519 §4.1.2).
-    public var subject: String? {
+    package var subject: String? {
         get { members["sub"]?.stringValue }
         set { members["sub"] = newValue.map(JSONValue.string) }
     }
 
     /// `aud` (RFC 7519 §4.1.3), a single string or an array; always read as an array.
-    public var audience: [String] {
+    package var audience: [String] {
         get {
             switch members["aud"] {
             case .string(let value)?: return [value]
@@ -62,25 +62,25 @@ public struct JWTClaims: Sendable, Hashable {
     }
 
     /// `exp` (RFC 7519 §4.1.4).
-    public var expiresAt: Date? {
+    package var expiresAt: Date? {
         get { date("exp") }
         set { setDate("exp", newValue) }
     }
 
     /// `nbf` (RFC 7519 §4.1.5).
-    public var notBefore: Date? {
+    package var notBefore: Date? {
         get { date("nbf") }
         set { setDate("nbf", newValue) }
     }
 
     /// `iat` (RFC 7519 §4.1.6).
-    public var issuedAt: Date? {
+    package var issuedAt: Date? {
         get { date("iat") }
         set { setDate("iat", newValue) }
     }
 
     /// `jti` (RFC 7519 §4.1.7).
-    public var tokenID: String? {
+    package var tokenID: String? {
         get { members["jti"]?.stringValue }
         set { members["jti"] = newValue.map(JSONValue.string) }
     }
@@ -95,5 +95,5 @@ public struct JWTClaims: Sendable, Hashable {
     }
 
     /// The claims as compact JSON, ready to sign.
-    public var serialized: [UInt8] { JSONValue.object(members).serialized }
+    package var serialized: [UInt8] { JSONValue.object(members).serialized }
 }

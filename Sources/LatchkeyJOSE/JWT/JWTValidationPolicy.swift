@@ -1,12 +1,12 @@
-public import FoundationEssentials
+package import FoundationEssentials
 
 /// What one verification context demands of a JWT (docs/security.md S1–S5, RFC 8725).
 ///
 /// Each place that verifies tokens (Apple identity tokens, Apple notifications, our own access
 /// tokens) has its own policy, so a token minted for one cannot pass in another.
-public struct JWTValidationPolicy: Sendable {
+package struct JWTValidationPolicy: Sendable {
     /// What the header's `typ` must be (RFC 8725 §3.11).
-    public enum TypeRequirement: Sendable, Hashable {
+    package enum TypeRequirement: Sendable, Hashable {
         /// `typ` must equal this value (case-insensitive, an `application/` prefix ignored, as
         /// RFC 7515 §4.1.9 allows); e.g. `at+jwt` for our access tokens (RFC 9068 §2.1).
         case exactly(String)
@@ -18,17 +18,17 @@ public struct JWTValidationPolicy: Sendable {
     }
 
     /// The required `iss`; `nil` skips the check (only for inspection tools).
-    public var issuer: String?
+    package var issuer: String?
     /// The accepted audiences: `aud` (string or array) must contain one; `nil` skips the check.
-    public var audiences: Set<String>?
+    package var audiences: Set<String>?
     /// The algorithm allow-list (S1).
-    public var algorithms: Set<JWSAlgorithm>
+    package var algorithms: Set<JWSAlgorithm>
     /// The slack allowed on `exp`, `nbf` and `iat`, in seconds (S4; 60 by default).
-    public var leeway: TimeInterval
+    package var leeway: TimeInterval
     /// Claims that must be present.
-    public var requiredClaims: Set<String>
+    package var requiredClaims: Set<String>
     /// The `typ` rule (S5).
-    public var type: TypeRequirement
+    package var type: TypeRequirement
 
     /// Creates a policy.
     ///
@@ -39,7 +39,7 @@ public struct JWTValidationPolicy: Sendable {
     ///   - leeway: Clock slack in seconds.
     ///   - requiredClaims: Claims that must be present; `exp` by default.
     ///   - type: The `typ` rule.
-    public init(
+    package init(
         issuer: String?, audiences: Set<String>?, algorithms: Set<JWSAlgorithm>, leeway: TimeInterval = 60,
         requiredClaims: Set<String> = ["exp"], type: TypeRequirement = .absentOrJWT
     ) {

@@ -1,28 +1,28 @@
-public import LatchkeyJSON
-public import FoundationEssentials
+package import FoundationEssentials
+package import LatchkeyJSON
 
 /// A JWT that passed every check.
-public struct VerifiedJWT: Sendable {
+package struct VerifiedJWT: Sendable {
     /// The protected header's members.
-    public var header: [String: JSONValue]
+    package var header: [String: JSONValue]
     /// The claims.
-    public var claims: JWTClaims
+    package var claims: JWTClaims
     /// The `kid` of the key that verified it.
-    public var keyID: String?
+    package var keyID: String?
 }
 
 /// Verifies JWTs against one key set and one policy.
 ///
 /// The order of checks is fixed: structure, algorithm allow-list, `typ`, key lookup, signature,
 /// then claims. Nothing in the payload is read before the signature holds.
-public struct JWTVerifier: Sendable {
+package struct JWTVerifier: Sendable {
     /// The trusted keys.
-    public var keys: JWSKeySet
+    package var keys: JWSKeySet
     /// The rules.
-    public var policy: JWTValidationPolicy
+    package var policy: JWTValidationPolicy
 
     /// Creates a verifier.
-    public init(keys: JWSKeySet, policy: JWTValidationPolicy) {
+    package init(keys: JWSKeySet, policy: JWTValidationPolicy) {
         self.keys = keys
         self.policy = policy
     }
@@ -34,7 +34,7 @@ public struct JWTVerifier: Sendable {
     ///   - now: The time to check `exp`, `nbf` and `iat` against; injected so tests can move it.
     /// - Returns: The header and claims.
     /// - Throws: ``JOSEError`` whose code names the failed check.
-    public func verify(_ token: some StringProtocol, now: Date = Date()) throws(JOSEError) -> VerifiedJWT {
+    package func verify(_ token: some StringProtocol, now: Date = Date()) throws(JOSEError) -> VerifiedJWT {
         let jws = try JWS(compact: token)
         guard policy.algorithms.contains(jws.algorithm) else {
             throw JOSEError(.algorithmNotAllowed, "\(jws.algorithm) is not allowed here")
@@ -55,7 +55,7 @@ extension JWSSigner {
     ///   - type: The `typ` header, e.g. `at+jwt` (RFC 9068); `JWT` by default.
     /// - Returns: The compact JWT.
     /// - Throws: ``LatchkeyCrypto/CryptoError`` if the crypto library fails.
-    public func sign(_ claims: JWTClaims, type: String? = "JWT") throws -> String {
+    package func sign(_ claims: JWTClaims, type: String? = "JWT") throws -> String {
         var header = [String: JSONValue]()
         if let type { header["typ"] = .string(type) }
         return try JWS.sign(payload: claims.serialized, header: header, signer: self)
@@ -63,11 +63,11 @@ extension JWSSigner {
 }
 
 /// Inspection without verification, for tools and logs. The name says what it is.
-public enum Insecure {
+package enum Insecure {
     /// The header and claims of a compact JWT, *without verifying anything*.
     ///
     /// - Throws: ``JOSEError/Code/malformed`` when the token cannot be read.
-    public static func unverifiedContents(of token: some StringProtocol) throws(JOSEError) -> (header: [String: JSONValue], claims: JSONValue) {
+    package static func unverifiedContents(of token: some StringProtocol) throws(JOSEError) -> (header: [String: JSONValue], claims: JSONValue) {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, token.utf8.count <= JWS.maxCompactLength,
             let header = Base64URL.decode(parts[0]), let payload = Base64URL.decode(parts[1])

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import LatchkeyHTTP
 import LatchkeyStore
 
 /// One way a user signs in: an identity at a provider (`apple`), or the `password` credential.

@@ -1,14 +1,14 @@
-import FoundationEssentials
+package import FoundationEssentials
 
 /// A user as docs/reference.md's token response and `/v1/me` show it.
-public struct User: Sendable, Hashable {
-    public var id: String
-    public var email: String?
-    public var emailVerified: Bool
-    public var isPrivateEmail: Bool
-    public var givenName: String?
-    public var familyName: String?
-    public var createdAt: Date
+package struct User: Sendable, Hashable {
+    package var id: String
+    package var email: String?
+    package var emailVerified: Bool
+    package var isPrivateEmail: Bool
+    package var givenName: String?
+    package var familyName: String?
+    package var createdAt: Date
 
     /// The longest given or family name a body may carry, in UTF-8 bytes.
     static let maxNameLength = 256

@@ -1,16 +1,16 @@
-import FoundationEssentials
-import LatchkeyStore
+package import FoundationEssentials
+package import LatchkeyStore
 
 /// The `users` table.
-public struct UserRepository: Sendable {
+package struct UserRepository: Sendable {
     let database: any SQLDatabase
 
-    public init(database: any SQLDatabase) {
+    package init(database: any SQLDatabase) {
         self.database = database
     }
 
     /// Inserts a new user inside the caller's transaction.
-    public func create(
+    package func create(
         email: String?, emailVerified: Bool = false, isPrivateEmail: Bool = false, givenName: String? = nil,
         familyName: String? = nil, now: Date, on connection: any SQLConnection
     ) throws -> User {
@@ -30,7 +30,7 @@ public struct UserRepository: Sendable {
     }
 
     /// Writes a user's profile fields inside the caller's transaction.
-    public func update(_ user: User, now: Date, on connection: any SQLConnection) throws {
+    package func update(_ user: User, now: Date, on connection: any SQLConnection) throws {
         try connection.execute(
             """
             UPDATE users SET email = ?, email_verified = ?, is_private_email = ?, given_name = ?, family_name = ?, updated_at = ?
@@ -60,17 +60,17 @@ public struct UserRepository: Sendable {
     }
 
     /// The user with this id, read inside a transaction.
-    public func find(_ id: String, on connection: any SQLConnection) throws -> User? {
+    package func find(_ id: String, on connection: any SQLConnection) throws -> User? {
         try connection.queryOne("SELECT * FROM users WHERE id = ?", [.text(id)]).map(Self.user)
     }
 
     /// The user with this id.
-    public func find(_ id: String) async throws -> User? {
+    package func find(_ id: String) async throws -> User? {
         try await database.read { try self.find(id, on: $0) }
     }
 
     /// Users, newest first.
-    public func list(limit: Int = 100) async throws -> [User] {
+    package func list(limit: Int = 100) async throws -> [User] {
         try await database.read { connection in
             try connection.query(
                 "SELECT * FROM users ORDER BY created_at DESC, id LIMIT ?", [.integer(Int64(limit))]

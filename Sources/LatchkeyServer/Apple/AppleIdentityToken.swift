@@ -63,7 +63,7 @@ struct AppleIdentityToken: Sendable {
         do {
             claims = try await keys.verify(token, policy: policy(settings)).claims
         } catch let error as JOSEError {
-            throw failure(check(for: error), error.reason)
+            throw failure(check(for: error), error.message)
         } catch let error as AppleError {
             throw error.authError
         }

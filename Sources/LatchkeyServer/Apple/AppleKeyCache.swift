@@ -2,6 +2,7 @@ import FoundationEssentials
 import LatchkeyHTTP
 import LatchkeyHTTPClient
 import LatchkeyJOSE
+import LatchkeyJSON
 import Synchronization
 
 /// Apple's signing keys (`keys_url`), cached and looked up by `kid`.
@@ -121,7 +122,7 @@ final class AppleKeyCache: Sendable {
         do {
             return try JWSKeySet(jwks: try JWKSet(parsing: response.body), defaultAlgorithm: .rs256)
         } catch {
-            throw AppleError.unavailable("Apple's key set is not usable (\(error.reason))")
+            throw AppleError.unavailable("Apple's key set is not usable (\(error.message))")
         }
     }
 }

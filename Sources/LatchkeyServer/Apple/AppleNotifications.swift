@@ -28,7 +28,7 @@ extension AppleService {
                 issuer: settings.issuer, audiences: settings.clientIDs, algorithms: [.rs256], requiredClaims: ["iss", "aud", "iat", "jti", "events"])
             claims = try await keys.verify(payload, policy: policy).claims
         } catch let error as JOSEError {
-            throw AuthError.invalidRequest("the notification failed verification: \(AppleIdentityToken.check(for: error)): \(error.reason)")
+            throw AuthError.invalidRequest("the notification failed verification: \(AppleIdentityToken.check(for: error)): \(error.message)")
         } catch let error as AppleError {
             throw error.authError
         }

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import LatchkeyHTTP
 import LatchkeyHTTPClient
+import LatchkeyJOSE
 import LatchkeyJSON
 import LatchkeyStore
 

@@ -1,5 +1,5 @@
-import FoundationEssentials
-import LatchkeyJSON
+package import FoundationEssentials
+package import LatchkeyJSON
 import LatchkeyStore
 
 extension LatchkeyApplication {
@@ -9,7 +9,7 @@ extension LatchkeyApplication {
     ///
     /// - Returns: How many identities now carry a transfer id, and how many entries matched none.
     /// - Throws: ``AuthError`` `invalid_request` naming the first bad entry; nothing is recorded then.
-    public func importAppleTransfers(_ json: JSONValue) async throws -> (recorded: Int, unknown: Int) {
+    package func importAppleTransfers(_ json: JSONValue) async throws -> (recorded: Int, unknown: Int) {
         let result = try await apple.importTransfers(try Self.transferEntries(json), context: RequestContext())
         return (result.recorded, result.unknown)
     }
@@ -40,7 +40,7 @@ extension LatchkeyApplication {
     /// - Returns: Whether the account's failed sign-ins were cleared (audited as
     ///   `password.lockout_lifted`).
     /// - Throws: ``AuthError`` whose message says what is wrong.
-    public func setPassword(userID: String, password: String, username: String?) async throws -> Bool {
+    package func setPassword(userID: String, password: String, username: String?) async throws -> Bool {
         try await passwords.setPassword(userID: userID, password: password, username: username, context: RequestContext(requestID: "cli"))
     }
 
@@ -50,7 +50,7 @@ extension LatchkeyApplication {
     /// - Returns: How many of the user's Apple revocations are still queued because Apple could
     ///   not be reached (or is not configured here); a running server keeps retrying them.
     /// - Throws: `not_found` when there is no such user.
-    public func deleteUser(id: String) async throws -> Int {
+    package func deleteUser(id: String) async throws -> Int {
         try await apple.deleteAccount(userID: id, principal: nil, reason: "operator", context: RequestContext())
         try await apple.outbox.runDue()
         let revocations = AppleRevocationRepository()
@@ -58,7 +58,7 @@ extension LatchkeyApplication {
     }
 
     /// A user's sign-in identities, for `latchkey users show`.
-    public func identities(userID: String) async throws -> [IdentitySummary] {
+    package func identities(userID: String) async throws -> [IdentitySummary] {
         let identities = IdentityRepository()
         return try await database.read { connection in
             try identities.list(userID: userID, on: connection).map { identity in
@@ -72,16 +72,16 @@ extension LatchkeyApplication {
 }
 
 /// One sign-in identity of a user, as an operator sees it.
-public struct IdentitySummary: Sendable {
-    public var provider: String
-    public var subject: String
-    public var email: String?
+package struct IdentitySummary: Sendable {
+    package var provider: String
+    package var subject: String
+    package var email: String?
     /// Set after `consent-revoked` or a failed daily validation, until the user signs in again.
-    public var revokedAt: Date?
+    package var revokedAt: Date?
     /// Whether an Apple refresh token is stored (sealed) for revocation and validation.
-    public var hasAppleRefreshToken: Bool
-    public var lastValidatedAt: Date?
+    package var hasAppleRefreshToken: Bool
+    package var lastValidatedAt: Date?
     /// An imported team-transfer id awaiting the user's next sign-in.
-    public var transferSubject: String?
-    public var createdAt: Date
+    package var transferSubject: String?
+    package var createdAt: Date
 }

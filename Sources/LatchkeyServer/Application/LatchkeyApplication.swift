@@ -1,9 +1,9 @@
-import FoundationEssentials
-public import LatchkeyCrypto
-public import LatchkeyHTTP
+package import FoundationEssentials
+package import LatchkeyCrypto
+package import LatchkeyHTTP
 import LatchkeyHTTPClient
 import LatchkeyHTTPServer
-public import LatchkeyStore
+package import LatchkeyStore
 import Synchronization
 
 /// One Latchkey server: the master key, the database, the routes and the HTTP server, wired
@@ -17,27 +17,27 @@ import Synchronization
 /// Between the two, whoever builds the application may ``mount(_:)`` routes of its own: the
 /// executable mounts the development sandbox Apple that way (``developmentApple``), so the server
 /// does not link it.
-public final class LatchkeyApplication: Sendable {
+package final class LatchkeyApplication: Sendable {
     /// The configuration it runs with.
-    public let configuration: Configuration
+    package let configuration: Configuration
     /// The database.
-    public let database: SQLiteDatabase
+    package let database: SQLiteDatabase
     /// The key that seals secrets at rest.
-    public let masterKey: MasterKey
+    package let masterKey: MasterKey
     /// Whether the master key file was created by this start (development mode).
-    public let masterKeyCreated: Bool
+    package let masterKeyCreated: Bool
     /// The migrations this start applied.
-    public let appliedMigrations: [Migration]
+    package let appliedMigrations: [Migration]
     /// Counters and histograms for `/metrics`.
-    public let metrics: Metrics
+    package let metrics: Metrics
     /// The signing keys.
-    public let signingKeys: SigningKeyRing
+    package let signingKeys: SigningKeyRing
     /// Sessions and their tokens.
-    public let sessions: SessionService
+    package let sessions: SessionService
     /// Sign in with Apple.
     let apple: AppleService
     /// Password accounts.
-    public let passwords: PasswordService
+    package let passwords: PasswordService
     /// The routes, for the contract test that holds them against docs/openapi.yaml.
     let router: Router
     private let server: HTTPServer
@@ -80,7 +80,7 @@ public final class LatchkeyApplication: Sendable {
     ///   - clock: The time; injected so tests can move it.
     ///   - appleTimeout: How long a request to Apple may take.
     /// - Throws: ``ConfigurationError`` for a bad key file or database path; ``LatchkeyStore/StoreError``.
-    public static func open(
+    package static func open(
         configuration: Configuration, accessLog: Bool = true, clock: @escaping @Sendable () -> Date = { Date() },
         appleTimeout: Duration = .seconds(10)
     ) async throws -> LatchkeyApplication {
@@ -135,7 +135,7 @@ public final class LatchkeyApplication: Sendable {
     }
 
     /// Opens the configured SQLite file, creating its directory.
-    public static func openDatabase(_ configuration: Configuration) throws -> SQLiteDatabase {
+    package static func openDatabase(_ configuration: Configuration) throws -> SQLiteDatabase {
         let path = configuration.sqlitePath
         let directory = URL(filePath: path).deletingLastPathComponent().path(percentEncoded: false)
         do {
@@ -155,25 +155,25 @@ public final class LatchkeyApplication: Sendable {
 
     /// What a development sandbox Apple must be to stand in for Apple with this server's
     /// settings: who it signs as, and whose client secrets it accepts.
-    public struct DevelopmentApple: Sendable {
+    package struct DevelopmentApple: Sendable {
         /// The `iss` this server expects of identity tokens and notifications (`apple.issuer`).
-        public var issuer: String
+        package var issuer: String
         /// The team id that signs this server's client secrets: the generated sandbox team's,
         /// or the configured `apple.team_id`.
-        public var teamID: String
+        package var teamID: String
         /// The key id of the client secrets.
-        public var keyID: String
+        package var keyID: String
         /// The public half of the key that signs them.
-        public var publicKey: P256.Signing.PublicKey
+        package var publicKey: P256.Signing.PublicKey
         /// The client ids this server accepts, sorted; the first is the sandbox's default `aud`.
-        public var clientIDs: [String]
+        package var clientIDs: [String]
     }
 
     /// In development mode, what a sandbox Apple needs to answer for Apple (``DevelopmentApple``);
     /// `nil` outside it. Without an `apple.team_id`, this server's Apple URLs point at
     /// `/sandbox/apple/auth/…` on its own public URL once started, so a sandbox mounted there
     /// with the default prefix is the Apple it talks to.
-    public var developmentApple: DevelopmentApple? {
+    package var developmentApple: DevelopmentApple? {
         let settings = apple.settings
         guard configuration.dev, let teamKey = settings.teamKey else { return nil }
         return DevelopmentApple(
@@ -186,14 +186,14 @@ public final class LatchkeyApplication: Sendable {
     ///
     /// Call it between ``open(configuration:accessLog:clock:appleTimeout:)`` and ``start()``; a
     /// route that clashes with one already registered stops the process.
-    public func mount(_ routes: some RouteMount) {
+    package func mount(_ routes: some RouteMount) {
         state.withLock { precondition(!$0.started, "LatchkeyApplication: mount(_:) after start()") }
         routes.register(on: router)
         state.withLock { $0.mounts.append(routes) }
     }
 
     /// The first mounted routes of type `M`, for whoever mounted them to find them again.
-    public func mounted<M: RouteMount>(_ type: M.Type) -> M? {
+    package func mounted<M: RouteMount>(_ type: M.Type) -> M? {
         state.withLock { $0.mounts.lazy.compactMap { $0 as? M }.first }
     }
 
@@ -202,7 +202,7 @@ public final class LatchkeyApplication: Sendable {
     /// Binds the listening address and starts serving and the background jobs.
     ///
     /// - Throws: when the address cannot be bound (in use, not permitted).
-    public func start() throws {
+    package func start() throws {
         let mounts = state.withLock { state in
             precondition(!state.started, "LatchkeyApplication: start() twice")
             state.started = true
@@ -232,17 +232,17 @@ public final class LatchkeyApplication: Sendable {
     /// runs.
     ///
     /// - Throws: The first job's failure.
-    public func runBackgroundJobs() async throws {
+    package func runBackgroundJobs() async throws {
         if let failure = await housekeeping.runOnce() { throw failure }
     }
 
     private var housekeeping: Housekeeping { Housekeeping(apple: apple, database: database, jobs: jobs, clock: clock) }
 
     /// The port the server listens on (the real one when `listen` asked for port 0).
-    public var boundPort: Int { server.boundPort }
+    package var boundPort: Int { server.boundPort }
 
     /// The URL clients reach this server at: `public_url`, or the bound address.
-    public var publicURL: String {
+    package var publicURL: String {
         if let publicURL = configuration.publicURL { return publicURL }
         let host = configuration.listenAddress.host
         let shown = host == "0.0.0.0" || host == "::" ? "127.0.0.1" : (host.contains(":") ? "[\(host)]" : host)
@@ -250,7 +250,7 @@ public final class LatchkeyApplication: Sendable {
     }
 
     /// Stops accepting, finishes in-flight requests within the deadline, closes the database.
-    public func shutdown() async {
+    package func shutdown() async {
         state.withLock { $0.backgroundTasks.forEach { $0.cancel() } }
         await server.shutdown()
         await passwords.shutdown()
@@ -275,7 +275,7 @@ struct MetricsAccessLog: AccessLogSink {
 /// Routes that whoever builds a ``LatchkeyApplication`` adds beside the server's own
 /// (``LatchkeyApplication/mount(_:)``): the executable mounts the development sandbox Apple this
 /// way, so the server neither links nor knows it.
-public protocol RouteMount: Sendable {
+package protocol RouteMount: Sendable {
     /// Adds the routes; called once, before the server starts.
     func register(on router: Router)
     /// Called once the server listens, with the URL clients reach it at
@@ -285,5 +285,5 @@ public protocol RouteMount: Sendable {
 
 extension RouteMount {
     /// Does nothing: routes that need not know the URL.
-    public func serverStarted(publicURL: String) {}
+    package func serverStarted(publicURL: String) {}
 }

@@ -1,114 +1,114 @@
-public import LatchkeyCrypto
+package import LatchkeyCrypto
 
 /// Everything an operator can set, as docs/reference.md's "Configuration" section describes.
 ///
 /// Read from a JSON file (every key optional) and `LATCHKEY_<UPPER_SNAKE_PATH>` environment
 /// variables, which win over the file; see ``ConfigurationLoader``. Defaults are the values
 /// below. Durations are integer seconds.
-public struct Configuration: Sendable, Equatable {
+package struct Configuration: Sendable, Equatable {
     /// `listen`: the address the HTTP server binds, `host:port`.
-    public var listen = "127.0.0.1:8080"
+    package var listen = "127.0.0.1:8080"
     /// `public_url`: the URL clients reach this server at; the `iss` of our tokens. When unset,
     /// `http://` plus the bound address.
-    public var publicURL: String?
+    package var publicURL: String?
     /// `audience`: the `aud` of our access tokens; the public URL when unset.
-    public var audience: String?
+    package var audience: String?
     /// `database`: `sqlite:PATH`.
-    public var database = "sqlite:./latchkey-data/latchkey.sqlite"
+    package var database = "sqlite:./latchkey-data/latchkey.sqlite"
     /// `database_durability`: `full` (a commit is synced to the disk before it is answered) or
     /// `normal` (synced only at checkpoints: a power cut may roll back the last answered writes).
-    public var databaseDurability = "full"
+    package var databaseDurability = "full"
     /// `master_key_file`: 32 random bytes (raw or base64) that seal secrets at rest.
-    public var masterKeyFile = "./latchkey-data/master.key"
+    package var masterKeyFile = "./latchkey-data/master.key"
     /// `access_token_ttl`.
-    public var accessTokenTTL = 900
+    package var accessTokenTTL = 900
     /// `refresh_token_idle_ttl`.
-    public var refreshTokenIdleTTL = 2_592_000
+    package var refreshTokenIdleTTL = 2_592_000
     /// `refresh_token_absolute_ttl`.
-    public var refreshTokenAbsoluteTTL = 7_776_000
+    package var refreshTokenAbsoluteTTL = 7_776_000
     /// `apple`: Sign in with Apple.
-    public var apple = Apple()
+    package var apple = Apple()
     /// `password`: password accounts.
-    public var password = Password()
+    package var password = Password()
     /// `rate_limits`: brute-force limits (docs/security.md S14).
-    public var rateLimits = RateLimits()
+    package var rateLimits = RateLimits()
     /// `associated_domains`: what `/.well-known/apple-app-site-association` lists.
-    public var associatedDomains = AssociatedDomains()
+    package var associatedDomains = AssociatedDomains()
     /// `trusted_proxies`: addresses or networks (`10.0.0.0/8`) of the reverse proxies in front
     /// of the server, whose `X-Forwarded-For` names the client. Empty: every peer is a client.
-    public var trustedProxies: [String] = []
+    package var trustedProxies: [String] = []
     /// `dev`: development mode (sandbox Apple, generated master key, banner).
-    public var dev = false
+    package var dev = false
     /// Development mode open to the local network (`serve --dev --lan`), so a Simulator or a
     /// phone can reach it. Only the command line turns it on, never a file or the environment:
     /// the sandbox Apple it mounts signs a token for anyone who asks.
-    public var lan = false
+    package var lan = false
 
     /// Sign in with Apple settings (docs/reference.md).
-    public struct Apple: Sendable, Equatable {
+    package struct Apple: Sendable, Equatable {
         /// `team_id`: the Apple developer team that owns the app.
-        public var teamID = ""
+        package var teamID = ""
         /// `key_id`: the id of the Sign in with Apple key (`.p8`).
-        public var keyID = ""
+        package var keyID = ""
         /// `private_key_file`: the `.p8` key that signs client secrets.
-        public var privateKeyFile = ""
+        package var privateKeyFile = ""
         /// `client_ids`: the bundle ids and service ids tokens may be issued to (`aud`).
-        public var clientIDs: [String] = []
+        package var clientIDs: [String] = []
         /// `issuer`: the identity tokens' `iss`.
-        public var issuer = "https://appleid.apple.com"
+        package var issuer = "https://appleid.apple.com"
         /// `keys_url`: Apple's JWK Set.
-        public var keysURL = "https://appleid.apple.com/auth/keys"
+        package var keysURL = "https://appleid.apple.com/auth/keys"
         /// `token_url`: code exchange and refresh-token validation.
-        public var tokenURL = "https://appleid.apple.com/auth/token"
+        package var tokenURL = "https://appleid.apple.com/auth/token"
         /// `revoke_url`: token revocation.
-        public var revokeURL = "https://appleid.apple.com/auth/revoke"
+        package var revokeURL = "https://appleid.apple.com/auth/revoke"
         /// `nonce`: `required` or `optional`.
-        public var nonce = "required"
+        package var nonce = "required"
     }
 
     /// Password account settings (docs/security.md S11–S15).
-    public struct Password: Sendable, Equatable {
+    package struct Password: Sendable, Equatable {
         /// `enabled`.
-        public var enabled = true
+        package var enabled = true
         /// `min_length`, in characters after NFKC normalisation.
-        public var minLength = 8
+        package var minLength = 8
         /// `argon2`: `memory_kib`, `iterations`, `parallelism`.
-        public var argon2 = Argon2id.Parameters.owaspMinimum
+        package var argon2 = Argon2id.Parameters.owaspMinimum
         /// `hashing_threads`: threads that run Argon2id; 0 means one per core.
-        public var hashingThreads = 0
+        package var hashingThreads = 0
         /// `hashing_queue_limit`: hashes that may wait for a thread; more are answered 503
         /// `overloaded` at once (docs/security.md S15).
-        public var hashingQueueLimit = 32
+        package var hashingQueueLimit = 32
     }
 
     /// Brute-force limits (docs/security.md S14).
-    public struct RateLimits: Sendable, Equatable {
+    package struct RateLimits: Sendable, Equatable {
         /// `login_per_account_15m`.
-        public var loginPerAccount15m = 10
+        package var loginPerAccount15m = 10
         /// `login_per_ip_15m`.
-        public var loginPerIP15m = 100
+        package var loginPerIP15m = 100
     }
 
     /// App ids (`TEAMID.bundle.id`) for the apple-app-site-association file.
-    public struct AssociatedDomains: Sendable, Equatable {
+    package struct AssociatedDomains: Sendable, Equatable {
         /// `webcredentials`: apps that may offer this domain's passwords (Password AutoFill).
-        public var webcredentials: [String] = []
+        package var webcredentials: [String] = []
         /// `applinks`: apps that open this domain's https links (universal links, callbacks).
-        public var applinks: [String] = []
+        package var applinks: [String] = []
     }
 
     /// The defaults.
-    public init() {}
+    package init() {}
 }
 
 extension Configuration {
     /// The bind address as host and port (validated at load).
-    public var listenAddress: (host: String, port: Int) {
+    package var listenAddress: (host: String, port: Int) {
         Self.parseListen(listen) ?? ("127.0.0.1", 8080)
     }
 
     /// The SQLite file, for a `sqlite:` database (validated at load).
-    public var sqlitePath: String {
+    package var sqlitePath: String {
         database.hasPrefix("sqlite:") ? String(database.dropFirst("sqlite:".count)) : database
     }
 
@@ -122,7 +122,7 @@ extension Configuration {
 
     /// Whether a host name or address (IPv6 with or without brackets) is on the loopback
     /// interface, where plain http is allowed.
-    public static func isLoopback(_ host: String) -> Bool {
+    package static func isLoopback(_ host: String) -> Bool {
         host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
     }
 }

@@ -9,7 +9,7 @@ extension ConfigurationLoader {
     /// otherwise leave its setting at the default without a word.
     ///
     /// - Returns: One line per variable, with the nearest setting's variable when one is close.
-    public static func environmentWarnings(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> [String] {
+    package static func environmentWarnings(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> [String] {
         let known = Set(settings.map { environmentName($0.path) })
         return environment.keys.filter { $0.hasPrefix("LATCHKEY_") && !known.contains($0) }.sorted().map { name in
             "\(name): no such setting, ignored" + Suggestion.hint(for: name, among: known)
@@ -21,7 +21,7 @@ extension ConfigurationLoader {
     /// address or a loopback address. (Plain http anywhere else is refused at load.)
     ///
     /// - Returns: One line per problem; empty in development mode and on a loopback listener.
-    public static func exposureWarnings(_ configuration: Configuration) -> [String] {
+    package static func exposureWarnings(_ configuration: Configuration) -> [String] {
         guard !configuration.dev, let listen = Configuration.parseListen(configuration.listen), !Configuration.isLoopback(listen.host) else {
             return []
         }

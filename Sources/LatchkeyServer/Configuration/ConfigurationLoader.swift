@@ -1,4 +1,6 @@
 import FoundationEssentials
+import LatchkeyCrypto
+import LatchkeyErrors
 import LatchkeyHTTP
 import LatchkeyHTTPServer
 import LatchkeyJSON
@@ -6,41 +8,35 @@ import LatchkeyJSON
 /// A configuration that cannot be used: one line per bad setting, each naming it.
 ///
 /// Errors compare by ``code`` only; the ``problems`` are for the operator, each naming the
-/// setting, and never hold a secret's value (a key, a password). The shape every error of the
-/// package follows is described on ``AuthError``.
-public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
+/// setting, and never hold a secret's value (a key, a password). It has the shape of every error
+/// of the package (`CodedError`).
+package struct ConfigurationError: CodedError {
     /// The kind of failure; new codes may be added, so switch with a `default`.
-    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-        public let rawValue: String
-        public init(rawValue: String) { self.rawValue = rawValue }
-        public var description: String { rawValue }
+    package struct Code: ErrorCode {
+        package let rawValue: String
+        package init(rawValue: String) { self.rawValue = rawValue }
 
         /// A setting is missing, unknown, mistyped or out of range, or a file or database it
         /// names cannot be read or used.
-        public static let invalid = Code(rawValue: "invalid")
+        package static let invalid = Code(rawValue: "invalid")
     }
 
     /// The kind of failure.
-    public var code: Code
+    package var code: Code
     /// One sentence per problem, each starting with the setting's name.
-    public var problems: [String]
+    package var problems: [String]
 
     /// Creates an error listing `problems`.
-    public init(_ code: Code = .invalid, problems: [String]) {
+    package init(_ code: Code = .invalid, problems: [String]) {
         self.code = code
         self.problems = problems
     }
 
     /// The problems, one a line.
-    public var message: String { problems.joined(separator: "\n") }
+    package var message: String { problems.joined(separator: "\n") }
 
     /// The ``message``.
-    public var description: String { message }
-
-    /// Compares the codes only.
-    public static func == (lhs: ConfigurationError, rhs: ConfigurationError) -> Bool { lhs.code == rhs.code }
-    /// Hashes the code only, to agree with ``==(_:_:)``.
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+    package var description: String { message }
 }
 
 /// Reads ``Configuration`` from a JSON file and the environment, and validates it.
@@ -49,7 +45,7 @@ public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvert
 /// environment variable (`apple.team_id` → `LATCHKEY_APPLE_TEAM_ID`), its type and where it goes.
 /// Unknown keys, wrong types and values that make no sense are all collected, so an operator
 /// sees every problem at once.
-public enum ConfigurationLoader {
+package enum ConfigurationLoader {
     enum Field: Sendable {
         case string(any WritableKeyPath<Configuration, String> & Sendable)
         case optionalString(any WritableKeyPath<Configuration, String?> & Sendable)
@@ -117,7 +113,7 @@ public enum ConfigurationLoader {
     ///   - lanAddresses: This machine's LAN addresses, the first of which names the server in
     ///     `--lan` mode without `public_url` (injected for tests).
     /// - Throws: ``ConfigurationError`` with every problem found.
-    public static func load(
+    package static func load(
         file: String?, environment: [String: String] = ProcessInfo.processInfo.environment, dev: Bool = false,
         listen: String? = nil, publicURL: String? = nil, lan: Bool = false,
         lanAddresses: @autoclosure () -> [String] = NetworkInterfaces.lanAddresses()

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import LatchkeyCrypto
+import LatchkeyHTTP
 
 /// The key that seals secrets at rest (signing keys, Apple refresh tokens, TOTP secrets).
 ///
@@ -9,11 +10,11 @@ import LatchkeyCrypto
 /// users. Secrets are sealed with AES-256-GCM under a key derived from it with HKDF, and each
 /// sealed value is bound to its context (the table and row it belongs to) as associated data,
 /// so a sealed value copied into another row does not open.
-public struct MasterKey: Sendable {
+package struct MasterKey: Sendable {
     private let sealingKey: [UInt8]
 
     /// Creates a master key from its 32 bytes.
-    public init(bytes: [UInt8]) throws {
+    package init(bytes: [UInt8]) throws {
         guard bytes.count == 32 else { throw CryptoError.invalidParameter("a master key is 32 bytes") }
         sealingKey = try HKDF.deriveKey(
             inputKeyMaterial: bytes, salt: [UInt8](), info: Array("latchkey sealing key v1".utf8), outputByteCount: 32)
@@ -23,7 +24,7 @@ public struct MasterKey: Sendable {
     ///
     /// - Returns: The key and whether the file was created now.
     /// - Throws: ``ConfigurationError`` naming `master_key_file`.
-    public static func load(path: String, createIfMissing: Bool) throws(ConfigurationError) -> (key: MasterKey, created: Bool) {
+    package static func load(path: String, createIfMissing: Bool) throws(ConfigurationError) -> (key: MasterKey, created: Bool) {
         func problem(_ text: String) -> ConfigurationError { ConfigurationError(problems: ["master_key_file: \(text)"]) }
         let manager = FileManager.default
         var created = false
@@ -60,7 +61,7 @@ public struct MasterKey: Sendable {
     /// A shell command that creates the key file at `path` as the server wants it: 32 random
     /// bytes in base64, mode 0600 from the start (the umask, in a subshell so it does not stay
     /// set), its directory created if missing. It works when pasted into a POSIX shell.
-    public static func creationCommand(path: String) -> String {
+    package static func creationCommand(path: String) -> String {
         // The path as given, relative or not: the command runs where the server does.
         let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? ""
         let makeDirectory = directory.isEmpty || directory == "." ? "" : "mkdir -p \(shellQuoted(directory)) && "
@@ -100,7 +101,7 @@ public struct MasterKey: Sendable {
     ///   - plaintext: The secret.
     ///   - context: Where it will be stored, e.g. `signing_keys/<kid>`; needed again to open it.
     /// - Returns: nonce ‖ ciphertext ‖ tag.
-    public func seal(_ plaintext: [UInt8], context: String) throws -> [UInt8] {
+    package func seal(_ plaintext: [UInt8], context: String) throws -> [UInt8] {
         try AESGCM.seal(plaintext, key: sealingKey, authenticating: Array(context.utf8)).combined
     }
 
@@ -108,7 +109,7 @@ public struct MasterKey: Sendable {
     ///
     /// - Throws: ``LatchkeyCrypto/CryptoError`` when the value was not sealed by this key for
     ///   this context.
-    public func unseal(_ sealed: [UInt8], context: String) throws -> [UInt8] {
+    package func unseal(_ sealed: [UInt8], context: String) throws -> [UInt8] {
         try AESGCM.open(try AESGCM.SealedBox(combined: sealed), key: sealingKey, authenticating: Array(context.utf8))
     }
 }

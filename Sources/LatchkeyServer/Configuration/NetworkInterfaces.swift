@@ -1,11 +1,11 @@
 import Glibc
 
 /// This machine's own addresses, for `serve --dev --lan`.
-public enum NetworkInterfaces {
+package enum NetworkInterfaces {
     /// The IPv4 addresses of interfaces that are up, other than loopback and link-local
     /// (169.254/16, which a phone on the same Wi-Fi rarely shares); private ranges (10/8,
     /// 172.16/12, 192.168/16) first, since those are what a local network uses.
-    public static func lanAddresses() -> [String] {
+    package static func lanAddresses() -> [String] {
         var first: UnsafeMutablePointer<ifaddrs>?
         guard getifaddrs(&first) == 0 else { return [] }
         defer { freeifaddrs(first) }

@@ -1,14 +1,14 @@
-import FoundationEssentials
+package import FoundationEssentials
 import LatchkeyCrypto
 import LatchkeyStore
 
 /// A registered device key, as `GET /v1/devices` shows it.
-public struct DeviceKey: Sendable, Hashable {
-    public var id: String
-    public var userID: String
-    public var label: String
-    public var createdAt: Date
-    public var lastUsedAt: Date?
+package struct DeviceKey: Sendable, Hashable {
+    package var id: String
+    package var userID: String
+    package var label: String
+    package var createdAt: Date
+    package var lastUsedAt: Date?
 }
 
 /// A device signature over a challenge, checked outside the write transaction so that the
@@ -112,7 +112,7 @@ extension FactorService {
     }
 
     /// The user's device keys, oldest first.
-    public func devices(userID: String) async throws -> [DeviceKey] {
+    package func devices(userID: String) async throws -> [DeviceKey] {
         let deviceKeys = deviceKeys
         return try await database.read { try deviceKeys.list(userID: userID, on: $0) }
     }
@@ -127,7 +127,7 @@ extension FactorService {
     ///   - context: Who asked, for the audit entry.
     /// - Throws: ``AuthError/notFound(_:)`` when the user has no such key;
     ///   ``AuthError/insufficientAuthentication()``.
-    public func removeDevice(_ id: String, userID: String, principal: Principal?, context: RequestContext) async throws {
+    package func removeDevice(_ id: String, userID: String, principal: Principal?, context: RequestContext) async throws {
         let now = clock()
         try await commit { connection -> Result<Void, AuthError> in
             guard try self.deviceKeys.find(id: id, userID: userID, on: connection) != nil else {

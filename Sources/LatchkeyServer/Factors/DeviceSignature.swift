@@ -8,7 +8,7 @@ import LatchkeyCrypto
 /// strict DER `ECDSA-Sig-Value` of `SecKeyCreateSignature` with
 /// `.ecdsaSignatureMessageX962SHA256` over the raw challenge bytes. BER forms, trailing bytes,
 /// r or s out of range, raw r‖s signatures and points off the curve are all refused.
-public enum DeviceSignature {
+package enum DeviceSignature {
     /// Whether `signature` is a valid strict-DER ECDSA-SHA256 signature by `publicKey`.
     ///
     /// - Parameters:
@@ -16,7 +16,7 @@ public enum DeviceSignature {
     ///   - publicKey: The 65-byte X9.63 point.
     ///   - digest: The SHA-256 of the signed bytes (what Latchkey stores for a challenge).
     /// - Returns: Whether everything checks out; any malformed input is simply not valid.
-    public static func isValid(_ signature: [UInt8], publicKey: [UInt8], digest: [UInt8]) -> Bool {
+    package static func isValid(_ signature: [UInt8], publicKey: [UInt8], digest: [UInt8]) -> Bool {
         guard let key = try? P256.Signing.PublicKey(x963Representation: publicKey),
             let signature = try? P256.Signing.ECDSASignature(derRepresentation: signature)
         else { return false }

@@ -8,7 +8,7 @@ import LatchkeyStore
 /// that fails is committed too (its challenge spent, its failure counted and audited) and then
 /// answered with the refusal. A request that loses a compare-and-set to a concurrent one throws
 /// instead, so nothing it wrote is kept.
-public final class FactorService: Sendable {
+package final class FactorService: Sendable {
     let sessions: SessionService
     let masterKey: MasterKey
     let audit: AuditLog
@@ -34,7 +34,7 @@ public final class FactorService: Sendable {
     ///   - masterKey: The key that seals TOTP secrets.
     ///   - failuresPerAccount: Wrong second factors allowed per account in 15 minutes before
     ///     back-off (`rate_limits.login_per_account_15m`).
-    public init(sessions: SessionService, masterKey: MasterKey, failuresPerAccount: Int = 10) {
+    package init(sessions: SessionService, masterKey: MasterKey, failuresPerAccount: Int = 10) {
         self.sessions = sessions
         self.masterKey = masterKey
         self.audit = AuditLog(database: sessions.database)
@@ -113,7 +113,7 @@ extension SessionService {
     ///
     /// - Parameter principal: The bearer token's user and session.
     /// - Throws: ``AuthError/insufficientAuthentication()``; store errors.
-    public func requireRecentSecondFactor(_ principal: Principal) async throws {
+    package func requireRecentSecondFactor(_ principal: Principal) async throws {
         let now = clock()
         try await database.read { connection in
             try self.requireRecentSecondFactor(principal, now: now, on: connection)

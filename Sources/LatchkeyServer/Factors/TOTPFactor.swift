@@ -25,14 +25,14 @@ struct TOTPEnrollment: Sendable, Hashable {
 }
 
 /// What TOTP looks like for `latchkey users show`.
-public enum TOTPStatus: Sendable, Hashable, CustomStringConvertible {
+package enum TOTPStatus: Sendable, Hashable, CustomStringConvertible {
     case off
     /// Set up, not confirmed.
     case pending
     /// Confirmed, with this many unused recovery codes.
     case on(recoveryCodesLeft: Int)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .off: "off"
         case .pending: "pending"
@@ -136,7 +136,7 @@ extension FactorService {
 
     /// `on` (with the unused recovery codes), `pending` (set up, not confirmed) or `off`; for
     /// `latchkey users show`.
-    public func totpStatus(userID: String) async throws -> TOTPStatus {
+    package func totpStatus(userID: String) async throws -> TOTPStatus {
         let totpFactors = totpFactors
         let recoveryCodes = recoveryCodes
         return try await database.read { connection in

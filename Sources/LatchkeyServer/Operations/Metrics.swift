@@ -4,30 +4,30 @@ import Synchronization
 ///
 /// Label values are route patterns, methods, statuses and outcomes: never user input that could
 /// carry a secret or grow without bound (docs/security.md S26).
-public final class Metrics: Sendable {
+package final class Metrics: Sendable {
     /// A metric family: its name, kind and help line.
-    public struct Family: Sendable, Hashable {
-        public enum Kind: String, Sendable { case counter, gauge, histogram }
-        public var name: String
-        public var kind: Kind
-        public var help: String
+    package struct Family: Sendable, Hashable {
+        package enum Kind: String, Sendable { case counter, gauge, histogram }
+        package var name: String
+        package var kind: Kind
+        package var help: String
 
-        public static let httpRequests = Family(name: "latchkey_http_requests_total", kind: .counter, help: "HTTP requests by method, route and status.")
-        public static let httpDuration = Family(name: "latchkey_http_request_duration_seconds", kind: .histogram, help: "HTTP request latency by route.")
-        public static let httpConnections = Family(name: "latchkey_http_connections", kind: .gauge, help: "Open HTTP connections.")
-        public static let signIns = Family(name: "latchkey_sign_ins_total", kind: .counter, help: "Sign-ins by method and outcome.")
-        public static let refreshReuse = Family(name: "latchkey_refresh_token_reuse_total", kind: .counter, help: "Retired refresh tokens presented again (sessions revoked).")
-        public static let rateLimitHits = Family(name: "latchkey_rate_limit_hits_total", kind: .counter, help: "Requests refused by a rate limit, by scope.")
-        public static let queueDepth = Family(name: "latchkey_queue_depth", kind: .gauge, help: "Jobs waiting in a bounded work queue.")
-        public static let secondFactors = Family(
+        package static let httpRequests = Family(name: "latchkey_http_requests_total", kind: .counter, help: "HTTP requests by method, route and status.")
+        package static let httpDuration = Family(name: "latchkey_http_request_duration_seconds", kind: .histogram, help: "HTTP request latency by route.")
+        package static let httpConnections = Family(name: "latchkey_http_connections", kind: .gauge, help: "Open HTTP connections.")
+        package static let signIns = Family(name: "latchkey_sign_ins_total", kind: .counter, help: "Sign-ins by method and outcome.")
+        package static let refreshReuse = Family(name: "latchkey_refresh_token_reuse_total", kind: .counter, help: "Retired refresh tokens presented again (sessions revoked).")
+        package static let rateLimitHits = Family(name: "latchkey_rate_limit_hits_total", kind: .counter, help: "Requests refused by a rate limit, by scope.")
+        package static let queueDepth = Family(name: "latchkey_queue_depth", kind: .gauge, help: "Jobs waiting in a bounded work queue.")
+        package static let secondFactors = Family(
             name: "latchkey_second_factor_checks_total", kind: .counter, help: "Second-factor proofs checked, by factor, use and outcome.")
 
-        public static let jwksKeysSkipped = Family(
+        package static let jwksKeysSkipped = Family(
             name: "latchkey_jwks_keys_skipped_total", kind: .counter,
             help: "Keys in a fetched JWK Set skipped as unusable, by source and reason (counted at every fetch).")
 
         /// Labelled `job` with a name of ``BackgroundJob``, a closed set.
-        public static let backgroundFailures = Family(
+        package static let backgroundFailures = Family(
             name: "latchkey_background_failures_total", kind: .counter, help: "Failed passes of a periodic background job, by job.")
 
         static let all: [Family] = [
@@ -79,7 +79,7 @@ public final class Metrics: Sendable {
     private let requests = Mutex<[RequestKey: Histogram]>([:])
     private let gauges = Mutex<[Series: @Sendable () -> Double]>([:])
 
-    public init() {}
+    package init() {}
 
     /// Counts one answered request and its latency (`latchkey_http_requests_total` and
     /// `latchkey_http_request_duration_seconds`).
@@ -89,7 +89,7 @@ public final class Metrics: Sendable {
     /// series that is never freed. Routes are patterns from the router's fixed table or
     /// `unmatched`, and statuses are set by the server's own code, so neither can grow with what
     /// clients send (S26).
-    public func recordRequest(method: String, route: String, status: Int, seconds: Double) {
+    package func recordRequest(method: String, route: String, status: Int, seconds: Double) {
         let key = RequestKey(method: Self.methodLabel(method), route: route, status: status)
         let bucket = Self.buckets.firstIndex { seconds <= $0 }
         requests.withLock { requests in
@@ -98,34 +98,34 @@ public final class Metrics: Sendable {
     }
 
     /// Adds to a counter.
-    public func increment(_ family: Family, _ labels: KeyValuePairs<String, String> = [:], by amount: Double = 1) {
+    package func increment(_ family: Family, _ labels: KeyValuePairs<String, String> = [:], by amount: Double = 1) {
         let series = Series(family: family.name, labels: Self.render(labels))
         state.withLock { $0.values[series, default: 0] += amount }
     }
 
     /// Records one observation in a histogram.
-    public func observe(_ family: Family, _ labels: KeyValuePairs<String, String> = [:], _ value: Double) {
+    package func observe(_ family: Family, _ labels: KeyValuePairs<String, String> = [:], _ value: Double) {
         let series = Series(family: family.name, labels: Self.render(labels))
         let bucket = Self.buckets.firstIndex { value <= $0 }
         state.withLock { $0.histograms[series, default: Histogram()].record(bucket: bucket, value: value) }
     }
 
     /// Registers a gauge read when metrics are rendered (queue depths, open connections).
-    public func gauge(_ family: Family, _ labels: KeyValuePairs<String, String> = [:], _ read: @escaping @Sendable () -> Double) {
+    package func gauge(_ family: Family, _ labels: KeyValuePairs<String, String> = [:], _ read: @escaping @Sendable () -> Double) {
         let series = Series(family: family.name, labels: Self.render(labels))
         gauges.withLock { $0[series] = read }
     }
 
     /// The current value of a counter or gauge series recorded through ``increment(_:_:by:)`` or
     /// ``gauge(_:_:_:)``; request counts are read through ``render()``.
-    public func value(_ family: Family, _ labels: KeyValuePairs<String, String> = [:]) -> Double {
+    package func value(_ family: Family, _ labels: KeyValuePairs<String, String> = [:]) -> Double {
         let series = Series(family: family.name, labels: Self.render(labels))
         if let read = gauges.withLock({ $0[series] }) { return read() }
         return state.withLock { $0.values[series] ?? 0 }
     }
 
     /// Everything in the Prometheus text exposition format (version 0.0.4).
-    public func render() -> String {
+    package func render() -> String {
         var snapshot = state.withLock { $0 }
         for (key, histogram) in requests.withLock({ $0 }) {
             let counter = Series(family: Family.httpRequests.name, labels: Self.render(["method": key.method, "route": key.route, "status": String(key.status)]))

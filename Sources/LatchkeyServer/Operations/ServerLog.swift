@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import LatchkeyCrypto
+import LatchkeyErrors
 import LatchkeyHTTP
 import LatchkeyHTTPClient
 import LatchkeyJSON
@@ -60,9 +61,9 @@ enum ServerLog {
 
     private static func safeDescription(of error: any Error) -> String? {
         switch error {
-        case let error as StoreError: "\(error.code): \(error.reason)"
-        case let error as CryptoError: "\(error.code): \(error.reason)"
-        case let error as HTTPClientError: "\(error.code): \(error.reason)"
+        case let error as StoreError: "\(error.code): \(error.message)"
+        case let error as CryptoError: "\(error.code): \(error.message)"
+        case let error as HTTPClientError: "\(error.code): \(error.message)"
         case is CancellationError: "cancelled"
         default: nil
         }
@@ -93,7 +94,7 @@ enum ServerLog {
     static func storage(_ event: StorageEvent) {
         switch event {
         case .writesFailing(let error):
-            write(.error, "storage_writes_failing", ["error": .string(error.code.description), "reason": .string(error.reason)])
+            write(.error, "storage_writes_failing", ["error": .string(error.code.description), "reason": .string(error.message)])
         case .writesRecovered(let failedWrites, let duration):
             let (seconds, attoseconds) = duration.components
             let outage = Double(seconds) + Double(attoseconds) / 1e18

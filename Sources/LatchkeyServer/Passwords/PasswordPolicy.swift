@@ -1,4 +1,5 @@
 import FoundationEssentials
+import LatchkeyCrypto
 
 /// What a new password must be (docs/security.md S12, NIST SP 800-63B §3.1.1.2): long enough, not
 /// absurdly long, and not a common password. There are no composition rules.

@@ -8,7 +8,7 @@ import LatchkeyStore
 /// transaction with their audit entry (S27, S28). Unknown usernames cost the same as wrong
 /// passwords: the same reads, one Argon2id verification against a dummy hash made with the
 /// current parameters, the same failure writes, the same 401 body (S13).
-public final class PasswordService: Sendable {
+package final class PasswordService: Sendable {
     let database: any SQLDatabase
     let sessions: SessionService
     let metrics: Metrics
@@ -177,7 +177,7 @@ public final class PasswordService: Sendable {
     /// - Returns: Whether the account had failed sign-ins that were cleared.
     /// - Throws: ``AuthError`` whose message says what is wrong (``AuthError/Code/notFound``,
     ///   ``AuthError/Code/invalidRequest``, ``AuthError/Code/conflict`` for a taken username).
-    public func setPassword(userID: String, password: String, username raw: String?, context: RequestContext) async throws -> Bool {
+    package func setPassword(userID: String, password: String, username raw: String?, context: RequestContext) async throws -> Bool {
         let normalized = try PasswordPolicy.normalize(password, field: "password")
         try policy.check(newPassword: normalized, field: "password")
         let requested = try raw.map(Username.init)

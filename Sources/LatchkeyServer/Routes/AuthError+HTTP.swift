@@ -1,11 +1,11 @@
-import LatchkeyHTTP
-import LatchkeyJSON
+package import LatchkeyHTTP
+package import LatchkeyJSON
 import LatchkeyWire
 
 /// The one place where the domain's refusals become HTTP: status, wire code, body members and
 /// headers (docs/reference.md, "Errors"). A code without a row here is a defect and answers 500.
 extension AuthError: HTTPResponseError {
-    public var status: Int {
+    package var status: Int {
         switch code {
         case .invalidRequest, .invalidGrant, .unsupportedGrantType: 400
         case .invalidToken, .invalidCredentials, .invalidIdentityToken: 401
@@ -18,18 +18,18 @@ extension AuthError: HTTPResponseError {
         }
     }
 
-    public var errorCode: String { status == 500 ? WireErrorCode.serverError.rawValue : wireBody.error.rawValue }
+    package var errorCode: String { status == 500 ? WireErrorCode.serverError.rawValue : wireBody.error.rawValue }
 
-    public var errorDescription: String { status == 500 ? "internal error" : message }
+    package var errorDescription: String { status == 500 ? "internal error" : message }
 
-    public var extraFields: [String: JSONValue] {
+    package var extraFields: [String: JSONValue] {
         guard status != 500, case .object(var members) = wireBody.json else { return [:] }
         members["error"] = nil
         members["error_description"] = nil
         return members
     }
 
-    public var extraHeaders: HTTPHeaders {
+    package var extraHeaders: HTTPHeaders {
         var headers = HTTPHeaders()
         if code == .invalidToken { headers.set("WWW-Authenticate", #"Bearer error="invalid_token""#) }
         if let retryAfter, status == 429 || status == 503 { headers.set("Retry-After", String(retryAfter)) }

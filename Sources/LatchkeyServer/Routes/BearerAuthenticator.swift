@@ -1,12 +1,13 @@
 import FoundationEssentials
 import LatchkeyHTTP
 import LatchkeyJOSE
+import LatchkeyJSON
 
 /// The user and session behind a valid bearer token.
-public struct Principal: Sendable {
-    public var userID: String
-    public var sessionID: String
-    public var amr: [String]
+package struct Principal: Sendable {
+    package var userID: String
+    package var sessionID: String
+    package var amr: [String]
 }
 
 /// Checks `Authorization: Bearer` on Latchkey's own endpoints: signature, `typ: at+jwt`, `iss`,

@@ -5,12 +5,12 @@ import LatchkeyStore
 import Synchronization
 
 /// Who asked, for audit entries and the sessions list.
-public struct RequestContext: Sendable {
-    public var ip: String?
-    public var userAgent: String?
-    public var requestID: String?
+package struct RequestContext: Sendable {
+    package var ip: String?
+    package var userAgent: String?
+    package var requestID: String?
 
-    public init(ip: String? = nil, userAgent: String? = nil, requestID: String? = nil) {
+    package init(ip: String? = nil, userAgent: String? = nil, requestID: String? = nil) {
         self.ip = ip
         self.userAgent = userAgent
         self.requestID = requestID
@@ -21,18 +21,18 @@ public struct RequestContext: Sendable {
 struct NoActiveSigningKey: Error {}
 
 /// What every sign-in, refresh and step-up returns (docs/reference.md "Token response").
-public struct TokenResponse: Sendable {
-    public var accessToken: String
-    public var expiresIn: Int
-    public var refreshToken: String
-    public var session: Session
-    public var user: User
-    public var created: Bool
+package struct TokenResponse: Sendable {
+    package var accessToken: String
+    package var expiresIn: Int
+    package var refreshToken: String
+    package var session: Session
+    package var user: User
+    package var created: Bool
 }
 
 /// Sessions and their tokens: creation, refresh-token rotation with reuse detection, expiry and
 /// revocation (docs/security.md S7–S9), each written with its audit entry in one transaction (S27, S28).
-public final class SessionService: Sendable {
+package final class SessionService: Sendable {
     let database: any SQLDatabase
     let users: UserRepository
     let repository = SessionRepository()
@@ -100,7 +100,7 @@ public final class SessionService: Sendable {
     }
 
     /// Starts a session for a user in a transaction of its own and returns the token response.
-    public func startSession(userID: String, amr: [String], context: RequestContext, created: Bool = false) async throws -> TokenResponse {
+    package func startSession(userID: String, amr: [String], context: RequestContext, created: Bool = false) async throws -> TokenResponse {
         let now = clock()
         let (session, refreshToken, user) = try await database.write { connection in
             guard let user = try self.users.find(userID, on: connection) else { throw AuthError.notFound("no such user") }
@@ -200,7 +200,7 @@ public final class SessionService: Sendable {
     /// the answer is `invalid_grant` with reason `reused`. Retiring the presented token is a
     /// compare-and-set on its hash, so of concurrent presentations of one token exactly one
     /// rotates it, on any engine and across processes; the others find it retired and are reuse.
-    public func refresh(_ refreshToken: String, context: RequestContext) async throws -> TokenResponse {
+    package func refresh(_ refreshToken: String, context: RequestContext) async throws -> TokenResponse {
         let now = clock()
         let hash = refreshToken.sha256
         let outcome: RefreshOutcome = try await database.write { connection in
@@ -308,7 +308,7 @@ public final class SessionService: Sendable {
     /// - Returns: The sessions this call revoked; one revoked concurrently by another request
     ///   is that request's, and is neither returned nor audited twice.
     @discardableResult
-    public func revokeSessions(userID: String?, sessionIDs: [String]?, reason: String, context: RequestContext) async throws -> [String] {
+    package func revokeSessions(userID: String?, sessionIDs: [String]?, reason: String, context: RequestContext) async throws -> [String] {
         let now = clock()
         return try await database.write { connection in
             guard let sessionIDs else {
@@ -352,7 +352,7 @@ public final class SessionService: Sendable {
     }
 
     /// Revokes the session a refresh token belongs to (RFC 7009); unknown tokens are ignored.
-    public func revoke(refreshToken: String, context: RequestContext) async throws {
+    package func revoke(refreshToken: String, context: RequestContext) async throws {
         let hash = refreshToken.sha256
         let sessionID = try await database.read { connection in
             try self.repository.sessionID(tokenHash: hash, on: connection)
@@ -383,7 +383,7 @@ public final class SessionService: Sendable {
     }
 
     /// A user's sessions, newest first; revoked and expired ones are left out.
-    public func sessions(userID: String) async throws -> [Session] {
+    package func sessions(userID: String) async throws -> [Session] {
         let now = clock()
         return try await database.read { connection in
             try self.repository.unrevoked(userID: userID, on: connection).filter { $0.isLive(at: now) }
@@ -391,7 +391,7 @@ public final class SessionService: Sendable {
     }
 
     /// One session by id, whatever its state.
-    public func session(_ id: String) async throws -> Session? {
+    package func session(_ id: String) async throws -> Session? {
         try await database.read { connection in
             try self.repository.find(id: id, on: connection)
         }

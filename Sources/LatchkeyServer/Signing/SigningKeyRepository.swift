@@ -1,5 +1,6 @@
 import FoundationEssentials
 import LatchkeyJOSE
+import LatchkeyJSON
 import LatchkeyStore
 
 /// The `signing_keys` table: the server's ES256 keys, sealed under the master key.

@@ -1,7 +1,7 @@
-import FoundationEssentials
+package import FoundationEssentials
 import LatchkeyCrypto
-import LatchkeyJOSE
-import LatchkeyStore
+package import LatchkeyJOSE
+package import LatchkeyStore
 import Synchronization
 
 /// The server's ES256 signing keys: generated here, sealed at rest under the master key,
@@ -13,20 +13,20 @@ import Synchronization
 /// snapshot and reloads it every ``reloadInterval`` and whenever a key's activation or expiry
 /// passes. `latchkey keys rotate` adds a key that activates after a delay longer than the JWKS
 /// cache lifetime, so clients see the new key before any token carries it.
-public final class SigningKeyRing: Sendable {
+package final class SigningKeyRing: Sendable {
     /// One row of `signing_keys`, public part only.
-    public struct Key: Sendable, Hashable {
-        public var id: String
-        public var publicJWK: JWK
-        public var createdAt: Date
-        public var activatesAt: Date
+    package struct Key: Sendable, Hashable {
+        package var id: String
+        package var publicJWK: JWK
+        package var createdAt: Date
+        package var activatesAt: Date
         /// When it stops signing (a later key activated); `nil` while it is the newest.
-        public var retiresAt: Date?
+        package var retiresAt: Date?
         /// When it leaves the JWKS: its retirement plus the longest life of a token it signed.
-        public var expiresAt: Date?
+        package var expiresAt: Date?
 
         /// `pending`, `active`, `retired` (still published) or `expired`, at `now`.
-        public func state(at now: Date) -> String {
+        package func state(at now: Date) -> String {
             if now < activatesAt { return "pending" }
             if let expiresAt, now >= expiresAt { return "expired" }
             if let retiresAt, now >= retiresAt { return "retired" }
@@ -49,7 +49,7 @@ public final class SigningKeyRing: Sendable {
     }
 
     /// How long caches may keep the JWKS (`Cache-Control: max-age`).
-    public static let jwksMaxAge = 300
+    package static let jwksMaxAge = 300
     /// How often a process re-reads the key table.
     static let reloadInterval: TimeInterval = 30
 
@@ -74,7 +74,7 @@ public final class SigningKeyRing: Sendable {
     /// Two processes starting at once on an empty table may each create one; that is harmless:
     /// both are published, every process picks the same signer (the latest activation, then the
     /// greatest id) and the next rotation retires both.
-    public static func open(database: any SQLDatabase, masterKey: MasterKey, accessTokenTTL: Int, now: Date) async throws -> SigningKeyRing {
+    package static func open(database: any SQLDatabase, masterKey: MasterKey, accessTokenTTL: Int, now: Date) async throws -> SigningKeyRing {
         let lifetime = TimeInterval(accessTokenTTL) + 60
         let repository = SigningKeyRepository()
         try await database.write { connection in
@@ -92,7 +92,7 @@ public final class SigningKeyRing: Sendable {
     /// - Throws: ``AuthError/Code/conflict`` when a concurrent rotation retired the newest key
     ///   first; nothing is written and the caller may rotate again.
     @discardableResult
-    public func rotate(activationDelay: TimeInterval, now: Date) async throws -> Key {
+    package func rotate(activationDelay: TimeInterval, now: Date) async throws -> Key {
         let lifetime = tokenLifetime
         let masterKey = masterKey
         let repository = repository
@@ -160,7 +160,7 @@ public final class SigningKeyRing: Sendable {
     }
 
     /// Re-reads the key table; the revision moves on only when the published keys changed.
-    public func reload(now: Date) async throws {
+    package func reload(now: Date) async throws {
         var fresh = try await Self.load(database: database, masterKey: masterKey, now: now)
         snapshot.withLock { current in
             fresh.revision = fresh.jwks == current.jwks ? current.revision : current.revision + 1
@@ -185,10 +185,10 @@ public final class SigningKeyRing: Sendable {
     private var cached: Snapshot { snapshot.withLock { $0 } }
 
     /// The published keys (pending, active, retired), oldest first.
-    public var publishedKeys: [Key] { cached.keys }
+    package var publishedKeys: [Key] { cached.keys }
 
     /// Every key ever made, for `latchkey keys list`.
-    public func allKeys() async throws -> [Key] {
+    package func allKeys() async throws -> [Key] {
         let repository = repository
         return try await database.read { connection in
             try repository.all(on: connection).map(\.key)

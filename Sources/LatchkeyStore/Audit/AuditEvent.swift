@@ -2,28 +2,28 @@
 ///
 /// The names a server writes are declared once, as static members in the server's audit
 /// vocabulary; an entry read back from the database keeps whatever name it was stored with.
-public struct AuditEvent: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-    public let rawValue: String
+package struct AuditEvent: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    package let rawValue: String
 
-    public init(rawValue: String) {
+    package init(rawValue: String) {
         self.rawValue = rawValue
     }
 
-    public var description: String { rawValue }
+    package var description: String { rawValue }
 }
 
 /// How an audited event ended: `success`, `failure`, `rate_limited`, ...
-public struct AuditOutcome: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-    public let rawValue: String
+package struct AuditOutcome: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    package let rawValue: String
 
-    public init(rawValue: String) {
+    package init(rawValue: String) {
         self.rawValue = rawValue
     }
 
-    public var description: String { rawValue }
+    package var description: String { rawValue }
 
     /// The event did what it set out to do.
-    public static let success = AuditOutcome(rawValue: "success")
+    package static let success = AuditOutcome(rawValue: "success")
     /// The event was refused: a wrong password, a bad signature, a wrong code.
-    public static let failure = AuditOutcome(rawValue: "failure")
+    package static let failure = AuditOutcome(rawValue: "failure")
 }

@@ -1,4 +1,4 @@
-public import FoundationEssentials
+package import FoundationEssentials
 import LatchkeyJSON
 
 /// The audit log (S27): who did what, when, from where, and how it ended.
@@ -14,23 +14,23 @@ import LatchkeyJSON
 /// This is the pattern for every repository: portable SQL through the database's
 /// ``SQLDialect``, one method taking a connection for use inside a caller's transaction, and
 /// an `async` convenience that opens its own.
-public struct AuditLog: Sendable {
+package struct AuditLog: Sendable {
     /// One event.
-    public struct Entry: Sendable, Hashable {
+    package struct Entry: Sendable, Hashable {
         /// When it happened; stored in whole seconds.
-        public var time: Date
+        package var time: Date
         /// The user concerned, when known.
-        public var userID: String?
+        package var userID: String?
         /// What happened, for example `password.login`, `session.reuse_detected`, `device_key.added`.
-        public var event: AuditEvent
+        package var event: AuditEvent
         /// How it ended, for example `success`, `failure`, `rate_limited`.
-        public var outcome: AuditOutcome
+        package var outcome: AuditOutcome
         /// The client's address.
-        public var ip: String?
+        package var ip: String?
         /// The request it came from, to find the matching log lines.
-        public var requestID: String?
+        package var requestID: String?
         /// More facts, as strings; never a secret.
-        public var details: [String: String]
+        package var details: [String: String]
 
         /// Creates an entry.
         ///
@@ -42,7 +42,7 @@ public struct AuditLog: Sendable {
         ///   - ip: The client's address.
         ///   - requestID: The request it came from.
         ///   - details: More facts; never a secret.
-        public init(
+        package init(
             time: Date, userID: String? = nil, event: AuditEvent, outcome: AuditOutcome, ip: String? = nil,
             requestID: String? = nil, details: [String: String] = [:]
         ) {
@@ -57,12 +57,12 @@ public struct AuditLog: Sendable {
     }
 
     /// The database the log lives in.
-    public let database: any SQLDatabase
+    package let database: any SQLDatabase
 
     /// Creates the log's repository over a migrated database.
     ///
     /// - Parameter database: The database.
-    public init(database: any SQLDatabase) {
+    package init(database: any SQLDatabase) {
         self.database = database
     }
 
@@ -72,7 +72,7 @@ public struct AuditLog: Sendable {
     ///   - entry: The event.
     ///   - connection: The connection of the write transaction that makes the change.
     /// - Throws: ``StoreError``.
-    public func record(_ entry: Entry, on connection: any SQLConnection) throws {
+    package func record(_ entry: Entry, on connection: any SQLConnection) throws {
         try connection.execute(
             """
                 INSERT INTO audit_log (time, user_id, event, outcome, ip, request_id, details)
@@ -88,7 +88,7 @@ public struct AuditLog: Sendable {
     ///
     /// - Parameter entry: The event.
     /// - Throws: ``StoreError``.
-    public func record(_ entry: Entry) async throws {
+    package func record(_ entry: Entry) async throws {
         try await database.write { try self.record(entry, on: $0) }
     }
 
@@ -101,7 +101,7 @@ public struct AuditLog: Sendable {
     /// - Returns: How many entries were scrubbed.
     /// - Throws: ``StoreError``.
     @discardableResult
-    public func scrub(userID: String, on connection: any SQLConnection) throws -> Int {
+    package func scrub(userID: String, on connection: any SQLConnection) throws -> Int {
         try connection.execute("UPDATE audit_log SET ip = NULL, details = '{}' WHERE user_id = ?", [.text(userID)])
     }
 
@@ -114,7 +114,7 @@ public struct AuditLog: Sendable {
     ///   - limit: At most this many, at least 0.
     /// - Returns: The entries, newest first.
     /// - Throws: ``StoreError``; ``StoreError/Code/misuse`` for a negative limit.
-    public func entries(userID: String? = nil, event: String? = nil, since: Date? = nil, limit: Int = 100) async throws -> [Entry] {
+    package func entries(userID: String? = nil, event: String? = nil, since: Date? = nil, limit: Int = 100) async throws -> [Entry] {
         guard limit >= 0 else { throw StoreError.misuse("audit log limit must be at least 0, got \(limit)") }
         // Fixed fragments only; the values travel as bindings.
         var conditions: [String] = []

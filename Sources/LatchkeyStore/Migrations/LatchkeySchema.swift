@@ -5,9 +5,9 @@
 /// hashes are ``SQLDialect/blobType``; booleans are `INTEGER` 0 or 1, checked; JSON is `TEXT`.
 /// Every foreign key says what happens on delete, and every foreign-key column is the first
 /// column of some index, so a cascading delete never scans a table.
-public enum LatchkeySchema {
+package enum LatchkeySchema {
     /// Every migration, in order. Append new ones; never edit one that has shipped.
-    public static let migrations: [Migration] = [
+    package static let migrations: [Migration] = [
         Migration(version: 1, name: "initial schema", statements: initialSchema),
         Migration(version: 2, name: "sign in with apple", statements: signInWithApple),
         Migration(version: 3, name: "second factors", statements: secondFactors),

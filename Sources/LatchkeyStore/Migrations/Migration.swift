@@ -2,13 +2,13 @@
 ///
 /// Statements are written once in portable SQL, with type names taken from the
 /// ``SQLDialect`` they are given, so every backend runs the same migration.
-public struct Migration: Sendable {
+package struct Migration: Sendable {
     /// The position in the sequence; versions start at 1 and only grow.
-    public var version: Int
+    package var version: Int
     /// A short name for logs and `schema_migrations`, for example `initial schema`.
-    public var name: String
+    package var name: String
     /// The statements, one per string, for a dialect.
-    public var statements: @Sendable (SQLDialect) -> [String]
+    package var statements: @Sendable (SQLDialect) -> [String]
 
     /// Creates a migration.
     ///
@@ -16,7 +16,7 @@ public struct Migration: Sendable {
     ///   - version: The position in the sequence, from 1.
     ///   - name: A short name.
     ///   - statements: The statements, one per string, for a dialect.
-    public init(version: Int, name: String, statements: @escaping @Sendable (SQLDialect) -> [String]) {
+    package init(version: Int, name: String, statements: @escaping @Sendable (SQLDialect) -> [String]) {
         self.version = version
         self.name = name
         self.statements = statements

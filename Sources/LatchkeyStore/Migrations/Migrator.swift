@@ -1,4 +1,4 @@
-import FoundationEssentials
+package import FoundationEssentials
 
 /// Applies ``Migration``s in order and records them in `schema_migrations`.
 ///
@@ -6,7 +6,7 @@ import FoundationEssentials
 /// a failure leaves the database at the previous version. The check for "already applied" is
 /// repeated inside that transaction, so two processes migrating at once (a server starting
 /// while `latchkey migrate` runs) apply each migration exactly once.
-public enum Migrator {
+package enum Migrator {
     /// Applies every migration the database does not have yet, in version order.
     ///
     /// - Parameters:
@@ -19,7 +19,7 @@ public enum Migrator {
     ///   ``StoreError/Code/misuse`` when `migrations` is out of order; the error of a failing
     ///   migration, after which the earlier ones stay applied.
     @discardableResult
-    public static func migrate(
+    package static func migrate(
         _ database: any SQLDatabase, migrations: [Migration] = LatchkeySchema.migrations, now: Date = Date()
     ) async throws -> [Migration] {
         try validate(migrations)
@@ -66,7 +66,7 @@ public enum Migrator {
     /// - Parameter database: The database.
     /// - Returns: The applied versions.
     /// - Throws: ``StoreError``.
-    public static func appliedVersions(_ database: any SQLDatabase) async throws -> [Int] {
+    package static func appliedVersions(_ database: any SQLDatabase) async throws -> [Int] {
         do {
             return try await database.read { try appliedVersions(on: $0) }
         } catch let error as StoreError where error.code == .schema {

@@ -6,7 +6,7 @@
 /// portable SQL with `?` placeholders: the connection turns it into its database's dialect
 /// itself (``SQLDialect/sql(_:)``), so callers never name the dialect. Values always travel as
 /// bindings, never spliced into the text.
-public protocol SQLConnection {
+package protocol SQLConnection {
     /// Runs one statement and returns how many rows it inserted, updated or deleted.
     ///
     /// Rows the statement returns (a `PRAGMA`, an `INSERT … RETURNING`) are read and dropped;
@@ -47,7 +47,7 @@ extension SQLConnection {
     /// - Returns: The number of rows changed.
     /// - Throws: ``StoreError``.
     @discardableResult
-    public func execute(_ sql: String) throws -> Int {
+    package func execute(_ sql: String) throws -> Int {
         try execute(sql, [])
     }
 
@@ -56,7 +56,7 @@ extension SQLConnection {
     /// - Parameter sql: One statement.
     /// - Returns: The rows.
     /// - Throws: ``StoreError``.
-    public func query(_ sql: String) throws -> [SQLRow] {
+    package func query(_ sql: String) throws -> [SQLRow] {
         try query(sql, [])
     }
 
@@ -65,7 +65,7 @@ extension SQLConnection {
     /// - Parameter sql: One statement.
     /// - Returns: The first row, or `nil`.
     /// - Throws: ``StoreError``.
-    public func queryOne(_ sql: String) throws -> SQLRow? {
+    package func queryOne(_ sql: String) throws -> SQLRow? {
         try queryOne(sql, [])
     }
 }

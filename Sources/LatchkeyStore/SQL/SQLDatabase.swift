@@ -3,7 +3,7 @@
 /// The closures passed to ``read(_:)`` and ``write(_:)`` run on the database's own threads, so
 /// an event-loop thread that awaits them never blocks on disk or on a lock. Keep them short and
 /// free of other I/O: a write closure holds the database's only write lock while it runs.
-public protocol SQLDatabase: Sendable {
+package protocol SQLDatabase: Sendable {
     /// How this database spells placeholders and column types.
     var dialect: SQLDialect { get }
 

@@ -1,4 +1,4 @@
-public import FoundationEssentials
+package import FoundationEssentials
 
 /// One result row: values by column name.
 ///
@@ -10,18 +10,18 @@ public import FoundationEssentials
 /// value of this type here".
 ///
 /// When a query returns two columns of one name (a join), the first wins; alias them in the SQL.
-public struct SQLRow: Sendable {
+package struct SQLRow: Sendable {
     /// The column names, in query order.
-    public let columns: [String]
+    package let columns: [String]
     /// The values, in query order.
-    public let values: [SQLValue]
+    package let values: [SQLValue]
 
     /// Creates a row.
     ///
     /// - Parameters:
     ///   - columns: The column names.
     ///   - values: One value per column.
-    public init(columns: [String], values: [SQLValue]) {
+    package init(columns: [String], values: [SQLValue]) {
         precondition(columns.count == values.count, "SQLRow needs one value per column")
         self.columns = columns
         self.values = values
@@ -30,7 +30,7 @@ public struct SQLRow: Sendable {
     /// The value of `column`, or ``SQLValue/null`` when the query returned no such column.
     ///
     /// - Parameter column: A column name, as spelled in the query (case-sensitive).
-    public subscript(_ column: String) -> SQLValue {
+    package subscript(_ column: String) -> SQLValue {
         guard let index = columns.firstIndex(of: column) else { return .null }
         return values[index]
     }
@@ -39,7 +39,7 @@ public struct SQLRow: Sendable {
     ///
     /// - Parameter column: A column name.
     /// - Returns: Whether it is among ``columns``.
-    public func contains(_ column: String) -> Bool {
+    package func contains(_ column: String) -> Bool {
         columns.contains(column)
     }
 
@@ -48,7 +48,7 @@ public struct SQLRow: Sendable {
     /// - Parameter column: A column name.
     /// - Returns: The integer.
     /// - Throws: ``StoreError/Code/typeMismatch`` when the column is missing or holds no integer.
-    public func int(_ column: String) throws -> Int64 {
+    package func int(_ column: String) throws -> Int64 {
         let value = try existing(column)
         guard let integer = value.integerValue else { throw mismatch(column, "integer", value) }
         return integer
@@ -58,7 +58,7 @@ public struct SQLRow: Sendable {
     ///
     /// - Parameter column: A column name.
     /// - Returns: The integer, if there is one.
-    public func optionalInt(_ column: String) -> Int64? {
+    package func optionalInt(_ column: String) -> Int64? {
         self[column].integerValue
     }
 
@@ -67,7 +67,7 @@ public struct SQLRow: Sendable {
     /// - Parameter column: A column name.
     /// - Returns: The number.
     /// - Throws: ``StoreError/Code/typeMismatch`` when the column is missing or holds no number.
-    public func double(_ column: String) throws -> Double {
+    package func double(_ column: String) throws -> Double {
         let value = try existing(column)
         switch value {
         case .real(let real): return real
@@ -81,7 +81,7 @@ public struct SQLRow: Sendable {
     /// - Parameter column: A column name.
     /// - Returns: The text.
     /// - Throws: ``StoreError/Code/typeMismatch`` when the column is missing or holds no text.
-    public func string(_ column: String) throws -> String {
+    package func string(_ column: String) throws -> String {
         let value = try existing(column)
         guard let text = value.textValue else { throw mismatch(column, "text", value) }
         return text
@@ -91,7 +91,7 @@ public struct SQLRow: Sendable {
     ///
     /// - Parameter column: A column name.
     /// - Returns: The text, if there is some.
-    public func optionalString(_ column: String) -> String? {
+    package func optionalString(_ column: String) -> String? {
         self[column].textValue
     }
 
@@ -100,7 +100,7 @@ public struct SQLRow: Sendable {
     /// - Parameter column: A column name.
     /// - Returns: The bytes.
     /// - Throws: ``StoreError/Code/typeMismatch`` when the column is missing or holds no blob.
-    public func blob(_ column: String) throws -> [UInt8] {
+    package func blob(_ column: String) throws -> [UInt8] {
         let value = try existing(column)
         guard let bytes = value.blobValue else { throw mismatch(column, "blob", value) }
         return bytes
@@ -110,7 +110,7 @@ public struct SQLRow: Sendable {
     ///
     /// - Parameter column: A column name.
     /// - Returns: The bytes, if there are some.
-    public func optionalBlob(_ column: String) -> [UInt8]? {
+    package func optionalBlob(_ column: String) -> [UInt8]? {
         self[column].blobValue
     }
 
@@ -120,7 +120,7 @@ public struct SQLRow: Sendable {
     /// - Returns: The boolean.
     /// - Throws: ``StoreError/Code/typeMismatch`` when the column is missing or holds anything
     ///   but 0 or 1.
-    public func bool(_ column: String) throws -> Bool {
+    package func bool(_ column: String) throws -> Bool {
         switch try int(column) {
         case 0: return false
         case 1: return true
@@ -132,7 +132,7 @@ public struct SQLRow: Sendable {
     ///
     /// - Parameter column: A column name.
     /// - Returns: The boolean, if there is one.
-    public func optionalBool(_ column: String) -> Bool? {
+    package func optionalBool(_ column: String) -> Bool? {
         switch optionalInt(column) {
         case 0: false
         case 1: true
@@ -145,7 +145,7 @@ public struct SQLRow: Sendable {
     /// - Parameter column: A column name.
     /// - Returns: The time.
     /// - Throws: ``StoreError/Code/typeMismatch`` when the column is missing or holds no integer.
-    public func date(_ column: String) throws -> Date {
+    package func date(_ column: String) throws -> Date {
         Date(timeIntervalSince1970: TimeInterval(try int(column)))
     }
 
@@ -153,7 +153,7 @@ public struct SQLRow: Sendable {
     ///
     /// - Parameter column: A column name.
     /// - Returns: The time, if there is one.
-    public func optionalDate(_ column: String) -> Date? {
+    package func optionalDate(_ column: String) -> Date? {
         optionalInt(column).map { Date(timeIntervalSince1970: TimeInterval($0)) }
     }
 

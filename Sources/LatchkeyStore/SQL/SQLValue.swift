@@ -1,4 +1,4 @@
-public import FoundationEssentials
+package import FoundationEssentials
 
 /// One SQL value, as bound to a `?` placeholder or read from a column.
 ///
@@ -12,7 +12,7 @@ public import FoundationEssentials
 /// optional is `nil`).
 ///
 /// A ``real(_:)`` NaN is stored as NULL by SQLite.
-public enum SQLValue: Sendable, Hashable {
+package enum SQLValue: Sendable, Hashable {
     /// SQL NULL.
     case null
     /// A 64-bit signed integer.
@@ -28,7 +28,7 @@ public enum SQLValue: Sendable, Hashable {
     ///
     /// - Parameter value: An `Int`, `Int64`, `Bool`, `Double`, `String`, `[UInt8]`, `Date`, an
     ///   optional of one of them, or an `SQLValue`.
-    public init(_ value: some SQLValueConvertible) {
+    package init(_ value: some SQLValueConvertible) {
         self = value.sqlValue
     }
 
@@ -36,7 +36,7 @@ public enum SQLValue: Sendable, Hashable {
     ///
     /// - Parameter value: The boolean.
     /// - Returns: `.integer(1)` or `.integer(0)`.
-    public static func bool(_ value: Bool) -> SQLValue {
+    package static func bool(_ value: Bool) -> SQLValue {
         .integer(value ? 1 : 0)
     }
 
@@ -44,42 +44,42 @@ public enum SQLValue: Sendable, Hashable {
     ///
     /// - Parameter date: The time.
     /// - Returns: An ``integer(_:)``.
-    public static func time(_ date: Date) -> SQLValue {
+    package static func time(_ date: Date) -> SQLValue {
         .integer(unixSeconds(date))
     }
 
     /// Whether this is ``null``.
-    public var isNull: Bool {
+    package var isNull: Bool {
         if case .null = self { return true }
         return false
     }
 
     /// The integer, or `nil` for any other case.
-    public var integerValue: Int64? {
+    package var integerValue: Int64? {
         if case .integer(let value) = self { return value }
         return nil
     }
 
     /// The double, or `nil` for any other case.
-    public var realValue: Double? {
+    package var realValue: Double? {
         if case .real(let value) = self { return value }
         return nil
     }
 
     /// The text, or `nil` for any other case.
-    public var textValue: String? {
+    package var textValue: String? {
         if case .text(let value) = self { return value }
         return nil
     }
 
     /// The bytes, or `nil` for any other case.
-    public var blobValue: [UInt8]? {
+    package var blobValue: [UInt8]? {
         if case .blob(let value) = self { return value }
         return nil
     }
 
     /// The storage class's name, for error reasons: `null`, `integer`, `real`, `text`, `blob`.
-    public var typeName: String {
+    package var typeName: String {
         switch self {
         case .null: "null"
         case .integer: "integer"
@@ -101,7 +101,7 @@ extension SQLValue: ExpressibleByNilLiteral {
     /// `nil` is ``null``.
     ///
     /// - Parameter nilLiteral: Nothing.
-    public init(nilLiteral: ()) {
+    package init(nilLiteral: ()) {
         self = .null
     }
 }
@@ -110,7 +110,7 @@ extension SQLValue: ExpressibleByIntegerLiteral {
     /// An integer literal is an ``integer(_:)``.
     ///
     /// - Parameter value: The literal.
-    public init(integerLiteral value: Int64) {
+    package init(integerLiteral value: Int64) {
         self = .integer(value)
     }
 }
@@ -119,7 +119,7 @@ extension SQLValue: ExpressibleByFloatLiteral {
     /// A float literal is a ``real(_:)``.
     ///
     /// - Parameter value: The literal.
-    public init(floatLiteral value: Double) {
+    package init(floatLiteral value: Double) {
         self = .real(value)
     }
 }
@@ -128,7 +128,7 @@ extension SQLValue: ExpressibleByStringLiteral {
     /// A string literal is a ``text(_:)``.
     ///
     /// - Parameter value: The literal.
-    public init(stringLiteral value: String) {
+    package init(stringLiteral value: String) {
         self = .text(value)
     }
 }
@@ -137,63 +137,63 @@ extension SQLValue: ExpressibleByBooleanLiteral {
     /// `true` is the integer 1, `false` the integer 0.
     ///
     /// - Parameter value: The literal.
-    public init(booleanLiteral value: Bool) {
+    package init(booleanLiteral value: Bool) {
         self = .bool(value)
     }
 }
 
 /// A Swift type with one obvious SQL representation.
-public protocol SQLValueConvertible {
+package protocol SQLValueConvertible {
     /// The value to bind.
     var sqlValue: SQLValue { get }
 }
 
 extension SQLValue: SQLValueConvertible {
     /// The value itself.
-    public var sqlValue: SQLValue { self }
+    package var sqlValue: SQLValue { self }
 }
 
 extension Int: SQLValueConvertible {
     /// An ``SQLValue/integer(_:)``.
-    public var sqlValue: SQLValue { .integer(Int64(self)) }
+    package var sqlValue: SQLValue { .integer(Int64(self)) }
 }
 
 extension Int64: SQLValueConvertible {
     /// An ``SQLValue/integer(_:)``.
-    public var sqlValue: SQLValue { .integer(self) }
+    package var sqlValue: SQLValue { .integer(self) }
 }
 
 extension Int32: SQLValueConvertible {
     /// An ``SQLValue/integer(_:)``.
-    public var sqlValue: SQLValue { .integer(Int64(self)) }
+    package var sqlValue: SQLValue { .integer(Int64(self)) }
 }
 
 extension Bool: SQLValueConvertible {
     /// The integer 1 or 0.
-    public var sqlValue: SQLValue { .bool(self) }
+    package var sqlValue: SQLValue { .bool(self) }
 }
 
 extension Double: SQLValueConvertible {
     /// An ``SQLValue/real(_:)``.
-    public var sqlValue: SQLValue { .real(self) }
+    package var sqlValue: SQLValue { .real(self) }
 }
 
 extension String: SQLValueConvertible {
     /// An ``SQLValue/text(_:)``.
-    public var sqlValue: SQLValue { .text(self) }
+    package var sqlValue: SQLValue { .text(self) }
 }
 
 extension Array: SQLValueConvertible where Element == UInt8 {
     /// An ``SQLValue/blob(_:)``.
-    public var sqlValue: SQLValue { .blob(self) }
+    package var sqlValue: SQLValue { .blob(self) }
 }
 
 extension Date: SQLValueConvertible {
     /// Whole unix seconds (UTC), rounded down, as an ``SQLValue/integer(_:)``.
-    public var sqlValue: SQLValue { .time(self) }
+    package var sqlValue: SQLValue { .time(self) }
 }
 
 extension Optional: SQLValueConvertible where Wrapped: SQLValueConvertible {
     /// ``SQLValue/null`` for `nil`, else the wrapped value's representation.
-    public var sqlValue: SQLValue { self?.sqlValue ?? .null }
+    package var sqlValue: SQLValue { self?.sqlValue ?? .null }
 }

@@ -20,13 +20,13 @@ private import Darwin
 /// The file appears whole or not at all: the copy is written to a temporary file beside the
 /// destination, created with mode 0600 (the database holds sealed secrets and password hashes),
 /// flushed with `fsync`, then moved into place, and the directory is flushed too.
-public enum SQLiteBackup {
+package enum SQLiteBackup {
     /// What a finished backup wrote.
-    public struct Result: Sendable, Hashable {
+    package struct Result: Sendable, Hashable {
         /// The database pages copied.
-        public var pages: Int
+        package var pages: Int
         /// The size of the backup file in bytes.
-        public var bytes: Int
+        package var bytes: Int
     }
 
     /// Copies the database at `source` to a new file at `destination`.
@@ -47,7 +47,7 @@ public enum SQLiteBackup {
     ///   ``StoreError/Code/busy`` when a lock stayed taken for the whole timeout;
     ///   ``StoreError/Code/corrupt`` when the source is not a database.
     @discardableResult
-    public static func copy(
+    package static func copy(
         from source: String, to destination: String, replacing: Bool = false, busyTimeout: Duration = .seconds(5)
     ) throws -> Result {
         guard replacing || access(destination, F_OK) != 0 else {

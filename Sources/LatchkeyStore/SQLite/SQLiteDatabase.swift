@@ -61,29 +61,29 @@ import Synchronization
 ///
 /// The file's directory must exist; the file is created when missing. Call ``close()`` before
 /// letting go of the database.
-public final class SQLiteDatabase: SQLDatabase {
+package final class SQLiteDatabase: SQLDatabase {
     /// Where the database lives and how it is used.
-    public struct Configuration: Sendable {
+    package struct Configuration: Sendable {
         /// The database file's path; its directory must exist. `:memory:` is not supported,
         /// because each connection would get a database of its own.
-        public var path: String
+        package var path: String
         /// How many reader connections, at least 1.
-        public var readers: Int = 2
+        package var readers: Int = 2
         /// How long a transaction waits for another process's lock before failing with
         /// ``StoreError/Code/busy``.
-        public var busyTimeout: Duration = .seconds(5)
+        package var busyTimeout: Duration = .seconds(5)
         /// How many prepared statements each connection keeps; 0 prepares every time.
-        public var statementCacheSize: Int = 64
+        package var statementCacheSize: Int = 64
         /// How long ``SQLiteDatabase/isHealthy()`` waits for its probe.
-        public var healthCheckTimeout: Duration = .seconds(1)
+        package var healthCheckTimeout: Duration = .seconds(1)
         /// How many jobs may wait for or run on one connection; beyond that, reads and writes
         /// fail at once with ``StoreError/Code/busy``, which the server answers with 503.
-        public var queueLimit: Int = 1000
+        package var queueLimit: Int = 1000
         /// Whether a commit waits for the disk; see ``Durability``.
-        public var durability: Durability = .full
+        package var durability: Durability = .full
         /// Called when writes start failing on the storage and when they succeed again; runs
         /// on the writing task, so it must be quick.
-        public var onStorageEvent: (@Sendable (StorageEvent) -> Void)?
+        package var onStorageEvent: (@Sendable (StorageEvent) -> Void)?
 
         /// Creates a configuration.
         ///
@@ -94,7 +94,7 @@ public final class SQLiteDatabase: SQLDatabase {
         ///   - statementCacheSize: Prepared statements kept per connection.
         ///   - healthCheckTimeout: How long the health probe may take.
         ///   - queueLimit: How many jobs may wait for one connection.
-        public init(
+        package init(
             path: String, readers: Int = 2, busyTimeout: Duration = .seconds(5), statementCacheSize: Int = 64,
             healthCheckTimeout: Duration = .seconds(1), queueLimit: Int = 1000, durability: Durability = .full,
             onStorageEvent: (@Sendable (StorageEvent) -> Void)? = nil
@@ -111,7 +111,7 @@ public final class SQLiteDatabase: SQLDatabase {
     }
 
     /// How far a commit goes before ``SQLiteDatabase/write(_:)`` returns.
-    public enum Durability: String, Sendable, CaseIterable {
+    package enum Durability: String, Sendable, CaseIterable {
         /// `synchronous=FULL`: the WAL is synced to the disk at every commit (once per group
         /// commit), so an answered write survives a power cut.
         case full
@@ -121,20 +121,20 @@ public final class SQLiteDatabase: SQLDatabase {
     }
 
     /// Figures summed over every connection, for metrics and tests.
-    public struct Statistics: Sendable, Hashable {
+    package struct Statistics: Sendable, Hashable {
         /// Prepared statements held in the caches now.
-        public var cachedStatements: Int = 0
+        package var cachedStatements: Int = 0
         /// Statements taken from a cache.
-        public var cacheHits: Int = 0
+        package var cacheHits: Int = 0
         /// Statements that had to be prepared.
-        public var cacheMisses: Int = 0
+        package var cacheMisses: Int = 0
         /// Times a connection found the file locked by another connection (in practice another
         /// process or another `SQLiteDatabase`) and waited.
-        public var busyWaits: Int = 0
+        package var busyWaits: Int = 0
         /// Writes waiting for the writer or running on it, when the figures were taken.
-        public var queuedWrites: Int = 0
+        package var queuedWrites: Int = 0
         /// Reads waiting for a reader or running on one, when the figures were taken.
-        public var queuedReads: Int = 0
+        package var queuedReads: Int = 0
 
         mutating func add(_ other: Statistics) {
             cachedStatements += other.cachedStatements
@@ -145,9 +145,9 @@ public final class SQLiteDatabase: SQLDatabase {
     }
 
     /// The configuration the database was opened with.
-    public let configuration: Configuration
+    package let configuration: Configuration
     /// ``SQLDialect/sqlite``.
-    public let dialect = SQLDialect.sqlite
+    package let dialect = SQLDialect.sqlite
 
     private let writer: SQLiteWorker
     private let readers: [SQLiteWorker]
@@ -160,7 +160,7 @@ public final class SQLiteDatabase: SQLDatabase {
     /// - Throws: ``StoreError``: ``StoreError/Code/io`` when the file cannot be opened, written
     ///   or put in WAL mode; ``StoreError/Code/corrupt`` when it is not a database;
     ///   ``StoreError/Code/misuse`` for a configuration out of range.
-    public init(configuration: Configuration) throws {
+    package init(configuration: Configuration) throws {
         guard configuration.readers >= 1 else {
             throw StoreError.misuse("SQLiteDatabase needs at least 1 reader, got \(configuration.readers)")
         }
@@ -205,7 +205,7 @@ public final class SQLiteDatabase: SQLDatabase {
     /// - Throws: What `body` throws, ``StoreError/Code/busy`` when the chosen reader's queue is
     ///   full, ``StoreError/Code/closed`` after ``close()``, or another ``StoreError``.
     @discardableResult
-    public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+    package func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
         try checkOpen()
         // The least busy reader; two reads racing here may pick the same one, which only costs
         // a little balance.
@@ -233,7 +233,7 @@ public final class SQLiteDatabase: SQLDatabase {
     ///   ``StoreError``: ``StoreError/Code/io`` when the storage refused it (a full disk, a
     ///   read-only file), nothing written.
     @discardableResult
-    public func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+    package func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
         try checkOpen()
         do {
             let result = try await writer.write(body)
@@ -247,7 +247,7 @@ public final class SQLiteDatabase: SQLDatabase {
 
     /// The storage failure of the latest write, with when the outage began, or `nil` when the
     /// latest write succeeded.
-    public var writeFailure: (error: StoreError, since: ContinuousClock.Instant, failedWrites: Int)? {
+    package var writeFailure: (error: StoreError, since: ContinuousClock.Instant, failedWrites: Int)? {
         health.current.map { ($0.error, $0.since, $0.failedWrites) }
     }
 
@@ -277,7 +277,7 @@ public final class SQLiteDatabase: SQLDatabase {
     ///
     /// - Returns: `false` when the database is closed, a query or the write probe fails, or the
     ///   answer is late (a wedged queue or a file system that hangs).
-    public func isHealthy() async -> Bool {
+    package func isHealthy() async -> Bool {
         guard !closed.load(ordering: .acquiring) else { return false }
         let gate = OneShot()
         // The probe and its timer run on dispatch threads, not in tasks: when the cooperative
@@ -326,7 +326,7 @@ public final class SQLiteDatabase: SQLDatabase {
     /// - Returns: Whether SQLite found the database intact (`ok`).
     /// - Throws: ``StoreError``, for example ``StoreError/Code/corrupt`` when the damage stops
     ///   the check itself.
-    public func integrityCheck() async throws -> Bool {
+    package func integrityCheck() async throws -> Bool {
         let rows = try await read { try $0.query("PRAGMA integrity_check") }
         return rows.count == 1 && rows[0].values.first == .text("ok")
     }
@@ -335,7 +335,7 @@ public final class SQLiteDatabase: SQLDatabase {
     /// figures are zero after ``close()``.
     ///
     /// - Returns: The figures.
-    public func statistics() async -> Statistics {
+    package func statistics() async -> Statistics {
         var total = Statistics(
             queuedWrites: writer.queueDepth, queuedReads: readers.reduce(0) { $0 + $1.queueDepth })
         for worker in [writer] + readers {
@@ -349,7 +349,7 @@ public final class SQLiteDatabase: SQLDatabase {
     /// Lets the jobs already queued finish, then closes every connection (the writer last,
     /// after `PRAGMA optimize`). Later calls throw ``StoreError/Code/closed``; a second
     /// `close()` returns at once.
-    public func close() async {
+    package func close() async {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         for reader in readers {
             await reader.close()

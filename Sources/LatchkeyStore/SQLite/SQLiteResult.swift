@@ -15,7 +15,7 @@ enum SQLiteResult {
     /// - Returns: The error, with a reason naming the context, SQLite's message and code.
     static func error(_ code: Int32, handle: OpaquePointer?, context: String) -> StoreError {
         let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
-        return StoreError(code: storeCode(code), reason: "\(context): \(message) (SQLite code \(code))")
+        return StoreError(storeCode(code), "\(context): \(message) (SQLite code \(code))")
     }
 
     /// The ``StoreError/Code`` for an extended result code.

@@ -2,7 +2,7 @@ import Synchronization
 
 /// A change in whether writes reach the database file, as ``SQLiteDatabase`` reports it to
 /// ``SQLiteDatabase/Configuration/onStorageEvent``.
-public enum StorageEvent: Sendable {
+package enum StorageEvent: Sendable {
     /// A write failed with ``StoreError/Code/io`` or ``StoreError/Code/corrupt`` (a full disk,
     /// a read-only or moved file, an I/O error, damage) after the last write had succeeded.
     /// Reported once per outage, not once per failing write.

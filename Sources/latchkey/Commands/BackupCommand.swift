@@ -32,7 +32,7 @@ enum BackupCommand {
         do {
             result = try SQLiteBackup.copy(from: configuration.sqlitePath, to: destination, replacing: replacing)
         } catch let error as StoreError {
-            printError("latchkey: \(error.reason)")
+            printError("latchkey: \(error.message)")
             return 1
         }
         print("backed up \(configuration.sqlitePath) to \(destination): \(result.pages) pages, \(result.bytes) bytes")

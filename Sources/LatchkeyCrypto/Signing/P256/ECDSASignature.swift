@@ -1,4 +1,4 @@
-public import FoundationEssentials
+package import FoundationEssentials
 
 extension P256.Signing {
     /// An ECDSA signature: the integers r and s.
@@ -9,7 +9,7 @@ extension P256.Signing {
     ///
     /// Equal signatures compare equal, but a valid signature has a second valid form (r, n − s):
     /// never use signature bytes to detect replays.
-    public struct ECDSASignature: Sendable, Hashable {
+    package struct ECDSASignature: Sendable, Hashable {
         /// r‖s, 32 bytes each.
         private let bytes: [UInt8]
 
@@ -17,7 +17,7 @@ extension P256.Signing {
         ///
         /// - Parameter rawRepresentation: 64 bytes, r then s, each big-endian and left-padded.
         /// - Throws: ``CryptoError/Code-swift.struct/malformedSignature`` unless exactly 64 bytes.
-        public init(rawRepresentation: some ContiguousBytes) throws {
+        package init(rawRepresentation: some ContiguousBytes) throws {
             let bytes = rawRepresentation.byteArray
             guard bytes.count == 2 * P256.coordinateByteCount else {
                 throw CryptoError.malformedSignature(
@@ -35,7 +35,7 @@ extension P256.Signing {
         /// - Parameter derRepresentation: The DER bytes.
         /// - Throws: ``CryptoError/Code-swift.struct/malformedSignature`` when the bytes are not
         ///   strict DER or an integer is negative or longer than 32 bytes.
-        public init(derRepresentation: some ContiguousBytes) throws {
+        package init(derRepresentation: some ContiguousBytes) throws {
             guard let bytes = derRepresentation.withUnsafeBytes({ Self.parseDER($0) }) else {
                 throw CryptoError.malformedSignature("not a strict DER ECDSA-Sig-Value with 32-byte integers")
             }
@@ -48,10 +48,10 @@ extension P256.Signing {
         }
 
         /// The raw form: r‖s, 64 bytes.
-        public var rawRepresentation: [UInt8] { bytes }
+        package var rawRepresentation: [UInt8] { bytes }
 
         /// The strict DER form.
-        public var derRepresentation: [UInt8] {
+        package var derRepresentation: [UInt8] {
             // Signing and verifying both pass through here, so it builds the encoding in one
             // buffer rather than through the general DER writer.
             let half = P256.coordinateByteCount

@@ -1,8 +1,8 @@
 /// The NIST P-256 curve (secp256r1, FIPS 186-5 / SEC 2 §2.4.2).
-public enum P256 {
+package enum P256 {
     /// ECDSA over P-256 with SHA-256: JWS `ES256` (RFC 7518 §3.4) and Apple's device and
     /// App Attest keys.
-    public enum Signing {}
+    package enum Signing {}
 
     /// Bytes in a coordinate, a scalar, and each of r and s.
     static let coordinateByteCount = 32

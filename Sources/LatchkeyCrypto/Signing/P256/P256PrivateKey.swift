@@ -1,12 +1,12 @@
-public import FoundationEssentials
 internal import CLatchkeyOpenSSL
+package import FoundationEssentials
 
 extension P256.Signing {
     /// A P-256 private key for ECDSA-SHA256 signatures (JWS `ES256`).
     ///
     /// Whatever the source format, the key is rebuilt from its scalar d and the public key is
     /// derived from d; a public key stored beside d in a file must match it.
-    public final class PrivateKey: Sendable {
+    package final class PrivateKey: Sendable {
         private let key: EVPKey
         private let signers: OperationContextPool
         private let derivedPublicKey: PublicKey
@@ -15,7 +15,7 @@ extension P256.Signing {
         ///
         /// Stops the process if OpenSSL cannot generate a P-256 key, which only happens when the
         /// random generator or the installation is broken.
-        public convenience init() {
+        package convenience init() {
             do {
                 let key = try EVPKey.generate(type: "EC") { context in
                     guard EVP_PKEY_CTX_set_group_name(context, "P-256") == 1 else {
@@ -37,7 +37,7 @@ extension P256.Signing {
         /// - Parameter pemRepresentation: The PEM text.
         /// - Throws: ``CryptoError/Code-swift.struct/malformedKey`` when there is no such block
         ///   or it does not hold a valid P-256 key.
-        public convenience init(pemRepresentation: String) throws {
+        package convenience init(pemRepresentation: String) throws {
             guard let (label, der) = PEM.decode(pemRepresentation, labels: ["PRIVATE KEY", "EC PRIVATE KEY"]) else {
                 throw CryptoError.malformedKey("no PEM PRIVATE KEY or EC PRIVATE KEY block")
             }
@@ -57,7 +57,7 @@ extension P256.Signing {
         /// - Parameter derRepresentation: The DER bytes.
         /// - Throws: ``CryptoError/Code-swift.struct/malformedKey`` when the bytes are not such a
         ///   structure, the scalar is out of range, or an included public key does not match.
-        public convenience init(derRepresentation: some ContiguousBytes) throws {
+        package convenience init(derRepresentation: some ContiguousBytes) throws {
             guard let parsed = ECPrivateKeyDER.parsePKCS8(derRepresentation.byteArray[...]) else {
                 throw CryptoError.malformedKey("not a PKCS#8 P-256 private key")
             }
@@ -69,7 +69,7 @@ extension P256.Signing {
         /// - Parameter rawRepresentation: d, exactly 32 bytes big-endian.
         /// - Throws: ``CryptoError/Code-swift.struct/malformedKey`` for another length or a d that
         ///   is 0 or not below the group order.
-        public convenience init(rawRepresentation: some ContiguousBytes) throws {
+        package convenience init(rawRepresentation: some ContiguousBytes) throws {
             try self.init(scalar: rawRepresentation.byteArray, expectedPoint: nil)
         }
 
@@ -111,10 +111,10 @@ extension P256.Signing {
         }
 
         /// The matching public key.
-        public var publicKey: PublicKey { derivedPublicKey }
+        package var publicKey: PublicKey { derivedPublicKey }
 
         /// The private scalar d, 32 bytes big-endian (JWK `d`).
-        public var rawRepresentation: [UInt8] {
+        package var rawRepresentation: [UInt8] {
             do {
                 return try key.bigNumber(ParamName.privateKey, minimumCount: P256.coordinateByteCount)
             } catch {
@@ -124,12 +124,12 @@ extension P256.Signing {
 
         /// The DER PKCS#8 `PrivateKeyInfo`, with the public key inside the ECPrivateKey, as
         /// `openssl genpkey` and CryptoKit write it.
-        public var derRepresentation: [UInt8] {
+        package var derRepresentation: [UInt8] {
             ECPrivateKeyDER.encodePKCS8(scalar: rawRepresentation, publicPoint: derivedPublicKey.x963Representation)
         }
 
         /// The PEM `PRIVATE KEY` block (PKCS#8), lines ending in "\n".
-        public var pemRepresentation: String {
+        package var pemRepresentation: String {
             PEM.encode(label: "PRIVATE KEY", der: derRepresentation)
         }
 
@@ -141,7 +141,7 @@ extension P256.Signing {
         /// - Parameter data: The bytes to sign; they are hashed here.
         /// - Returns: The signature.
         /// - Throws: ``CryptoError/Code-swift.struct/library`` when OpenSSL fails.
-        public func signature(for data: some ContiguousBytes) throws -> ECDSASignature {
+        package func signature(for data: some ContiguousBytes) throws -> ECDSASignature {
             let digest = data.withUnsafeBytes { HashFunction.sha256.digest($0) }
             return try signature(digest: digest)
         }

@@ -1,5 +1,5 @@
-public import FoundationEssentials
 internal import CLatchkeyOpenSSL
+package import FoundationEssentials
 
 extension P256.Signing {
     /// A P-256 public key for verifying ECDSA-SHA256 signatures.
@@ -7,7 +7,7 @@ extension P256.Signing {
     /// Every initialiser checks that the point is on the curve, with coordinates below the field
     /// prime; only uncompressed points are accepted (what Apple, JWK and OpenSSL produce).
     /// Two keys are equal when their points are.
-    public final class PublicKey: Sendable, Hashable {
+    package final class PublicKey: Sendable, Hashable {
         /// 04‖X‖Y.
         private let point: [UInt8]
         private let key: EVPKey
@@ -20,7 +20,7 @@ extension P256.Signing {
         /// - Parameter x963Representation: 65 bytes: 0x04, X, Y.
         /// - Throws: ``CryptoError/Code-swift.struct/malformedKey`` for another length or
         ///   prefix (compressed points included) or a point not on the curve.
-        public convenience init(x963Representation: some ContiguousBytes) throws {
+        package convenience init(x963Representation: some ContiguousBytes) throws {
             let point = x963Representation.byteArray
             guard point.count == 65, point[0] == 0x04 else {
                 throw CryptoError.malformedKey("a P-256 X9.63 public key is 65 bytes starting with 04")
@@ -33,7 +33,7 @@ extension P256.Signing {
         /// - Parameter rawRepresentation: 64 bytes: X then Y, big-endian.
         /// - Throws: ``CryptoError/Code-swift.struct/malformedKey`` for another length or a point
         ///   not on the curve.
-        public convenience init(rawRepresentation: some ContiguousBytes) throws {
+        package convenience init(rawRepresentation: some ContiguousBytes) throws {
             let raw = rawRepresentation.byteArray
             guard raw.count == 64 else {
                 throw CryptoError.malformedKey("a raw P-256 public key is 64 bytes")
@@ -48,7 +48,7 @@ extension P256.Signing {
         ///   - y: The Y coordinate, exactly 32 bytes.
         /// - Throws: ``CryptoError/Code-swift.struct/malformedKey`` for other lengths or a point
         ///   not on the curve.
-        public convenience init(x: some ContiguousBytes, y: some ContiguousBytes) throws {
+        package convenience init(x: some ContiguousBytes, y: some ContiguousBytes) throws {
             let x = x.byteArray
             let y = y.byteArray
             guard x.count == P256.coordinateByteCount, y.count == P256.coordinateByteCount else {
@@ -64,7 +64,7 @@ extension P256.Signing {
         ///
         /// - Parameter derRepresentation: The DER bytes, with nothing after them.
         /// - Throws: ``CryptoError/Code-swift.struct/malformedKey`` for anything else.
-        public convenience init(derRepresentation: some ContiguousBytes) throws {
+        package convenience init(derRepresentation: some ContiguousBytes) throws {
             let der = derRepresentation.byteArray
             let prefix = P256.subjectPublicKeyInfoPrefix
             guard der.count == prefix.count + 65, der.starts(with: prefix) else {
@@ -79,7 +79,7 @@ extension P256.Signing {
         /// - Parameter pemRepresentation: Text containing `-----BEGIN PUBLIC KEY-----`.
         /// - Throws: ``CryptoError/Code-swift.struct/malformedKey`` when there is no such block
         ///   or it does not hold a P-256 key.
-        public convenience init(pemRepresentation: String) throws {
+        package convenience init(pemRepresentation: String) throws {
             guard let (_, der) = PEM.decode(pemRepresentation, labels: ["PUBLIC KEY"]) else {
                 throw CryptoError.malformedKey("no PEM PUBLIC KEY block")
             }
@@ -126,22 +126,22 @@ extension P256.Signing {
         }
 
         /// 04‖X‖Y, 65 bytes.
-        public var x963Representation: [UInt8] { point }
+        package var x963Representation: [UInt8] { point }
 
         /// X‖Y, 64 bytes.
-        public var rawRepresentation: [UInt8] { Array(point[1...]) }
+        package var rawRepresentation: [UInt8] { Array(point[1...]) }
 
         /// The X coordinate, 32 bytes (JWK `x`).
-        public var x: [UInt8] { Array(point[1...32]) }
+        package var x: [UInt8] { Array(point[1...32]) }
 
         /// The Y coordinate, 32 bytes (JWK `y`).
-        public var y: [UInt8] { Array(point[33...64]) }
+        package var y: [UInt8] { Array(point[33...64]) }
 
         /// The DER SubjectPublicKeyInfo, 91 bytes.
-        public var derRepresentation: [UInt8] { P256.subjectPublicKeyInfoPrefix + point }
+        package var derRepresentation: [UInt8] { P256.subjectPublicKeyInfoPrefix + point }
 
         /// The PEM `PUBLIC KEY` block, lines ending in "\n".
-        public var pemRepresentation: String {
+        package var pemRepresentation: String {
             PEM.encode(label: "PUBLIC KEY", der: derRepresentation)
         }
 
@@ -151,7 +151,7 @@ extension P256.Signing {
         ///   - signature: The signature.
         ///   - data: The signed bytes; they are hashed here.
         /// - Returns: Whether the signature is valid. Both (r, s) and (r, n − s) are valid.
-        public func isValidSignature(_ signature: ECDSASignature, for data: some ContiguousBytes) -> Bool {
+        package func isValidSignature(_ signature: ECDSASignature, for data: some ContiguousBytes) -> Bool {
             let digest = data.withUnsafeBytes { HashFunction.sha256.digest($0) }
             return isValidSignature(signature, digest: digest)
         }
@@ -165,7 +165,7 @@ extension P256.Signing {
         ///   - signature: The signature.
         ///   - digest: The SHA-256 of the signed bytes, 32 bytes.
         /// - Returns: Whether the signature is valid; false for a digest of another length.
-        public func isValidSignature(_ signature: ECDSASignature, digest: [UInt8]) -> Bool {
+        package func isValidSignature(_ signature: ECDSASignature, digest: [UInt8]) -> Bool {
             guard digest.count == HashFunction.sha256.byteCount else { return false }
             let der = signature.derRepresentation
             let valid = try? verifiers.withContext { context in
@@ -184,14 +184,14 @@ extension P256.Signing {
         ///   - lhs: A key.
         ///   - rhs: Another key.
         /// - Returns: Whether both are the same point.
-        public static func == (lhs: PublicKey, rhs: PublicKey) -> Bool {
+        package static func == (lhs: PublicKey, rhs: PublicKey) -> Bool {
             lhs.point == rhs.point
         }
 
         /// Hashes the point.
         ///
         /// - Parameter hasher: The hasher to feed.
-        public func hash(into hasher: inout Hasher) {
+        package func hash(into hasher: inout Hasher) {
             hasher.combine(point)
         }
     }

@@ -1,15 +1,15 @@
 internal import CLatchkeyOpenSSL
 
 /// RSA (RFC 8017).
-public enum RSA {
+package enum RSA {
     /// RSA signatures: JWS `RS256`/`PS256` (RFC 7518 §3.3, §3.5); Apple signs identity tokens
     /// with RS256.
-    public enum Signing {}
+    package enum Signing {}
 }
 
 extension RSA.Signing {
     /// The signature scheme.
-    public struct Padding: Sendable, Hashable {
+    package struct Padding: Sendable, Hashable {
         enum Kind: Int, CaseIterable {
             case pkcs1v1_5
             case pss
@@ -18,12 +18,12 @@ extension RSA.Signing {
         let kind: Kind
 
         /// RSASSA-PKCS1-v1_5 (RFC 8017 §8.2), JWS `RS256`/`RS384`/`RS512`.
-        public static let pkcs1v1_5 = Padding(kind: .pkcs1v1_5)
+        package static let pkcs1v1_5 = Padding(kind: .pkcs1v1_5)
 
         /// RSASSA-PSS (RFC 8017 §8.1), JWS `PS256`/`PS384`/`PS512`: MGF1 with the signature's
         /// hash function and a salt as long as the hash (RFC 7518 §3.5). Verification requires
         /// exactly that salt length.
-        public static let pss = Padding(kind: .pss)
+        package static let pss = Padding(kind: .pss)
     }
 
     /// The import policy shared by public and private keys.

@@ -1,12 +1,12 @@
-public import FoundationEssentials
 internal import CLatchkeyOpenSSL
+package import FoundationEssentials
 
 extension RSA.Signing {
     /// An RSA private key for signing; used by the local Apple sandbox and by tests.
     ///
     /// Only two-prime keys are supported. The public half follows the ``PublicKey`` import
     /// policy.
-    public final class PrivateKey: Sendable {
+    package final class PrivateKey: Sendable {
         private let key: EVPKey
         private let derivedPublicKey: PublicKey
         /// One pool per (padding, hash), indexed by `RSA.Signing.poolIndex`.
@@ -17,7 +17,7 @@ extension RSA.Signing {
         /// - Parameter keySize: The modulus size in bits, 2048 to 16384 and a multiple of 8.
         /// - Throws: ``CryptoError/Code-swift.struct/invalidParameter`` for another size,
         ///   ``CryptoError/Code-swift.struct/library`` when OpenSSL fails.
-        public convenience init(keySize: Int = 2048) throws {
+        package convenience init(keySize: Int = 2048) throws {
             guard keySize >= Policy.minimumModulusBits, keySize <= Policy.maximumModulusBits, keySize % 8 == 0 else {
                 throw CryptoError.invalidParameter("RSA key size must be a multiple of 8 from 2048 to 16384 bits")
             }
@@ -38,7 +38,7 @@ extension RSA.Signing {
         /// - Throws: ``CryptoError/Code-swift.struct/malformedKey`` when there is no such block,
         ///   it does not hold a two-prime RSA key, the key is inconsistent, or its public half
         ///   breaks the import policy.
-        public convenience init(pemRepresentation: String) throws {
+        package convenience init(pemRepresentation: String) throws {
             guard let (label, der) = PEM.decode(pemRepresentation, labels: ["PRIVATE KEY", "RSA PRIVATE KEY"]) else {
                 throw CryptoError.malformedKey("no PEM PRIVATE KEY or RSA PRIVATE KEY block")
             }
@@ -82,10 +82,10 @@ extension RSA.Signing {
         }
 
         /// The matching public key.
-        public var publicKey: PublicKey { derivedPublicKey }
+        package var publicKey: PublicKey { derivedPublicKey }
 
         /// The PEM `PRIVATE KEY` block (PKCS#8), lines ending in "\n".
-        public var pemRepresentation: String {
+        package var pemRepresentation: String {
             do {
                 let components = try RSAKeyDER.privateComponentNames.map { try key.bigNumber($0) }
                 return PEM.encode(label: "PRIVATE KEY", der: RSAKeyDER.encodePKCS8(components: components))
@@ -102,7 +102,7 @@ extension RSA.Signing {
         ///   - hash: The hash function; SHA-256 by default.
         /// - Returns: The signature, as long as the modulus.
         /// - Throws: ``CryptoError/Code-swift.struct/library`` when OpenSSL fails.
-        public func signature(
+        package func signature(
             for data: some ContiguousBytes, padding: Padding, hash: HashFunction = .sha256
         ) throws -> [UInt8] {
             let digest = data.withUnsafeBytes { hash.digest($0) }

@@ -1,5 +1,5 @@
-public import FoundationEssentials
 internal import CLatchkeyOpenSSL
+package import FoundationEssentials
 
 extension RSA.Signing {
     /// An RSA public key for verifying signatures.
@@ -10,7 +10,7 @@ extension RSA.Signing {
     /// would make every "signature" its own message; the ceiling keeps verification cheap), and
     /// the modulus must not carry the ROCA fingerprint (``ROCAFingerprint``).
     /// Two keys are equal when modulus and exponent are.
-    public final class PublicKey: Sendable, Hashable {
+    package final class PublicKey: Sendable, Hashable {
         /// Big-endian, without leading zeros.
         private let n: [UInt8]
         private let e: [UInt8]
@@ -25,7 +25,7 @@ extension RSA.Signing {
         ///   - exponent: e, big-endian; leading zero bytes are ignored.
         /// - Throws: ``CryptoError/Code-swift.struct/malformedKey`` when the key breaks the
         ///   import policy.
-        public init(modulus: some ContiguousBytes, exponent: some ContiguousBytes) throws {
+        package init(modulus: some ContiguousBytes, exponent: some ContiguousBytes) throws {
             let n = Array(modulus.byteArray.drop { $0 == 0 })
             let e = Array(exponent.byteArray.drop { $0 == 0 })
             let bits = RSA.Signing.bitCount(n)
@@ -66,7 +66,7 @@ extension RSA.Signing {
         /// - Parameter derRepresentation: The DER bytes, with nothing after them.
         /// - Throws: ``CryptoError/Code-swift.struct/malformedKey`` when the bytes are neither
         ///   structure or the key breaks the import policy.
-        public convenience init(derRepresentation: some ContiguousBytes) throws {
+        package convenience init(derRepresentation: some ContiguousBytes) throws {
             let der = derRepresentation.byteArray[...]
             let parsed = RSAKeyDER.looksLikeSubjectPublicKeyInfo(der)
                 ? RSAKeyDER.parseSubjectPublicKeyInfo(der) : RSAKeyDER.parsePublicKey(der)
@@ -81,7 +81,7 @@ extension RSA.Signing {
         /// - Parameter pemRepresentation: The PEM text.
         /// - Throws: ``CryptoError/Code-swift.struct/malformedKey`` when there is no such block,
         ///   its contents do not match its label, or the key breaks the import policy.
-        public convenience init(pemRepresentation: String) throws {
+        package convenience init(pemRepresentation: String) throws {
             guard let (label, der) = PEM.decode(pemRepresentation, labels: ["PUBLIC KEY", "RSA PUBLIC KEY"]) else {
                 throw CryptoError.malformedKey("no PEM PUBLIC KEY or RSA PUBLIC KEY block")
             }
@@ -94,21 +94,21 @@ extension RSA.Signing {
         }
 
         /// The modulus size in bits.
-        public var keySizeInBits: Int { RSA.Signing.bitCount(n) }
+        package var keySizeInBits: Int { RSA.Signing.bitCount(n) }
 
         /// n, big-endian, without leading zeros (JWK `n`).
-        public var modulus: [UInt8] { n }
+        package var modulus: [UInt8] { n }
 
         /// e, big-endian, without leading zeros (JWK `e`).
-        public var exponent: [UInt8] { e }
+        package var exponent: [UInt8] { e }
 
         /// The DER SubjectPublicKeyInfo.
-        public var derRepresentation: [UInt8] {
+        package var derRepresentation: [UInt8] {
             RSAKeyDER.encodeSubjectPublicKeyInfo(modulus: n, exponent: e)
         }
 
         /// The PEM `PUBLIC KEY` block, lines ending in "\n".
-        public var pemRepresentation: String {
+        package var pemRepresentation: String {
             PEM.encode(label: "PUBLIC KEY", der: derRepresentation)
         }
 
@@ -122,7 +122,7 @@ extension RSA.Signing {
         ///   - padding: The signature scheme.
         ///   - hash: The hash function; SHA-256 by default.
         /// - Returns: Whether the signature is valid.
-        public func isValidSignature(
+        package func isValidSignature(
             _ signature: some ContiguousBytes, for data: some ContiguousBytes, padding: Padding,
             hash: HashFunction = .sha256
         ) -> Bool {
@@ -148,14 +148,14 @@ extension RSA.Signing {
         ///   - lhs: A key.
         ///   - rhs: Another key.
         /// - Returns: Whether both are the same key.
-        public static func == (lhs: PublicKey, rhs: PublicKey) -> Bool {
+        package static func == (lhs: PublicKey, rhs: PublicKey) -> Bool {
             lhs.n == rhs.n && lhs.e == rhs.e
         }
 
         /// Hashes modulus and exponent.
         ///
         /// - Parameter hasher: The hasher to feed.
-        public func hash(into hasher: inout Hasher) {
+        package func hash(into hasher: inout Hasher) {
             hasher.combine(n)
             hasher.combine(e)
         }
