@@ -73,7 +73,8 @@ struct FactorCompareAndSetTests {
         let database = InterleavingDatabase(server.database, before: trigger, interleave)
         let application = server.application
         let sessions = SessionService(
-            database: database, keys: application.sessions.keys, metrics: application.metrics, configuration: Configuration(),
+            database: database, keys: application.sessions.keys, masterKey: application.masterKey, metrics: application.metrics,
+            configuration: Configuration(),
             clock: application.sessions.clock)
         return FactorService(sessions: sessions, masterKey: application.masterKey)
     }

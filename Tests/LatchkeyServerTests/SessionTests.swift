@@ -87,7 +87,8 @@ struct SessionTests {
 
     @Test("S8: replaying a rotated refresh token answers reused, revokes the session and is audited")
     func s8Reuse() async throws {
-        try await TestServer.with { server in
+        // Reuse itself, without the grace window (RefreshReuseGraceTests covers the window).
+        try await TestServer.with({ $0.refreshTokenReuseGrace = 0 }) { server in
             let user = try await server.createUser()
             let first = try await server.startSession(for: user)
             let rotated = try await Self.refresh(server, first.refreshToken).json
@@ -111,7 +112,8 @@ struct SessionTests {
 
     @Test("S8: 50 concurrent refreshes of one token give exactly one 200 and a consistent chain")
     func s8ConcurrentRefresh() async throws {
-        try await TestServer.with { server in
+        // Reuse itself, without the grace window (RefreshReuseGraceTests covers the window).
+        try await TestServer.with({ $0.refreshTokenReuseGrace = 0 }) { server in
             let user = try await server.createUser()
             let first = try await server.startSession(for: user)
             let statuses = try await withThrowingTaskGroup(of: (Int, String?).self) { group in

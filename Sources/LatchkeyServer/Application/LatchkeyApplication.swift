@@ -101,7 +101,7 @@ package final class LatchkeyApplication: Sendable {
         let metrics = Metrics()
         let jobs = BackgroundJobs(metrics: metrics)
         jobs.showCounters()
-        let sessions = SessionService(database: database, keys: signingKeys, metrics: metrics, configuration: configuration, clock: clock)
+        let sessions = SessionService(database: database, keys: signingKeys, masterKey: masterKey, metrics: metrics, configuration: configuration, clock: clock)
         let apple = AppleService(
             settings: appleSettings, httpClient: httpClient, timeout: appleTimeout, sessions: sessions, masterKey: masterKey, clock: clock)
         let bearer = BearerAuthenticator(sessions: sessions)

@@ -11,6 +11,9 @@ extension AuditEvent {
     static let sessionCreated = AuditEvent(rawValue: "session.created")
     static let sessionRefreshed = AuditEvent(rawValue: "session.refreshed")
     static let sessionReuseDetected = AuditEvent(rawValue: "session.reuse_detected")
+    /// A just-rotated refresh token came back within the reuse grace and got its unused
+    /// successor again (S8).
+    static let sessionRefreshReplayed = AuditEvent(rawValue: "session.refresh_replayed")
     static let sessionExpired = AuditEvent(rawValue: "session.expired")
     static let sessionRevoked = AuditEvent(rawValue: "session.revoked")
 

@@ -26,6 +26,9 @@ package struct Configuration: Sendable, Equatable {
     package var refreshTokenIdleTTL = 2_592_000
     /// `refresh_token_absolute_ttl`.
     package var refreshTokenAbsoluteTTL = 7_776_000
+    /// `refresh_token_reuse_grace`: seconds after a rotation in which the retired token still
+    /// gets its unused successor back (S8); 0 turns the grace off.
+    package var refreshTokenReuseGrace = 60
     /// `apple`: Sign in with Apple.
     package var apple = Apple()
     /// `password`: password accounts.

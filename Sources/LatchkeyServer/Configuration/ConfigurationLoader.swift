@@ -66,6 +66,7 @@ package enum ConfigurationLoader {
         ("access_token_ttl", .int(\.accessTokenTTL, 60...86_400)),
         ("refresh_token_idle_ttl", .int(\.refreshTokenIdleTTL, 300...(400 * day))),
         ("refresh_token_absolute_ttl", .int(\.refreshTokenAbsoluteTTL, 300...(400 * day))),
+        ("refresh_token_reuse_grace", .int(\.refreshTokenReuseGrace, 0...300)),
         ("apple.team_id", .string(\.apple.teamID)),
         ("apple.key_id", .string(\.apple.keyID)),
         ("apple.private_key_file", .string(\.apple.privateKeyFile)),

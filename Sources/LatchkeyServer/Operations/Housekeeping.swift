@@ -50,6 +50,7 @@ struct Housekeeping: Sendable {
         let retention = retention
         try await database.write { connection in
             try retention.deleteExpired(now: now, on: connection)
+            try retention.dropExpiredSuccessors(now: now, on: connection)
             try retention.deleteFinishedRateLimits(windowStartedBefore: now.addingTimeInterval(-LoginRateLimiter.window), now: now, on: connection)
         }
     }

@@ -17,6 +17,9 @@ package final class Metrics: Sendable {
         package static let httpConnections = Family(name: "latchkey_http_connections", kind: .gauge, help: "Open HTTP connections.")
         package static let signIns = Family(name: "latchkey_sign_ins_total", kind: .counter, help: "Sign-ins by method and outcome.")
         package static let refreshReuse = Family(name: "latchkey_refresh_token_reuse_total", kind: .counter, help: "Retired refresh tokens presented again (sessions revoked).")
+        package static let refreshReplays = Family(
+            name: "latchkey_refresh_token_replays_total", kind: .counter,
+            help: "Retired refresh tokens presented again within the reuse grace, answered with their unused successor.")
         package static let rateLimitHits = Family(name: "latchkey_rate_limit_hits_total", kind: .counter, help: "Requests refused by a rate limit, by scope.")
         package static let queueDepth = Family(name: "latchkey_queue_depth", kind: .gauge, help: "Jobs waiting in a bounded work queue.")
         package static let secondFactors = Family(
@@ -31,7 +34,7 @@ package final class Metrics: Sendable {
             name: "latchkey_background_failures_total", kind: .counter, help: "Failed passes of a periodic background job, by job.")
 
         static let all: [Family] = [
-            httpRequests, httpDuration, httpConnections, signIns, refreshReuse, rateLimitHits, queueDepth, secondFactors, jwksKeysSkipped,
+            httpRequests, httpDuration, httpConnections, signIns, refreshReuse, refreshReplays, rateLimitHits, queueDepth, secondFactors, jwksKeysSkipped,
             backgroundFailures,
         ]
     }

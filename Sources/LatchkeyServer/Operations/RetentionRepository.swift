@@ -22,6 +22,17 @@ struct RetentionRepository: Sendable {
         return deleted
     }
 
+    /// Clears the successors that rotated refresh tokens kept for the reuse grace window (S8)
+    /// once the window is over, so a sealed live token is stored no longer than it is needed.
+    ///
+    /// - Returns: How many were cleared.
+    @discardableResult
+    func dropExpiredSuccessors(now: Date, on connection: any SQLConnection) throws -> Int {
+        try connection.execute(
+            "UPDATE refresh_tokens SET successor_sealed = NULL, successor_expires_at = NULL WHERE successor_expires_at < ?",
+            [.time(now)])
+    }
+
     /// Deletes the login counters whose window started at or before `windowStartedBefore` and
     /// that block nothing at `now`: such a row means the same as no row.
     ///

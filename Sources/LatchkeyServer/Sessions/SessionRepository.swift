@@ -12,8 +12,22 @@ struct SessionRepository: Sendable {
     /// A refresh token looked up by its hash, with the session it belongs to.
     struct PresentedToken: Sendable {
         var session: Session
-        /// Whether the token was already retired (rotated away) when it was read.
-        var retired: Bool
+        /// When the token was retired (rotated away), or `nil` while it is live.
+        var retiredAt: Date?
+        /// The hash of the token that replaced it, once retired.
+        var replacedBy: [UInt8]?
+        /// The successor itself, sealed, while the reuse grace window is open (S8).
+        var sealedSuccessor: [UInt8]?
+        var successorExpiresAt: Date?
+
+        /// Whether the token was already retired when it was read.
+        var retired: Bool { retiredAt != nil }
+    }
+
+    /// What a rotation keeps of the successor for the reuse grace window (S8).
+    struct SealedSuccessor: Sendable {
+        var sealed: [UInt8]
+        var expiresAt: Date
     }
 
     // MARK: Sessions
@@ -54,11 +68,19 @@ struct SessionRepository: Sendable {
 
     /// Compare-and-set: revokes the session only if it is not revoked yet.
     ///
+    /// A revoked session's successors kept for the reuse grace (S8) go with it: nothing can
+    /// use them any more.
+    ///
     /// - Returns: whether this call revoked it (false: it was revoked already, or does not exist).
     func revoke(sessionID: String, reason: String, at: Date, on connection: any SQLConnection) throws -> Bool {
-        try connection.execute(
+        guard try connection.execute(
             "UPDATE sessions SET revoked_at = ?, revoked_reason = ? WHERE id = ? AND revoked_at IS NULL",
             [.time(at), .text(reason), .text(sessionID)]) == 1
+        else { return false }
+        try connection.execute(
+            "UPDATE refresh_tokens SET successor_sealed = NULL, successor_expires_at = NULL WHERE session_id = ? AND successor_sealed IS NOT NULL",
+            [.text(sessionID)])
+        return true
     }
 
     // MARK: Second factors
@@ -97,13 +119,35 @@ struct SessionRepository: Sendable {
     func presentedToken(hash: [UInt8], on connection: any SQLConnection) throws -> PresentedToken? {
         guard let row = try connection.queryOne(
             """
-            SELECT refresh_tokens.retired_at AS token_retired_at, sessions.*
+            SELECT refresh_tokens.retired_at AS token_retired_at, refresh_tokens.replaced_by AS token_replaced_by,
+                   refresh_tokens.successor_sealed AS token_successor_sealed,
+                   refresh_tokens.successor_expires_at AS token_successor_expires_at, sessions.*
             FROM refresh_tokens JOIN sessions ON sessions.id = refresh_tokens.session_id
             WHERE refresh_tokens.token_hash = ?
             """,
             [.blob(hash)])
         else { return nil }
-        return PresentedToken(session: try Self.session(row), retired: row.optionalInt("token_retired_at") != nil)
+        return PresentedToken(
+            session: try Self.session(row), retiredAt: row.optionalDate("token_retired_at"),
+            replacedBy: row.optionalBlob("token_replaced_by"), sealedSuccessor: row.optionalBlob("token_successor_sealed"),
+            successorExpiresAt: row.optionalDate("token_successor_expires_at"))
+    }
+
+    /// Compare-and-set: whether the token is still live, taking its row lock, so that the answer
+    /// holds until the caller's transaction ends. The statement writes nothing (it sets a NULL to
+    /// NULL), but as a write it waits for, and then sees, a concurrent rotation of the same token
+    /// on any engine: a grace replay (S8) and the successor's own rotation cannot both win.
+    ///
+    /// - Returns: whether the token was live (false: retired, or not known).
+    func holdLive(tokenHash: [UInt8], on connection: any SQLConnection) throws -> Bool {
+        try connection.execute(
+            "UPDATE refresh_tokens SET retired_at = NULL WHERE token_hash = ? AND retired_at IS NULL", [.blob(tokenHash)]) == 1
+    }
+
+    /// Drops a successor kept for the grace window, when the window is found over.
+    func dropSealedSuccessor(tokenHash: [UInt8], on connection: any SQLConnection) throws {
+        try connection.execute(
+            "UPDATE refresh_tokens SET successor_sealed = NULL, successor_expires_at = NULL WHERE token_hash = ?", [.blob(tokenHash)])
     }
 
     /// The id of the session the token with this hash belongs to, live or retired.
@@ -114,10 +158,16 @@ struct SessionRepository: Sendable {
     /// Compare-and-set: retires the token only if it is still live (S8).
     ///
     /// - Returns: whether this call retired it (false: someone else did first, or it is not known).
-    func retire(tokenHash: [UInt8], replacedBy: [UInt8], at: Date, on connection: any SQLConnection) throws -> Bool {
+    func retire(
+        tokenHash: [UInt8], replacedBy: [UInt8], keeping successor: SealedSuccessor? = nil, at: Date, on connection: any SQLConnection
+    ) throws -> Bool {
         try connection.execute(
-            "UPDATE refresh_tokens SET retired_at = ?, replaced_by = ? WHERE token_hash = ? AND retired_at IS NULL",
-            [.time(at), .blob(replacedBy), .blob(tokenHash)]) == 1
+            """
+            UPDATE refresh_tokens SET retired_at = ?, replaced_by = ?, successor_sealed = ?, successor_expires_at = ?
+            WHERE token_hash = ? AND retired_at IS NULL
+            """,
+            [.time(at), .blob(replacedBy), successor.map { .blob($0.sealed) } ?? .null, successor.map { .time($0.expiresAt) } ?? .null,
+             .blob(tokenHash)]) == 1
     }
 
     /// Compare-and-set: retires whichever token of the session is live (a step-up rotates the
@@ -125,10 +175,16 @@ struct SessionRepository: Sendable {
     ///
     /// - Returns: whether this call retired one (false: the session has no live token, because a
     ///   concurrent rotation retired it first).
-    func retireLiveToken(sessionID: String, replacedBy: [UInt8], at: Date, on connection: any SQLConnection) throws -> Bool {
+    func retireLiveToken(
+        sessionID: String, replacedBy: [UInt8], keeping successor: SealedSuccessor? = nil, at: Date, on connection: any SQLConnection
+    ) throws -> Bool {
         try connection.execute(
-            "UPDATE refresh_tokens SET retired_at = ?, replaced_by = ? WHERE session_id = ? AND retired_at IS NULL",
-            [.time(at), .blob(replacedBy), .text(sessionID)]) == 1
+            """
+            UPDATE refresh_tokens SET retired_at = ?, replaced_by = ?, successor_sealed = ?, successor_expires_at = ?
+            WHERE session_id = ? AND retired_at IS NULL
+            """,
+            [.time(at), .blob(replacedBy), successor.map { .blob($0.sealed) } ?? .null, successor.map { .time($0.expiresAt) } ?? .null,
+             .text(sessionID)]) == 1
     }
 
     // MARK: Tombstones

@@ -38,11 +38,16 @@ package final class SessionService: Sendable {
     let repository = SessionRepository()
     let audit: AuditLog
     let keys: SigningKeyRing
+    /// Seals a rotated token's successor for the reuse grace window.
+    let masterKey: MasterKey
     let metrics: Metrics
     let clock: @Sendable () -> Date
     let accessTokenTTL: Int
     let idleTTL: TimeInterval
     let absoluteTTL: TimeInterval
+    /// `refresh_token_reuse_grace`: how long a rotated token may still get its unused successor
+    /// back (S8); 0 turns the grace off.
+    let reuseGrace: TimeInterval
     /// The issuer and audience; known only once the server has bound its port.
     let identity: Mutex<(issuer: String, audience: String)>
     /// Recent answers to "whose live session is this?" (`nil`: nobody's, it has ended or never
@@ -53,18 +58,20 @@ package final class SessionService: Sendable {
     static let livenessTTL: TimeInterval = 1
 
     init(
-        database: any SQLDatabase, keys: SigningKeyRing, metrics: Metrics, configuration: Configuration,
+        database: any SQLDatabase, keys: SigningKeyRing, masterKey: MasterKey, metrics: Metrics, configuration: Configuration,
         clock: @escaping @Sendable () -> Date
     ) {
         self.database = database
         self.users = UserRepository(database: database)
         self.audit = AuditLog(database: database)
         self.keys = keys
+        self.masterKey = masterKey
         self.metrics = metrics
         self.clock = clock
         self.accessTokenTTL = configuration.accessTokenTTL
         self.idleTTL = TimeInterval(configuration.refreshTokenIdleTTL)
         self.absoluteTTL = TimeInterval(configuration.refreshTokenAbsoluteTTL)
+        self.reuseGrace = TimeInterval(configuration.refreshTokenReuseGrace)
         self.identity = Mutex((configuration.publicURL ?? "", configuration.audience ?? configuration.publicURL ?? ""))
     }
 
@@ -189,6 +196,8 @@ package final class SessionService: Sendable {
 
     private enum RefreshOutcome: Sendable {
         case rotated(Session, String, User)
+        /// A retired token within the reuse grace: its unused successor, handed out again.
+        case replayed(Session, String, User)
         case refused(AuthError.Reason, String)
         /// A retired token came back; `revokedNow` when this presentation revoked the session.
         case reused(revokedNow: Bool)
@@ -199,7 +208,12 @@ package final class SessionService: Sendable {
     /// A token that was already retired is reuse: the whole session is revoked and logged, and
     /// the answer is `invalid_grant` with reason `reused`. Retiring the presented token is a
     /// compare-and-set on its hash, so of concurrent presentations of one token exactly one
-    /// rotates it, on any engine and across processes; the others find it retired and are reuse.
+    /// rotates it, on any engine and across processes.
+    ///
+    /// One exception, the reuse grace: within ``reuseGrace`` of its rotation, and only while its
+    /// successor has never been used, a retired token gets that same successor back (with a new
+    /// access token), so a client whose answer was lost, or an app and its extension racing,
+    /// keeps its session. Nothing rotates then: the session still has exactly one live token.
     package func refresh(_ refreshToken: String, context: RequestContext) async throws -> TokenResponse {
         let now = clock()
         let hash = refreshToken.sha256
@@ -224,7 +238,14 @@ package final class SessionService: Sendable {
                 try record(.sessionReuseDetected, .revoked)
                 return .reused(revokedNow: true)
             }
-            if presented.retired { return try reused() }
+            if presented.retired {
+                guard let successor = try self.graceSuccessor(of: presented, hash: hash, now: now, on: connection) else { return try reused() }
+                try record(.sessionRefreshReplayed, .success)
+                guard let user = try self.users.find(session.userID, on: connection) else {
+                    return .refused(.revoked, "the account no longer exists")
+                }
+                return .replayed(session, successor, user)
+            }
             if session.revokedAt != nil {
                 let stored = session.revokedReason ?? "revoked"
                 return .refused(AuthError.Reason(rawValue: Self.wireReasons.contains(stored) ? stored : "revoked"), "the session has ended")
@@ -238,7 +259,8 @@ package final class SessionService: Sendable {
             let newToken = Identifiers.secret()
             // Read above as live, but another request may have rotated it since: the retirement
             // itself decides, and losing it is reuse like any other second presentation.
-            guard try self.repository.retire(tokenHash: hash, replacedBy: newToken.sha256, at: now, on: connection) else {
+            let kept = try self.sealForGrace(newToken, now: now)
+            guard try self.repository.retire(tokenHash: hash, replacedBy: newToken.sha256, keeping: kept, at: now, on: connection) else {
                 return try reused()
             }
             try self.issue(newToken, to: &session, now: now, on: connection)
@@ -250,6 +272,9 @@ package final class SessionService: Sendable {
         }
         switch outcome {
         case .rotated(let session, let token, let user):
+            return try await tokenResponse(session: session, refreshToken: token, user: user, created: false, now: now)
+        case .replayed(let session, let token, let user):
+            metrics.increment(.refreshReplays)
             return try await tokenResponse(session: session, refreshToken: token, user: user, created: false, now: now)
         case .reused(let revokedNow):
             if revokedNow { metrics.increment(.refreshReuse) }
@@ -267,11 +292,48 @@ package final class SessionService: Sendable {
     ///   concurrent refresh or step-up rotated it first. The caller's transaction must roll back.
     func rotateRefreshToken(of session: inout Session, now: Date, on connection: any SQLConnection) throws -> String {
         let newToken = Identifiers.secret()
-        guard try repository.retireLiveToken(sessionID: session.id, replacedBy: newToken.sha256, at: now, on: connection) else {
+        let kept = try sealForGrace(newToken, now: now)
+        guard try repository.retireLiveToken(sessionID: session.id, replacedBy: newToken.sha256, keeping: kept, at: now, on: connection) else {
             throw AuthError.conflict("the session's refresh token was rotated by a concurrent request; try again")
         }
         try issue(newToken, to: &session, now: now, on: connection)
         return newToken
+    }
+
+    // MARK: The reuse grace (S8)
+
+    /// The sealing context of a successor: bound to its own hash, so a sealed value moved to
+    /// another row does not open.
+    static func successorContext(_ successorHash: [UInt8]) -> String {
+        "refresh_tokens/successor/" + Base64URL.encode(successorHash)
+    }
+
+    /// The successor sealed for the grace window, or `nil` when the grace is off.
+    private func sealForGrace(_ successor: String, now: Date) throws -> SessionRepository.SealedSuccessor? {
+        guard reuseGrace > 0 else { return nil }
+        let sealed = try masterKey.seal(Array(successor.utf8), context: Self.successorContext(successor.sha256))
+        return .init(sealed: sealed, expiresAt: now.addingTimeInterval(reuseGrace))
+    }
+
+    /// The successor a retired token gets back, if the grace holds: the session is live, the
+    /// window is open, and the successor is still unused at this instant (a compare-and-set that
+    /// serializes with the successor's own rotation, so the two cannot both win). A window found
+    /// over drops the sealed successor.
+    private func graceSuccessor(
+        of presented: SessionRepository.PresentedToken, hash: [UInt8], now: Date, on connection: any SQLConnection
+    ) throws -> String? {
+        guard let sealed = presented.sealedSuccessor, let expiresAt = presented.successorExpiresAt,
+              let successorHash = presented.replacedBy
+        else { return nil }
+        guard now < expiresAt else {
+            try repository.dropSealedSuccessor(tokenHash: hash, on: connection)
+            return nil
+        }
+        guard presented.session.revokedAt == nil, now < presented.session.expiresAt,
+              try repository.holdLive(tokenHash: successorHash, on: connection)
+        else { return nil }
+        let successor = String(decoding: try masterKey.unseal(sealed, context: Self.successorContext(successorHash)), as: UTF8.self)
+        return successor.sha256 == successorHash ? successor : nil
     }
 
     /// Stores `token` as the session's live refresh token (its predecessor already retired) and

@@ -11,7 +11,23 @@ package enum LatchkeySchema {
         Migration(version: 1, name: "initial schema", statements: initialSchema),
         Migration(version: 2, name: "sign in with apple", statements: signInWithApple),
         Migration(version: 3, name: "second factors", statements: secondFactors),
+        Migration(version: 4, name: "refresh reuse grace", statements: refreshReuseGrace),
     ]
+
+    /// Migration 4: a rotated refresh token keeps its successor sealed for the reuse grace
+    /// window (S8), so a client that lost the answer to its refresh gets the same successor back.
+    @Sendable
+    static func refreshReuseGrace(_ dialect: SQLDialect) -> [String] {
+        [
+            // The successor, sealed under the master key; cleared once the window is over.
+            "ALTER TABLE refresh_tokens ADD COLUMN successor_sealed \(dialect.blobType)",
+            "ALTER TABLE refresh_tokens ADD COLUMN successor_expires_at \(dialect.bigIntegerType)",
+            """
+            CREATE INDEX refresh_tokens_successor_expires_at
+                ON refresh_tokens (successor_expires_at) WHERE successor_expires_at IS NOT NULL
+            """,
+        ]
+    }
 
     /// Migration 2: what Sign in with Apple needs beyond the initial schema.
     @Sendable
