@@ -12,19 +12,19 @@ struct AccountProfileTests {
     func passwordIdentity() async throws {
         try await TestServer.with { server in
             let signUp = try await PasswordAccountTests.signUp(server, "Grace.Hopper", "correct horse battery")
-            let me = try await server.request(.get, "/v1/me", headers: try PasswordAccountTests.bearer(signUp)).json
-            #expect(me["username"] == "grace.hopper")
-            let identities = try #require(me["identities"]?.arrayValue)
+            let me = try await server.request(.get, "/v1/me", headers: try PasswordAccountTests.bearer(signUp)).decode(WireAccount.self)
+            #expect(me.username == "grace.hopper")
+            // WireIdentity requires created_at as an RFC 3339 timestamp: the decode checks it is there.
+            let identities = me.identities
             #expect(identities.count == 1)
-            #expect(identities.first?["provider"] == "password" && identities.first?["username"] == "grace.hopper")
-            #expect(identities.first?["created_at"]?.stringValue != nil)
+            #expect(identities.first?.provider == "password" && identities.first?.username == "grace.hopper")
 
             // An Apple-only account has no username and no password identity.
             let user = try await server.createUser(email: "ada@example.com")
             let session = try await server.startSession(for: user, amr: ["apple"])
-            let apple = try await server.request(.get, "/v1/me", headers: ["Authorization": "Bearer \(session.accessToken)"]).json
-            #expect(apple["username"] == .null)
-            #expect(apple["identities"]?.arrayValue?.contains { $0["provider"] == "password" } == false)
+            let apple = try await server.request(.get, "/v1/me", headers: ["Authorization": "Bearer \(session.accessToken)"]).decode(WireAccount.self)
+            #expect(apple.username == nil)
+            #expect(!apple.identities.contains { $0.provider == "password" })
         }
     }
 
@@ -36,8 +36,8 @@ struct AccountProfileTests {
             #expect(try await SoftwareDevice().register(on: server, bearer: bearer).status == 201)
             let me = try await server.request(.get, "/v1/me", headers: bearer)
             #expect(me.status == 200)
-            let account = try WireAccount(parsing: me.body)
-            #expect(account.user == (try WireTokenResponse(parsing: signUp.body)).user)
+            let account = try me.decode(WireAccount.self)
+            #expect(account.user == (try signUp.tokens).user)
             #expect(account.username == "ada@example.com")
             #expect(account.identities.map(\.provider) == ["password"])
             #expect(account.identities.first?.username == "ada@example.com" && account.identities.first?.email == "ada@example.com")
@@ -51,18 +51,20 @@ struct AccountProfileTests {
         try await TestServer.with { server in
             let signUp = try await PasswordAccountTests.signUp(server, "ada@example.com", "correct horse battery", extra: ["given_name": "Ada"])
             let bearer = try PasswordAccountTests.bearer(signUp)
-            let userID = try #require(try signUp.json["user"]?["id"]?.stringValue)
+            let userID = try signUp.tokens.user.id
 
             let renamed = try await server.request(.patch, "/v1/me", json: ["family_name": "  Lovelace "], headers: bearer)
             #expect(renamed.status == 200)
-            #expect(try renamed.json["user"]?["given_name"] == "Ada", "an absent field is left alone")
-            #expect(try renamed.json["user"]?["family_name"] == "Lovelace", "surrounding whitespace is trimmed")
+            let renamedUser = try renamed.decode(WireAccountUpdateResponse.self).user
+            #expect(renamedUser.givenName == "Ada", "an absent field is left alone")
+            #expect(renamedUser.familyName == "Lovelace", "surrounding whitespace is trimmed")
             let stored = try #require(try await UserRepository(database: server.database).find(userID))
             #expect(stored.givenName == "Ada" && stored.familyName == "Lovelace")
-            #expect(try await server.request(.get, "/v1/me", headers: bearer).json["user"]?["family_name"] == "Lovelace")
+            #expect(try await server.request(.get, "/v1/me", headers: bearer).decode(WireAccount.self).user.familyName == "Lovelace")
 
             let cleared = try await server.request(.patch, "/v1/me", json: ["given_name": .null, "family_name": ""], headers: bearer)
-            #expect(try cleared.json["user"]?["given_name"] == .null && cleared.json["user"]?["family_name"] == .null)
+            let clearedUser = try cleared.decode(WireAccountUpdateResponse.self).user
+            #expect(clearedUser.givenName == nil && clearedUser.familyName == nil)
             let after = try #require(try await UserRepository(database: server.database).find(userID))
             #expect(after.givenName == nil && after.familyName == nil)
 
@@ -82,7 +84,7 @@ struct AccountProfileTests {
         try await TestServer.with { server in
             let signUp = try await PasswordAccountTests.signUp(server, "ada@example.com", "correct horse battery", extra: ["given_name": "Ada"])
             let bearer = try PasswordAccountTests.bearer(signUp)
-            let userID = try #require(try signUp.json["user"]?["id"]?.stringValue)
+            let userID = try signUp.tokens.user.id
             let bodies: [JSONValue] = [
                 ["given_name": 42], ["given_name": "Grace", "givenName": "Grace"], ["email": "mallory@example.com"],
                 ["given_name": .string(String(repeating: "é", count: 129))], ["given_name": ["Grace"]], "Grace",
@@ -90,7 +92,7 @@ struct AccountProfileTests {
             for body in bodies {
                 let response = try await server.request(.patch, "/v1/me", json: body, headers: bearer)
                 #expect(response.status == 400, "\(body)")
-                #expect(try response.json["error"] == "invalid_request")
+                #expect(try response.wireError.error == .invalidRequest)
             }
             #expect(try await UserRepository(database: server.database).find(userID)?.givenName == "Ada")
             #expect(try await AuditLog(database: server.database).entries(userID: userID, event: "account.updated", limit: 10).isEmpty)

@@ -5,6 +5,7 @@ import FoundationNetworking
 import LatchkeyJSON
 import LatchkeyStore
 import LatchkeyTestSupport
+import LatchkeyWire
 import Testing
 
 /// `latchkey demo`, `latchkey apple import-transfers` and `latchkey users delete`, run as an
@@ -68,6 +69,6 @@ struct AppleCLITests {
     /// Signs in through the server's sandbox, as the demo does; returns the Apple and user ids.
     static func signIn(_ baseURL: String) async throws -> (subject: String, userID: String) {
         let result = try await SandboxSignIn.signIn(at: baseURL)
-        return (try #require(result.credential["sub"]?.stringValue), try #require(result.response["user"]?["id"]?.stringValue))
+        return (try #require(result.credential["sub"]?.stringValue), try result.tokens.user.id)
     }
 }

@@ -10,6 +10,7 @@ import LatchkeySandbox
 import LatchkeyServer
 import LatchkeyStore
 import LatchkeyTestSupport
+import LatchkeyWire
 import Testing
 
 /// Apple's key set as the stand-in publishes it, with unusable members added after its keys,
@@ -53,7 +54,7 @@ struct AppleKeySetTests {
     }
 
     /// Posts a fresh sandbox identity token to `/v1/auth/apple`, its header naming `keyID`.
-    static func signIn(naming keyID: String, at baseURL: String, sandbox: AppleSandbox) async throws -> (status: Int, body: JSONValue) {
+    static func signIn(naming keyID: String, at baseURL: String, sandbox: AppleSandbox) async throws -> (status: Int, body: [UInt8]) {
         let nonce = AppleFlow.nonce()
         let credential = try sandbox.authorize(.init(nonce: nonce.hashed))
         var request = URLRequest(url: URL(string: baseURL + "/v1/auth/apple")!)
@@ -62,7 +63,7 @@ struct AppleKeySetTests {
         let json: JSONValue = ["identity_token": .string(try naming(keyID, credential.identityToken)), "nonce": .string(nonce.raw)]
         request.httpBody = Data(json.serialized)
         let (data, response) = try await URLSession.shared.data(for: request)
-        return ((response as! HTTPURLResponse).statusCode, try JSONValue(parsing: Array(data)))
+        return ((response as! HTTPURLResponse).statusCode, Array(data))
     }
 
     @Test("S30: Apple's JWKS also lists a 1024-bit RSA key, a P-521 key and a malformed member; the good key signs in, a token naming a skipped key is 401 with the reason, /metrics counts them")
@@ -77,10 +78,10 @@ struct AppleKeySetTests {
                     // The good key: the whole sign-in works.
                     let (response, credential) = try await AppleFlow.signIn(server, sandbox: apple.sandbox, exchange: false)
                     #expect(response.status == 200, "\(response.text)")
-                    let body = try response.json
-                    #expect(body["created"] == true)
-                    #expect(body["user"]?["email"] == "ada@privaterelay.appleid.com")
-                    let userID = try #require(body["user"]?["id"]?.stringValue)
+                    let body = try response.tokens
+                    #expect(body.created)
+                    #expect(body.user.email == "ada@privaterelay.appleid.com")
+                    let userID = body.user.id
                     #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM users WHERE id = ?", [.text(userID)]) == 1)
                     #expect(try await AppleFlow.count(
                         server, "SELECT count(*) AS n FROM identities WHERE subject = ? AND user_id = ?", [.text(credential.subject), .text(userID)]) == 1)
@@ -92,8 +93,9 @@ struct AppleKeySetTests {
                     for (_, keyID, reason) in UnusableJWKs.all {
                         let refused = try await Self.signIn(naming: keyID, at: server.baseURL, sandbox: apple.sandbox)
                         #expect(refused.status == 401, "\(keyID)")
-                        #expect(refused.body["error"] == "invalid_identity_token")
-                        let description = refused.body["error_description"]?.stringValue ?? ""
+                        let refusal = try WireErrorBody(parsing: refused.body)
+                        #expect(refusal.error == .invalidIdentityToken)
+                        let description = refusal.errorDescription
                         #expect(description.hasPrefix("kid: "), "\(description)")
                         #expect(description.contains("skipped as unusable (\(reason):"), "\(description)")
                     }
@@ -143,8 +145,9 @@ struct AppleKeySetTests {
                 let goodKeyID = try #require(Insecure.unverifiedContents(of: try apple.sandbox.authorize(.init()).identityToken).header["kid"]?.stringValue)
                 #expect(try await Self.signIn(naming: goodKeyID, at: server.baseURL, sandbox: apple.sandbox).status == 200)
                 let refused = try await Self.signIn(naming: "kid-p521", at: server.baseURL, sandbox: apple.sandbox)
-                #expect(refused.body["error_description"]?.stringValue?.contains("unsupported_curve") == true)
+                #expect(try WireErrorBody(parsing: refused.body).errorDescription.contains("unsupported_curve"))
 
+                // Raw JSON: the server's log lines, not wire bodies.
                 let lines = server.errors.split(separator: "\n").compactMap { try? JSONValue(parsing: Array($0.utf8)) }
                 let skipped = lines.filter { $0["event"] == "jwks_key_skipped" }
                 #expect(skipped.count == 3, "\(server.errors)")

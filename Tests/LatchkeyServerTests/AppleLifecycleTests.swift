@@ -14,11 +14,11 @@ import Testing
 @Suite("Sign in with Apple: notifications, validation, deletion, transfer")
 struct AppleLifecycleTests {
     /// Signs in through the dev-mode sandbox and returns the token response body.
-    static func signedIn(_ server: TestServer) async throws -> (body: JSONValue, subject: String, sandbox: AppleSandbox) {
+    static func signedIn(_ server: TestServer) async throws -> (body: WireTokenResponse, subject: String, sandbox: AppleSandbox) {
         let sandbox = try #require(server.application.sandbox)
         let (response, credential) = try await AppleFlow.signIn(server, sandbox: sandbox, names: ("Ada", "Lovelace"))
         #expect(response.status == 200)
-        return (try response.json, credential.subject, sandbox)
+        return (try response.tokens, credential.subject, sandbox)
     }
 
     static func notification(_ sandbox: AppleSandbox, now: Date, type: String, subject: String, jti: String = UUID().uuidString, email: String? = nil) throws -> String {
@@ -37,12 +37,12 @@ struct AppleLifecycleTests {
     func s9ConsentRevoked() async throws {
         try await TestServer.with { server in
             let (body, subject, sandbox) = try await Self.signedIn(server)
-            let refreshToken = try #require(body["refresh_token"]?.stringValue)
-            let userID = try #require(body["user"]?["id"]?.stringValue)
+            let refreshToken = body.refreshToken
+            let userID = body.user.id
             #expect(try await sandbox.notify(subject: subject, type: "consent-revoked") == 200)
             let refresh = try await SessionTests.refresh(server, refreshToken)
             #expect(refresh.status == 400)
-            #expect(try refresh.json["reason"] == "consent_revoked")
+            #expect(try refresh.wireError.grantFailure == .consentRevoked)
             let revokedAt = try await server.database.read {
                 try $0.queryOne("SELECT revoked_at FROM identities WHERE subject = ?", [.text(subject)])!.optionalInt("revoked_at")
             }
@@ -52,8 +52,8 @@ struct AppleLifecycleTests {
 
             // Signing in again brings the identity back, name kept.
             let (again, _) = try await AppleFlow.signIn(server, sandbox: sandbox, subject: subject)
-            #expect(try again.json["created"] == false)
-            #expect(try again.json["user"]?["given_name"] == "Ada")
+            #expect(try !again.tokens.created)
+            #expect(try again.tokens.user.givenName == "Ada")
         }
     }
 
@@ -79,7 +79,7 @@ struct AppleLifecycleTests {
             forged[forged.count - 5] = forged[forged.count - 5] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
             let refused = try await server.request(.post, "/v1/apple/notifications", json: WireAppleNotification(payload: String(decoding: forged, as: UTF8.self)).json)
             #expect(refused.status == 400)
-            #expect(try refused.json["error"] == "invalid_request")
+            #expect(try refused.wireError.error == .invalidRequest)
             #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM users") == 1)
             #expect(try await server.request(.post, "/v1/apple/notifications", json: ["payload": 1]).status == 400)
 
@@ -93,15 +93,15 @@ struct AppleLifecycleTests {
     func accountDeleteNotification(_ type: String) async throws {
         try await TestServer.with { server in
             let (body, subject, sandbox) = try await Self.signedIn(server)
-            let access = try #require(body["access_token"]?.stringValue)
+            let access = body.accessToken
             let payload = try Self.notification(sandbox, now: server.clock.now, type: type, subject: subject)
             #expect(try await server.request(.post, "/v1/apple/notifications", json: WireAppleNotification(payload: payload).json).status == 200)
             #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM users") == 0)
             #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM apple_revocations") == 0)
             #expect(try await server.request(.get, "/v1/me", headers: ["Authorization": "Bearer \(access)"]).status == 401)
-            let refresh = try await SessionTests.refresh(server, try #require(body["refresh_token"]?.stringValue))
+            let refresh = try await SessionTests.refresh(server, body.refreshToken)
             #expect(refresh.status == 400)
-            #expect(try refresh.json["reason"] == "account_deleted", "the app learns why, not just that")
+            #expect(try refresh.wireError.grantFailure == .accountDeleted, "the app learns why, not just that")
         }
     }
 
@@ -109,7 +109,7 @@ struct AppleLifecycleTests {
     func s9DailyValidation() async throws {
         try await TestServer.with { server in
             let (body, subject, sandbox) = try await Self.signedIn(server)
-            let refreshToken = try #require(body["refresh_token"]?.stringValue)
+            let refreshToken = body.refreshToken
             let before = sandbox.tokenRequests
 
             // Not due yet: the code exchange counts as today's validation.
@@ -131,7 +131,7 @@ struct AppleLifecycleTests {
             #expect(sandbox.tokenRequests == before + 2)
             let refresh = try await SessionTests.refresh(server, refreshToken)
             #expect(refresh.status == 400)
-            #expect(try refresh.json["reason"] == "consent_revoked")
+            #expect(try refresh.wireError.grantFailure == .consentRevoked)
         }
     }
 
@@ -139,16 +139,17 @@ struct AppleLifecycleTests {
     func teamTransfer() async throws {
         try await TestServer.with { server in
             let (body, oldSubject, sandbox) = try await Self.signedIn(server)
-            let userID = try #require(body["user"]?["id"]?.stringValue)
+            let userID = body.user.id
             let result = try await server.application.importAppleTransfers([
                 ["sub": .string(oldSubject), "transfer_sub": "transfer.abc"], ["sub": "000999.unknown.1111", "transfer_sub": "transfer.x"],
             ])
             #expect(result.recorded == 1 && result.unknown == 1)
             let (linked, credential) = try await AppleFlow.signIn(server, sandbox: sandbox, transferSubject: "transfer.abc")
             #expect(linked.status == 200)
-            #expect(try linked.json["created"] == false)
-            #expect(try linked.json["user"]?["id"]?.stringValue == userID)
-            #expect(try linked.json["user"]?["given_name"] == "Ada")
+            let linkedTokens = try linked.tokens
+            #expect(!linkedTokens.created)
+            #expect(linkedTokens.user.id == userID)
+            #expect(linkedTokens.user.givenName == "Ada")
             let identity = try await server.database.read {
                 try $0.queryOne("SELECT subject, transfer_sub FROM identities WHERE user_id = ?", [.text(userID)])!
             }
@@ -157,7 +158,7 @@ struct AppleLifecycleTests {
 
             // An unknown transfer id creates a new account as usual.
             let (fresh, _) = try await AppleFlow.signIn(server, sandbox: sandbox, transferSubject: "transfer.nobody")
-            #expect(try fresh.json["created"] == true)
+            #expect(try fresh.tokens.created)
         }
     }
 
@@ -165,7 +166,7 @@ struct AppleLifecycleTests {
     func teamTransferSpentOnce() async throws {
         try await TestServer.with { server in
             let (body, oldSubject, sandbox) = try await Self.signedIn(server)
-            let userID = try #require(body["user"]?["id"]?.stringValue)
+            let userID = body.user.id
             for (file, message): (JSONValue, String) in [
                 (["sub": .string(oldSubject), "transfer_sub": "t.1"], "the file must hold a JSON array"),
                 ([["sub": .string(oldSubject), "transfer_sub": "t.1"], ["sub": "x"]], "entry 1: transfer_sub is required"),
@@ -183,10 +184,10 @@ struct AppleLifecycleTests {
             let result = try await server.application.importAppleTransfers([["user_id": .string(userID), "transfer_sub": "t.1"]])
             #expect(result.recorded == 1 && result.unknown == 0)
             let (linked, _) = try await AppleFlow.signIn(server, sandbox: sandbox, transferSubject: "t.1")
-            #expect(try linked.json["user"]?["id"]?.stringValue == userID)
+            #expect(try linked.tokens.user.id == userID)
             let (other, _) = try await AppleFlow.signIn(server, sandbox: sandbox, transferSubject: "t.1")
-            #expect(try other.json["created"] == true, "the transfer id was spent by the first sign-in")
-            #expect(try other.json["user"]?["id"]?.stringValue != userID)
+            #expect(try other.tokens.created, "the transfer id was spent by the first sign-in")
+            #expect(try other.tokens.user.id != userID)
         }
     }
 
@@ -194,26 +195,26 @@ struct AppleLifecycleTests {
     func s18SecondFactorGates() async throws {
         try await TestServer.with { server in
             let (body, subject, sandbox) = try await Self.signedIn(server)
-            let bearer = ["Authorization": "Bearer \(try #require(body["access_token"]?.stringValue))"]
+            let bearer = ["Authorization": "Bearer \(body.accessToken)"]
             let device = SoftwareDevice()
             let registered = try await device.register(on: server, bearer: bearer)
             #expect(registered.status == 201)
-            let deviceID = try #require(try registered.json["id"]?.stringValue)
+            let deviceID = try registered.decode(WireDevice.self).id
 
             let (again, _) = try await AppleFlow.signIn(server, sandbox: sandbox, subject: subject)
             #expect(again.status == 403)
-            #expect(try again.json["error"] == "mfa_required")
-            #expect(try again.json["mfa_token"]?.stringValue != nil)
+            #expect(try again.wireError.error == .mfaRequired)
+            #expect(try again.wireError.mfaToken != nil)
 
             server.clock.advance(by: 301)
             let refused = try await server.request(.delete, "/v1/me", headers: bearer)
             #expect(refused.status == 403)
-            #expect(try refused.json["error"] == "insufficient_authentication")
+            #expect(try refused.wireError.error == .insufficientAuthentication)
             #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM users") == 1)
 
             let stepped = try await device.stepUp(on: server, bearer: bearer, deviceID: deviceID)
             #expect(stepped.status == 200)
-            let fresh = ["Authorization": "Bearer \(try #require(try stepped.json["access_token"]?.stringValue))"]
+            let fresh = try stepped.bearer
             #expect(try await server.request(.delete, "/v1/me", headers: fresh).status == 204)
             #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM users") == 0)
         }

@@ -44,15 +44,15 @@ struct AppleSignInTests {
             let sandbox = try #require(server.application.sandbox)
             let (first, credential) = try await AppleFlow.signIn(server, sandbox: sandbox, names: ("Ada", "Lovelace"))
             #expect(first.status == 200)
-            let body = try first.json
-            #expect(body["created"] == true)
-            #expect(body["token_type"] == "Bearer")
-            #expect(body["user"]?["given_name"] == "Ada")
-            #expect(body["user"]?["family_name"] == "Lovelace")
-            #expect(body["user"]?["email"] == "ada@privaterelay.appleid.com")
-            #expect(body["user"]?["is_private_email"] == true, "sent by the sandbox as the string \"true\"")
-            #expect(body["user"]?["email_verified"] == true)
-            let access = try Insecure.unverifiedContents(of: try #require(body["access_token"]?.stringValue)).claims
+            let body = try first.tokens
+            #expect(body.created)
+            #expect(body.tokenType == "Bearer")
+            #expect(body.user.givenName == "Ada")
+            #expect(body.user.familyName == "Lovelace")
+            #expect(body.user.email == "ada@privaterelay.appleid.com")
+            #expect(body.user.isPrivateEmail, "sent by the sandbox as the string \"true\"")
+            #expect(body.user.emailVerified)
+            let access = try Insecure.unverifiedContents(of: body.accessToken).claims
             #expect(access["amr"] == ["apple"])
 
             // The identity row: keyed on (issuer, sub), Apple's refresh token sealed, not plain.
@@ -67,15 +67,16 @@ struct AppleSignInTests {
             let plain = try server.application.masterKey.unseal(sealed, context: "identities.apple_refresh_token:" + (try row.string("id")))
             #expect(String(decoding: plain, as: UTF8.self).hasPrefix("r"), "Apple's refresh token, sealed under the master key")
             #expect(!String(decoding: sealed, as: UTF8.self).contains(String(decoding: plain, as: UTF8.self)))
-            let userID = try #require(body["user"]?["id"]?.stringValue)
+            let userID = body.user.id
             #expect(try await SessionTests.auditEvents(server, userID: userID).contains("sign_in"))
 
             // Apple sends the name only once; a later sign-in without it (or with another) keeps it.
             let (second, _) = try await AppleFlow.signIn(server, sandbox: sandbox, subject: credential.subject, names: ("Eve", "Mallory"))
             #expect(second.status == 200)
-            #expect(try second.json["created"] == false)
-            #expect(try second.json["user"]?["id"]?.stringValue == userID)
-            #expect(try second.json["user"]?["given_name"] == "Ada")
+            let again = try second.tokens
+            #expect(!again.created)
+            #expect(again.user.id == userID)
+            #expect(again.user.givenName == "Ada")
             #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM users") == 1)
         }
     }
@@ -86,7 +87,7 @@ struct AppleSignInTests {
             let sandbox = try #require(server.application.sandbox)
             let (response, credential) = try await AppleFlow.signIn(server, sandbox: sandbox, email: nil, exchange: false)
             #expect(response.status == 200)
-            #expect(try response.json["user"]?["email"] == .null, "managed Apple Accounts have no email")
+            #expect(try response.tokens.user.email == nil, "managed Apple Accounts have no email")
             let stored = try await server.database.read {
                 try $0.queryOne("SELECT apple_refresh_token FROM identities WHERE subject = ?", [.text(credential.subject)])!.optionalBlob("apple_refresh_token")
             }
@@ -104,8 +105,8 @@ struct AppleSignInTests {
             #expect(try await server.request(.post, "/v1/auth/apple", json: body).status == 200)
             let again = try await server.request(.post, "/v1/auth/apple", json: body)
             #expect(again.status == 401)
-            #expect(try again.json["error"] == "invalid_identity_token")
-            #expect(try again.json["error_description"]?.stringValue?.hasPrefix("replay:") == true)
+            #expect(try again.wireError.error == .invalidIdentityToken)
+            #expect(try again.wireError.errorDescription.hasPrefix("replay:"))
             #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM sessions") == 1)
         }
     }
@@ -116,7 +117,7 @@ struct AppleSignInTests {
             for body: JSONValue in [[:], ["identity_token": 1], ["identity_token": ""], ["identity_token": "a.b.c", "nonce": 5], [1, 2]] {
                 let response = try await server.request(.post, "/v1/auth/apple", json: body)
                 #expect(response.status == 400, "\(body)")
-                #expect(try response.json["error"] == "invalid_request")
+                #expect(try response.wireError.error == .invalidRequest)
             }
             let huge = try await server.request(.post, "/v1/auth/apple", json: ["identity_token": .string(String(repeating: "a", count: 20_000))])
             #expect(huge.status == 400)
@@ -136,7 +137,7 @@ struct AppleSignInTests {
                 ]
                 let response = try await server.request(.post, "/v1/auth/apple", json: body)
                 #expect(response.status == 400, "\(Array(code.utf8))")
-                #expect(try response.json["error"] == "invalid_request")
+                #expect(try response.wireError.error == .invalidRequest)
             }
             #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM users") == 0)
         }
@@ -222,8 +223,8 @@ struct AppleIdentityTokenCheckTests {
             let token = try Self.token(for: testCase, sandbox: sandbox, now: server.clock.now, nonce: nonce.hashed)
             let response = try await server.request(.post, "/v1/auth/apple", json: ["identity_token": .string(token), "nonce": .string(nonce.raw)])
             #expect(response.status == 401)
-            #expect(try response.json["error"] == "invalid_identity_token")
-            let description = try #require(try response.json["error_description"]?.stringValue)
+            #expect(try response.wireError.error == .invalidIdentityToken)
+            let description = try response.wireError.errorDescription
             #expect(description.hasPrefix(testCase.check + ":"), "\(description)")
             #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM users") == 0)
             #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM identities") == 0)

@@ -5,6 +5,7 @@ import LatchkeyJSON
 import LatchkeySandbox
 import LatchkeyServer
 import LatchkeyStore
+import LatchkeyWire
 import Synchronization
 import Testing
 
@@ -21,7 +22,7 @@ struct AppleUpstreamTests {
                 #expect(response.status == 200)
                 #expect(apple.sandbox.keyRequests == 1)
                 #expect(apple.sandbox.tokenRequests == 1, "the code was exchanged at token_url")
-                let access = try #require(try response.json["access_token"]?.stringValue)
+                let access = try response.tokens.accessToken
                 let deleted = try await server.request(.delete, "/v1/me", headers: ["Authorization": "Bearer \(access)"])
                 #expect(deleted.status == 204)
                 // The deletion sends its revocation in the background at once; wait for it.
@@ -64,7 +65,7 @@ struct AppleUpstreamTests {
                 try apple.sandbox.rotateKeys()
                 let early = try await AppleFlow.signIn(server, sandbox: apple.sandbox, exchange: false).response
                 #expect(early.status == 401)
-                #expect(try early.json["error_description"]?.stringValue?.hasPrefix("kid:") == true)
+                #expect(try early.wireError.errorDescription.hasPrefix("kid:"))
                 #expect(try await AppleFlow.signIn(server, sandbox: apple.sandbox, exchange: false).response.status == 401)
                 #expect(apple.sandbox.keyRequests == 1, "S6: no refetch within a minute of the last")
 
@@ -92,7 +93,7 @@ struct AppleUpstreamTests {
                 apple.outage.withLock { $0 = true }
                 let (down, _) = try await AppleFlow.signIn(server, sandbox: apple.sandbox)
                 #expect(down.status == 503)
-                #expect(try down.json["error"] == "apple_unavailable")
+                #expect(try down.wireError.error == .appleUnavailable)
                 #expect(down.headers["Retry-After"] != nil)
                 #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM users") == 0)
                 #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM sessions") == 0)
@@ -108,7 +109,7 @@ struct AppleUpstreamTests {
                     "nonce": .string(nonce.raw),
                 ])
                 #expect(used.status == 400)
-                #expect(try used.json["error"] == "invalid_grant")
+                #expect(try used.wireError.error == .invalidGrant)
                 #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM sessions") == 1, "only the first sign-in's")
             }
             // Apple that never answers: the configured timeout ends the wait.
@@ -140,8 +141,8 @@ struct AppleUpstreamTests {
             }) { server in
                 let (response, _) = try await AppleFlow.signIn(server, sandbox: apple.sandbox)
                 #expect(response.status == 503)
-                #expect(try response.json["error"] == "apple_unavailable")
-                #expect(try response.json["error_description"]?.stringValue?.contains("apple.team_id") == true)
+                #expect(try response.wireError.error == .appleUnavailable)
+                #expect(try response.wireError.errorDescription.contains("apple.team_id"))
                 #expect(response.headers["Retry-After"].flatMap { Int($0) }.map { $0 > 0 } == true)
                 #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM users") == 0)
                 #expect(apple.sandbox.tokenRequests == 0, "nothing was sent to Apple")
@@ -187,8 +188,9 @@ struct AppleUpstreamTests {
                 let server = TestServer.attached(first, clock: clock, directory: directory)
                 let (response, credential) = try await AppleFlow.signIn(server, sandbox: apple.sandbox)
                 subject = credential.subject
-                let access = try #require(try response.json["access_token"]?.stringValue)
-                let userID = try #require(try response.json["user"]?["id"]?.stringValue)
+                let tokens = try response.tokens
+                let access = tokens.accessToken
+                let userID = tokens.user.id
                 apple.outage.withLock { $0 = true }
                 #expect(try await server.request(.delete, "/v1/me", headers: ["Authorization": "Bearer \(access)"]).status == 204)
                 #expect(try await server.request(.get, "/v1/me", headers: ["Authorization": "Bearer \(access)"]).status == 401, "ended at once")

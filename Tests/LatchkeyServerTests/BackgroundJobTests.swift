@@ -6,7 +6,7 @@ import LatchkeyStore
 import Synchronization
 import Testing
 
-/// Collects the `background_job_failed` lines written while `body` runs.
+/// Collects the `background_job_failed` lines written while `body` runs; raw JSON, as a log line is no wire body.
 private func failureLines<T>(_ body: () async throws -> T) async rethrows -> (T, [JSONValue]) {
     let lines = Mutex<[JSONValue]>([])
     let result = try await ServerLog.observing(

@@ -1,7 +1,7 @@
 import Foundation
-import LatchkeyJSON
 import LatchkeyStore
 import LatchkeyTestSupport
+import LatchkeyWire
 import Synchronization
 import Testing
 
@@ -40,7 +40,7 @@ struct BackupTests {
         guard case .response(let bytes) = RawHTTP.exchange(port: port, RawHTTP.post("/v1/auth/password/signup", json: body), timeout: 30),
             let response = RawHTTP.parse(bytes), response.status == 201
         else { return nil }
-        return (try? JSONValue(parsing: response.body))?["refresh_token"]?.stringValue
+        return (try? WireTokenResponse(parsing: response.body))?.refreshToken
     }
 
     static func permissions(_ url: URL) throws -> Int {
@@ -182,9 +182,9 @@ struct BackupTests {
             return
         }
         #expect(response.status == 200)
-        let body = try JSONValue(parsing: response.body)
-        #expect(body["refresh_token"]?.stringValue.map { $0 != refreshToken } == true)
-        #expect(body["access_token"]?.stringValue != nil)
+        // WireTokenResponse requires access_token: the decode checks it is there.
+        let body = try WireTokenResponse(parsing: response.body)
+        #expect(body.refreshToken != refreshToken)
         // The restored database is the backup's: the later account is not in it.
         let login = RawHTTP.exchange(port: port, RawHTTP.post("/v1/auth/password/login", json: #"{"username":"after@example.com","password":"a long enough passphrase"}"#))
         guard case .response(let loginBytes) = login else {

@@ -1,8 +1,8 @@
 import Foundation
-import LatchkeyJSON
 import LatchkeyServer
 import LatchkeyStore
 import LatchkeyTestSupport
+import LatchkeyWire
 import Testing
 
 /// What a newcomer meets in the first hour with the `latchkey` executable: each message says
@@ -174,7 +174,7 @@ struct CLIPapercutTests {
         try await TestServer.with { server in
             typealias Account = PasswordAccountTests
             let signUp = try await Account.signUp(server, "ada", "correct horse battery")
-            let userID = try #require(try signUp.json["user"]?["id"]?.stringValue)
+            let userID = try signUp.tokens.user.id
             for attempt in 1...10 {
                 #expect(try await Account.logIn(server, "ada", "guess number \(attempt)").status == 401)
             }

@@ -1,9 +1,9 @@
 import Foundation
 import LatchkeyCrypto
-import LatchkeyJSON
 import LatchkeyServer
 import LatchkeyStore
 import LatchkeyTestSupport
+import LatchkeyWire
 import Synchronization
 import Testing
 
@@ -44,7 +44,7 @@ struct CrashSafetyTests {
                     let token = latest.tokens.withLock { $0[worker]! }
                     let result = RawHTTP.exchange(port: port, RawHTTP.post("/v1/token", json: #"{"grant_type":"refresh_token","refresh_token":"\#(token)"}"#), timeout: 5)
                     guard case .response(let bytes) = result, let response = RawHTTP.parse(bytes), response.status == 200,
-                        let next = (try? JSONValue(parsing: response.body))?["refresh_token"]?.stringValue
+                        let next = (try? WireTokenResponse(parsing: response.body))?.refreshToken
                     else { return }
                     latest.tokens.withLock { $0[worker] = next }
                     // A client pauses between refreshes, so a kill usually finds it holding its

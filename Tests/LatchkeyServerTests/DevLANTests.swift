@@ -6,6 +6,7 @@ import LatchkeyJOSE
 import LatchkeyJSON
 import LatchkeyServer
 import LatchkeyTestSupport
+import LatchkeyWire
 import Testing
 
 /// `serve --dev --lan`: the development server reachable from a Simulator or a phone, only when
@@ -83,8 +84,8 @@ struct DevLANTests {
 
         // A device on the network signs in through the sandbox Apple at the public URL; the tokens
         // it gets name that URL, which is what the app checks.
-        let signIn = try await SandboxSignIn.signIn(at: publicURL).response
-        let token = try #require(signIn["access_token"]?.stringValue, "\(signIn.serializedString)")
+        let signIn = try await SandboxSignIn.signIn(at: publicURL)
+        let token = try #require(try? signIn.tokens, "\(signIn.response.serializedString)").accessToken
         let claims = try Insecure.unverifiedContents(of: token).claims
         #expect(claims["iss"]?.stringValue == publicURL)
         #expect(claims["aud"]?.stringValue == publicURL)

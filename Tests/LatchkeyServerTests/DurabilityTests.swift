@@ -1,7 +1,7 @@
 import Foundation
-import LatchkeyJSON
 import LatchkeyServer
 import LatchkeyTestSupport
+import LatchkeyWire
 import Synchronization
 import Testing
 
@@ -106,7 +106,7 @@ struct DurabilityTests {
             let body = #"{"username":"durable\#(index)@example.com","password":"correct horse battery"}"#
             guard case .response(let bytes) = RawHTTP.exchange(port: server.port, RawHTTP.post("/v1/auth/password/signup", json: body)),
                 let response = RawHTTP.parse(bytes), response.status == 201,
-                let token = (try? JSONValue(parsing: response.body))?["refresh_token"]?.stringValue
+                let token = (try? WireTokenResponse(parsing: response.body))?.refreshToken
             else { throw TraceError(description: "sign-up \(index) failed") }
             tokens.append(token)
         }
@@ -150,7 +150,7 @@ struct DurabilityTests {
         guard case .response(let bytes) = RawHTTP.exchange(port: port, RawHTTP.post("/v1/token", json: body), timeout: 30),
             let response = RawHTTP.parse(bytes), response.status == 200
         else { return nil }
-        return (try? JSONValue(parsing: response.body))?["refresh_token"]?.stringValue
+        return (try? WireTokenResponse(parsing: response.body))?.refreshToken
     }
 
     struct TraceError: Error, CustomStringConvertible {

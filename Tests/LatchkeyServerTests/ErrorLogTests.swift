@@ -6,6 +6,7 @@ import LatchkeyJSON
 import LatchkeySandbox
 @testable import LatchkeyServer
 import LatchkeyStore
+import LatchkeyWire
 import Synchronization
 import Testing
 
@@ -23,7 +24,7 @@ private struct FailingRoutes: RouteMount {
     }
 }
 
-/// Collects every ServerLog line written while `body` runs.
+/// Collects every ServerLog line written while `body` runs; raw JSON, as a log line is no wire body.
 private func loggedLines<T>(_ body: () async throws -> T) async throws -> (T, [JSONValue]) {
     let lines = Mutex<[JSONValue]>([])
     let result = try await ServerLog.observing({ line in lines.withLock { $0.append(line) } }, body)
@@ -41,6 +42,7 @@ struct ErrorLogTests {
             }
             let requestID = try #require(response.headers["X-Request-Id"])
             #expect(response.status == 500)
+            // Raw JSON on purpose: the body must hold these members and nothing else.
             #expect(try response.json == ["error": "server_error", "error_description": "internal error", "request_id": .string(requestID)])
 
             let mine = lines.filter { $0["request_id"]?.stringValue == requestID }
@@ -97,12 +99,13 @@ struct ErrorLogTests {
                 ]
             }
             #expect(responses.map(\.status) == [400, 400, 400, 400])
-            #expect(try responses.map { try $0.json["error"] } == Array(repeating: "invalid_request", count: 4))
+            #expect(try responses.map { try $0.wireError.error } == Array(repeating: .invalidRequest, count: 4))
             let ids = Set(responses.compactMap { $0.headers["X-Request-Id"] })
             #expect(!lines.contains { $0["event"] == "unexpected_error" && $0["request_id"]?.stringValue.map(ids.contains) == true })
 
             let fine = try await server.request(.post, "/sandbox/apple/notify", json: ["sub": "000123.abc.1234", "type": "email-enabled"])
             #expect(fine.status == 200)
+            // Raw JSON: the sandbox's own answer (Apple's status code), not a /v1 body LatchkeyWire models.
             #expect(try fine.json["status"]?.numberValue != nil)
         }
     }
@@ -120,6 +123,7 @@ struct ErrorLogTests {
             body: Array(#"{"sub":"000123.abc.1234","type":"consent-revoked"}"#.utf8))
         let response = await ErrorMiddleware().respond(to: request, next: router)
         #expect(response.status == 400)
+        // Raw JSON on purpose: the body must hold these members and nothing else.
         #expect(try JSONValue(parsing: response.body) == ["error": "invalid_request", "error_description": "no notification endpoint is set"])
     }
 }

@@ -4,6 +4,7 @@ import LatchkeyJOSE
 import LatchkeyJSON
 @testable import LatchkeyServer
 import LatchkeyStore
+import LatchkeyWire
 import Synchronization
 import Testing
 
@@ -146,8 +147,8 @@ struct FactorCompareAndSetTests {
         try await TestServer.with { server in
             let (user, token, device, deviceID) = try await DeviceKeyTests.registered(server)
             let challenge = try await server.request(
-                .post, "/v1/challenges", json: ["purpose": "step_up", "device_id": .string(deviceID)], headers: DeviceKeyTests.bearer(token)).json
-            let (challengeID, signature) = try device.sign(challengeBody: challenge)
+                .post, "/v1/challenges", json: ["purpose": "step_up", "device_id": .string(deviceID)], headers: DeviceKeyTests.bearer(token))
+            let (challengeID, signature) = try device.sign(challengeIn: challenge)
             let factors = Self.factors(server, before: "UPDATE challenges SET used_at") { connection in
                 try connection.execute("UPDATE challenges SET used_at = created_at", [])
             }
@@ -167,8 +168,8 @@ struct FactorCompareAndSetTests {
         try await TestServer.with { server in
             let user = try await server.createUser()
             let token = try await server.startSession(for: user)
-            let begin = try await server.request(.post, "/v1/totp", headers: TOTPTests.bearer(token)).json
-            let secret = TOTPTests.base32Decode(try #require(begin["secret"]?.stringValue))
+            let begin = try await server.request(.post, "/v1/totp", headers: TOTPTests.bearer(token)).decode(WireTOTPEnrollment.self)
+            let secret = TOTPTests.base32Decode(begin.secret)
             let factors = Self.factors(server, before: "UPDATE totp_factors SET confirmed_at") { connection in
                 try connection.execute("UPDATE totp_factors SET confirmed_at = created_at", [])
             }

@@ -24,6 +24,7 @@ struct HTTPAccessLogTests {
             #expect(statuses == Array(repeating: 200, count: ids.count))
             server.send(SIGTERM)
             #expect(server.waitForExit(timeout: 15) == 0)
+            // Raw JSON: the access log's lines, not wire bodies.
             let logged = Set(
                 server.errors.split(separator: "\n").compactMap { line in
                     (try? JSONValue(parsing: String(line)))?["request_id"]?.stringValue

@@ -1,9 +1,9 @@
 import Foundation
 import LatchkeyHTTP
-import LatchkeyJSON
 import LatchkeyServer
 import LatchkeyStore
 import LatchkeyTestSupport
+import LatchkeyWire
 import Testing
 
 /// Chunked request bodies from a real client library, against real endpoints.
@@ -30,7 +30,7 @@ struct HTTPChunkedTests {
         print(response.read().decode())
         """
 
-    static func post(_ server: TestServer, _ path: String, json: String, piece: Int) async throws -> (status: Int, body: JSONValue) {
+    static func post(_ server: TestServer, _ path: String, json: String, piece: Int) async throws -> (status: Int, body: [UInt8]) {
         let python = try Self.python()
         let port = try #require(URLComponents(string: server.baseURL)?.port)
         let results = await BlockingWorkers.run(1) { _ in
@@ -40,7 +40,7 @@ struct HTTPChunkedTests {
         let lines = result.output.split(separator: "\n", maxSplits: 1)
         #expect(result.status == 0, "\(result.error)")
         let status = try #require(lines.first.flatMap { Int($0) }, "\(result.output) \(result.error)")
-        return (status, try JSONValue(parsing: String(lines.count > 1 ? lines[1] : "")))
+        return (status, Array((lines.count > 1 ? lines[1] : "").utf8))
     }
 
     @Test("S24 S25: a sign-up whose JSON body arrives chunked creates the account, its session and the audit entry")
@@ -48,9 +48,10 @@ struct HTTPChunkedTests {
         try await TestServer.with { server in
             let json = #"{"username":"chunky@example.com","password":"correct horse battery","given_name":"Chunk"}"#
             let (status, body) = try await Self.post(server, "/v1/auth/password/signup", json: json, piece: 7)
-            #expect(status == 201, "\(body)")
-            #expect(body["user"]?["given_name"] == "Chunk")
-            let userID = try #require(body["user"]?["id"]?.stringValue)
+            #expect(status == 201, "\(String(decoding: body, as: UTF8.self))")
+            let tokens = try WireTokenResponse(parsing: body)
+            #expect(tokens.user.givenName == "Chunk")
+            let userID = tokens.user.id
             let row = try await server.database.read {
                 try $0.queryOne("SELECT username FROM password_credentials WHERE user_id = ?", [.text(userID)])
             }
@@ -58,7 +59,7 @@ struct HTTPChunkedTests {
             let audit = try await AuditLog(database: server.database).entries(userID: userID, limit: 10).map { "\($0.event) \($0.outcome)" }
             #expect(audit.contains("password.signup success"))
             // The session is real: its access token opens /v1/me.
-            let token = try #require(body["access_token"]?.stringValue)
+            let token = tokens.accessToken
             #expect(try await server.request(.get, "/v1/me", headers: ["Authorization": "Bearer \(token)"]).status == 200)
         }
     }
@@ -70,7 +71,7 @@ struct HTTPChunkedTests {
             let json = #"{"username":"big@example.com","password":"correct horse battery","given_name":"\#(padding)"}"#
             let (status, body) = try await Self.post(server, "/v1/auth/password/signup", json: json, piece: 4096)
             #expect(status == 413)
-            #expect(body["error"] == "payload_too_large")
+            #expect(try WireErrorBody(parsing: body).error == .payloadTooLarge)
             let count = try await server.database.read { try $0.queryOne("SELECT COUNT(*) AS n FROM users", [])?.int("n") }
             #expect(count == 0)
         }

@@ -1,7 +1,7 @@
 import Foundation
 import LatchkeyHTTP
-import LatchkeyJSON
 import LatchkeyStore
+import LatchkeyWire
 import Testing
 
 /// What a 415 tells a client to send, on the real endpoints.
@@ -14,15 +14,15 @@ struct HTTPMediaTypeTests {
                 let response = try await server.request(
                     .post, path, body: Array("grant_type=refresh_token".utf8), headers: ["Content-Type": "text/plain"])
                 #expect(response.status == 415, "\(path)")
-                #expect(try response.json["error"] == "unsupported_media_type")
+                #expect(try response.wireError.error == .unsupportedMediaType)
                 #expect(
-                    try response.json["error_description"] == "send the body as application/json or application/x-www-form-urlencoded",
+                    try response.wireError.errorDescription == "send the body as application/json or application/x-www-form-urlencoded",
                     "\(path)")
             }
             let signUp = try await server.request(
                 .post, "/v1/auth/password/signup", body: Array("username=a".utf8), headers: ["Content-Type": "application/x-www-form-urlencoded"])
             #expect(signUp.status == 415)
-            #expect(try signUp.json["error_description"] == "send the body as application/json")
+            #expect(try signUp.wireError.errorDescription == "send the body as application/json")
         }
     }
 
@@ -35,8 +35,8 @@ struct HTTPMediaTypeTests {
                     .post, "/v1/auth/password/signup", body: Array(json.utf8),
                     headers: ["Content-Type": "application/json", "Content-Encoding": coding])
                 #expect(response.status == 415)
-                #expect(try response.json["error"] == "unsupported_media_type")
-                #expect(try response.json["error_description"] == "Content-Encoding is not supported: send the body uncompressed")
+                #expect(try response.wireError.error == .unsupportedMediaType)
+                #expect(try response.wireError.errorDescription == "Content-Encoding is not supported: send the body uncompressed")
             }
             let count = try await server.database.read { try $0.queryOne("SELECT COUNT(*) AS n FROM users", [])?.int("n") }
             #expect(count == 0)

@@ -6,11 +6,15 @@ import LatchkeyJSON
 @testable import LatchkeyServer
 import LatchkeyStore
 import LatchkeyTestSupport
+import LatchkeyWire
 import Testing
 
 @Suite("MFA at sign-in")
 struct MFATests {
     /// Signs in through the seam and expects `mfa_required`.
+    ///
+    /// The factors stay raw JSON: they are the seam's error fields, not an HTTP body, and tests
+    /// compare them member for member with what the route will send.
     static func mfaRequired(_ server: TestServer, _ user: User) async throws -> (token: String, factors: JSONValue) {
         guard case .failure(let error) = try await server.signIn(user) else {
             Issue.record("expected mfa_required")
@@ -52,28 +56,28 @@ struct MFATests {
             let (mfaToken, _) = try await Self.mfaRequired(server, user)
             let challenge = try await server.request(.post, "/v1/mfa/challenge", json: ["mfa_token": .string(mfaToken), "device_id": .string(deviceID)])
             #expect(challenge.status == 200)
-            let (challengeID, signature) = try device.sign(challengeBody: try challenge.json)
+            let (challengeID, signature) = try device.sign(challengeIn: challenge)
             let response = try await Self.verify(server, ["mfa_token": .string(mfaToken), "challenge_id": .string(challengeID), "signature": .string(signature)])
             #expect(response.status == 200, "\(response.text)")
-            let body = try response.json
-            let claims = try Insecure.unverifiedContents(of: try #require(body["access_token"]?.stringValue)).claims
+            let body = try response.tokens
+            let claims = try Insecure.unverifiedContents(of: body.accessToken).claims
             #expect(claims["amr"] == ["pwd", "hwk", "mfa"])
-            let sessionID = try #require(body["session_id"]?.stringValue)
+            let sessionID = body.sessionID
             let session = try #require(try await server.application.sessions.session(sessionID))
             #expect(session.secondFactorAt != nil && session.amr == ["pwd", "hwk", "mfa"])
             #expect(try await server.auditEvents(user.id).contains("device_key.used"))
 
             let again = try await Self.verify(server, ["mfa_token": .string(mfaToken), "challenge_id": .string(challengeID), "signature": .string(signature)])
             #expect(again.status == 400)
-            #expect(try again.json["reason"] == "reused")
+            #expect(try again.wireError.grantFailure == .reused)
 
             // A challenge for another mfa_token cannot be used with this one.
             let (second, _) = try await Self.mfaRequired(server, user)
             let (third, _) = try await Self.mfaRequired(server, user)
-            let foreign = try await server.request(.post, "/v1/mfa/challenge", json: ["mfa_token": .string(second), "device_id": .string(deviceID)]).json
-            let (foreignID, foreignSignature) = try device.sign(challengeBody: foreign)
+            let foreign = try await server.request(.post, "/v1/mfa/challenge", json: ["mfa_token": .string(second), "device_id": .string(deviceID)])
+            let (foreignID, foreignSignature) = try device.sign(challengeIn: foreign)
             let crossed = try await Self.verify(server, ["mfa_token": .string(third), "challenge_id": .string(foreignID), "signature": .string(foreignSignature)])
-            #expect(try crossed.json["reason"] == "unknown")
+            #expect(try crossed.wireError.grantFailure == .unknown)
         }
     }
 
@@ -87,25 +91,25 @@ struct MFATests {
             #expect(factors == [["type": "totp"], ["type": "recovery_code"]])
             let signedIn = try await Self.verify(server, ["mfa_token": .string(first), "totp_code": .string(code)])
             #expect(signedIn.status == 200, "\(signedIn.text)")
-            let claims = try Insecure.unverifiedContents(of: try #require(try signedIn.json["access_token"]?.stringValue)).claims
+            let claims = try Insecure.unverifiedContents(of: try signedIn.tokens.accessToken).claims
             #expect(claims["amr"] == ["pwd", "otp", "mfa"])
 
             let (second, _) = try await Self.mfaRequired(server, user)
             let reused = try await Self.verify(server, ["mfa_token": .string(second), "totp_code": .string(code)])
             #expect(reused.status == 400)
-            #expect(try reused.json["reason"] == "invalid_code")
+            #expect(try reused.wireError.grantFailure == .invalidCode)
             #expect(try await server.auditEvents(user.id).contains("totp.failed"))
 
             // Recovery codes: any case, hyphens optional; each one once.
             let recovery = codes[3].uppercased().replacingOccurrences(of: "-", with: "")
             let withCode = try await Self.verify(server, ["mfa_token": .string(second), "recovery_code": .string(recovery)])
             #expect(withCode.status == 200)
-            let rcClaims = try Insecure.unverifiedContents(of: try #require(try withCode.json["access_token"]?.stringValue)).claims
+            let rcClaims = try Insecure.unverifiedContents(of: try withCode.tokens.accessToken).claims
             #expect(rcClaims["amr"] == ["pwd", "rc", "mfa"])
             let (third, _) = try await Self.mfaRequired(server, user)
             let again = try await Self.verify(server, ["mfa_token": .string(third), "recovery_code": .string(codes[3])])
             #expect(again.status == 400)
-            #expect(try again.json["reason"] == "invalid_code")
+            #expect(try again.wireError.grantFailure == .invalidCode)
             #expect(try await server.auditEvents(user.id).contains("recovery_code.used"))
             let used = try await server.database.read { try $0.query("SELECT used_at FROM recovery_codes WHERE used_at IS NOT NULL", []) }
             #expect(used.count == 1)
@@ -121,24 +125,24 @@ struct MFATests {
             for attempt in 1...5 {
                 let wrong = try await Self.verify(server, ["mfa_token": .string(mfaToken), "recovery_code": .string("nope-\(attempt)")])
                 #expect(wrong.status == 400)
-                #expect(try wrong.json["reason"] == "invalid_code")
+                #expect(try wrong.wireError.grantFailure == .invalidCode)
             }
             let code = TOTP.code(secret: secret, step: TOTP.step(at: server.clock.now))
             let ended = try await Self.verify(server, ["mfa_token": .string(mfaToken), "totp_code": .string(code)])
             #expect(ended.status == 400)
-            #expect(try ended.json["reason"] == "revoked")
+            #expect(try ended.wireError.grantFailure == .revoked)
             #expect(try await server.auditEvents(user.id).contains("mfa.ended"))
             #expect(server.application.metrics.value(.secondFactors, ["factor": "recovery_code", "use": "mfa", "outcome": "failure"]) == 5)
 
             let (late, _) = try await Self.mfaRequired(server, user)
             server.clock.advance(by: 301)
             let expired = try await Self.verify(server, ["mfa_token": .string(late), "totp_code": .string(TOTP.code(secret: secret, step: TOTP.step(at: server.clock.now)))])
-            #expect(try expired.json["reason"] == "expired")
+            #expect(try expired.wireError.grantFailure == .expired)
             let unknown = try await Self.verify(server, ["mfa_token": "made-up", "totp_code": "123456"])
-            #expect(try unknown.json["reason"] == "unknown")
+            #expect(try unknown.wireError.grantFailure == .unknown)
             let both = try await Self.verify(server, ["mfa_token": .string(late), "totp_code": "123456", "recovery_code": "x"])
             #expect(both.status == 400)
-            #expect(try both.json["error"] == "invalid_request")
+            #expect(try both.wireError.error == .invalidRequest)
         }
     }
 
@@ -150,18 +154,18 @@ struct MFATests {
             let code = TOTP.code(secret: secret, step: TOTP.step(at: server.clock.now))
             var tokens: [String] = []
             for _ in 0..<4 { tokens.append(try await Self.mfaRequired(server, user).token) }
-            let answers = try await withThrowingTaskGroup(of: (Int, JSONValue).self) { group in
+            let answers = try await withThrowingTaskGroup(of: (Int, TestResponse).self) { group in
                 for token in tokens {
                     group.addTask {
                         let response = try await Self.verify(server, ["mfa_token": .string(token), "totp_code": .string(code)])
-                        return (response.status, try response.json)
+                        return (response.status, response)
                     }
                 }
-                return try await group.reduce(into: [(Int, JSONValue)]()) { $0.append($1) }
+                return try await group.reduce(into: [(Int, TestResponse)]()) { $0.append($1) }
             }
             #expect(answers.map(\.0).sorted() == [200, 400, 400, 400])
-            #expect(answers.filter { $0.0 == 200 }.allSatisfy { $0.1["access_token"]?.stringValue != nil })
-            #expect(answers.filter { $0.0 == 400 }.allSatisfy { $0.1["reason"] == "invalid_code" }, "the code was used")
+            #expect(answers.filter { $0.0 == 200 }.allSatisfy { (try? $0.1.tokens.accessToken) != nil })
+            #expect(answers.filter { $0.0 == 400 }.allSatisfy { (try? $0.1.wireError.grantFailure) == .invalidCode }, "the code was used")
         }
     }
 
@@ -170,18 +174,18 @@ struct MFATests {
         try await TestServer.with { server in
             let (user, _, _, codes) = try await TOTPTests.enrolled(server)
             let (mfaToken, _) = try await Self.mfaRequired(server, user)
-            let answers = try await withThrowingTaskGroup(of: (Int, JSONValue).self) { group in
+            let answers = try await withThrowingTaskGroup(of: (Int, TestResponse).self) { group in
                 for code in codes.prefix(4) {
                     group.addTask {
                         let response = try await Self.verify(server, ["mfa_token": .string(mfaToken), "recovery_code": .string(code)])
-                        return (response.status, try response.json)
+                        return (response.status, response)
                     }
                 }
-                return try await group.reduce(into: [(Int, JSONValue)]()) { $0.append($1) }
+                return try await group.reduce(into: [(Int, TestResponse)]()) { $0.append($1) }
             }
             #expect(answers.map(\.0).sorted() == [200, 400, 400, 400])
-            #expect(answers.filter { $0.0 == 200 }.allSatisfy { $0.1["access_token"]?.stringValue != nil })
-            #expect(answers.filter { $0.0 == 400 }.allSatisfy { $0.1["reason"] == "reused" }, "the mfa_token was used")
+            #expect(answers.filter { $0.0 == 200 }.allSatisfy { (try? $0.1.tokens.accessToken) != nil })
+            #expect(answers.filter { $0.0 == 400 }.allSatisfy { (try? $0.1.wireError.grantFailure) == .reused }, "the mfa_token was used")
             let used = try await server.database.read { try $0.query("SELECT used_at FROM recovery_codes WHERE used_at IS NOT NULL", []) }
             #expect(used.count == 1)
         }

@@ -4,6 +4,7 @@ import LatchkeyJSON
 @testable import LatchkeyServer
 import LatchkeyStore
 import LatchkeyTestSupport
+import LatchkeyWire
 import Testing
 
 @Suite("Operations endpoints")
@@ -13,6 +14,7 @@ struct OperationsTests {
         try await TestServer.with { server in
             let response = try await server.request(.get, "/healthz")
             #expect(response.status == 200)
+            // Raw JSON: the probe's body is exactly this object, and LatchkeyWire models only /v1 bodies.
             #expect(try response.json == ["status": "ok"])
             #expect(response.headers["Content-Type"]?.hasPrefix("application/json") == true)
             #expect((response.headers["X-Request-Id"] ?? "").count >= 16)
@@ -24,11 +26,12 @@ struct OperationsTests {
         try await TestServer.with { server in
             let ready = try await server.request(.get, "/readyz")
             #expect(ready.status == 200)
+            // Raw JSON: the probe's body is exactly this object, and LatchkeyWire models only /v1 bodies.
             #expect(try ready.json == ["status": "ready"])
             await server.database.close()
             let broken = try await server.request(.get, "/readyz")
             #expect(broken.status == 503)
-            #expect(try broken.json["error"] == "not_ready")
+            #expect(try broken.wireError.error == .notReady)
             // Liveness does not depend on the database.
             #expect(try await server.request(.get, "/healthz").status == 200)
         }
@@ -60,6 +63,7 @@ struct OperationsTests {
             let response = try await server.request(.get, "/.well-known/apple-app-site-association")
             #expect(response.status == 200)
             #expect(response.headers["Content-Type"]?.hasPrefix("application/json") == true)
+            // Raw JSON: apple-app-site-association is Apple's format, not a /v1 body LatchkeyWire models.
             let json = try response.json
             #expect(json["webcredentials"]?["apps"] == ["ABCDE12345.com.example.app"])
             #expect(json["applinks"]?["details"]?.arrayValue?.first?["appIDs"] == ["ABCDE12345.com.example.app"])
@@ -71,10 +75,10 @@ struct OperationsTests {
         try await TestServer.with { server in
             let missing = try await server.request(.get, "/v1/nothing")
             #expect(missing.status == 404)
-            #expect(try missing.json["error"] == "not_found")
+            #expect(try missing.wireError.error == .notFound)
             let wrongMethod = try await server.request(.post, "/healthz", json: [:])
             #expect(wrongMethod.status == 405)
-            #expect(try wrongMethod.json["error"] != nil)
+            #expect(try !wrongMethod.wireError.error.rawValue.isEmpty)
         }
     }
 
@@ -105,14 +109,14 @@ struct StoreErrorMappingTests {
         }
         let busy = await answer("/busy")
         #expect(busy.status == 503 && busy.headers["Retry-After"] == "1")
-        #expect(try JSONValue(parsing: busy.body)["error"] == "overloaded")
+        #expect(try WireErrorBody(parsing: busy.body).error == .overloaded)
         let clash = await answer("/clash")
         #expect(clash.status == 409)
-        #expect(try JSONValue(parsing: clash.body)["error"] == "conflict")
+        #expect(try WireErrorBody(parsing: clash.body).error == .conflict)
         #expect(!String(decoding: clash.body, as: UTF8.self).contains("secret_column"), "S26: no internals in the body")
         let full = await answer("/full")
         #expect(full.status == 503 && full.headers["Retry-After"] == "5")
-        #expect(try JSONValue(parsing: full.body)["error"] == "unavailable")
+        #expect(try WireErrorBody(parsing: full.body).error == .unavailable)
         #expect(!String(decoding: full.body, as: UTF8.self).contains("secret"))
         let broken = await answer("/broken")
         #expect(broken.status == 500)

@@ -22,7 +22,7 @@ struct PasswordAccountTests {
     }
 
     static func bearer(_ response: TestResponse) throws -> [String: String] {
-        ["Authorization": "Bearer \(try #require(try response.json["access_token"]?.stringValue))"]
+        try response.bearer
     }
 
     static func audit(_ server: TestServer, event: String) async throws -> [AuditLog.Entry] {
@@ -39,12 +39,12 @@ struct PasswordAccountTests {
             let signUp = try await Self.signUp(server, "Ada@Example.com", "correct horse battery", extra: ["given_name": "Ada"])
             #expect(signUp.status == 201)
             #expect(signUp.headers["Cache-Control"] == "no-store")
-            let created = try signUp.json
-            #expect(created["created"] == true && created["token_type"] == "Bearer")
-            #expect(created["user"]?["email"] == "ada@example.com" && created["user"]?["email_verified"] == false)
-            #expect(created["user"]?["given_name"] == "Ada")
-            let userID = try #require(created["user"]?["id"]?.stringValue)
-            let claims = try Insecure.unverifiedContents(of: try #require(created["access_token"]?.stringValue)).claims
+            let created = try signUp.tokens
+            #expect(created.created && created.tokenType == "Bearer")
+            #expect(created.user.email == "ada@example.com" && !created.user.emailVerified)
+            #expect(created.user.givenName == "Ada")
+            let userID = created.user.id
+            let claims = try Insecure.unverifiedContents(of: created.accessToken).claims
             #expect(claims["amr"] == ["pwd"])
 
             // S11: Argon2id PHC string with the configured parameters and a 16-byte salt.
@@ -57,9 +57,9 @@ struct PasswordAccountTests {
 
             let login = try await Self.logIn(server, "ADA@example.com", "correct horse battery")
             #expect(login.status == 200)
-            #expect(try login.json["created"] == false && login.json["user"]?["id"]?.stringValue == userID)
-            let other = try login.json
-            let otherRefresh = try #require(other["refresh_token"]?.stringValue)
+            let other = try login.tokens
+            #expect(!other.created && other.user.id == userID)
+            let otherRefresh = other.refreshToken
 
             let change = try await server.request(
                 .post, "/v1/auth/password/change", json: ["current_password": "correct horse battery", "new_password": "tr0ubadour & stapler"],
@@ -70,11 +70,11 @@ struct PasswordAccountTests {
 
             let old = try await Self.logIn(server, "ada@example.com", "correct horse battery")
             #expect(old.status == 401)
-            #expect(try old.json["error"] == "invalid_credentials")
+            #expect(try old.wireError.error == .invalidCredentials)
             #expect(try await Self.logIn(server, "ada@example.com", "tr0ubadour & stapler").status == 200)
 
             // The other session ended; the one that changed the password lives on.
-            #expect(try await SessionTests.refresh(server, otherRefresh).json["reason"] == "revoked")
+            #expect(try await SessionTests.refresh(server, otherRefresh).wireError.grantFailure == .revoked)
             #expect(try await server.request(.get, "/v1/me", headers: try Self.bearer(login)).status == 401)
             #expect(try await server.request(.get, "/v1/me", headers: try Self.bearer(signUp)).status == 200)
 
@@ -119,15 +119,16 @@ struct PasswordAccountTests {
             for password in ["Password1", "QWERTYUIOP", "iloveyou", "\u{FF50}assword1"] {  // "ｐassword1": full-width p
                 let response = try await Self.signUp(server, "ada", password)
                 #expect(response.status == 400, "\(password)")
-                #expect(try response.json["error"] == "invalid_request")
-                #expect(try response.json["reason"] == "password_common")
-                #expect(try response.json["error_description"]?.stringValue?.contains("commonly used passwords") == true)
+                let refusal = try response.wireError
+                #expect(refusal.error == .invalidRequest)
+                #expect(refusal.passwordRefusal == .common)
+                #expect(refusal.errorDescription.contains("commonly used passwords"))
             }
             let short = try await Self.signUp(server, "ada", "s3cr\u{E9}t")
-            #expect(try short.json["reason"] == "password_too_short")
-            #expect(try short.json["error_description"] == "password must be at least 8 characters long")
+            #expect(try short.wireError.passwordRefusal == .tooShort)
+            #expect(try short.wireError.errorDescription == "password must be at least 8 characters long")
             let tooLong = try await Self.signUp(server, "ada", String(repeating: "z", count: 1025))
-            #expect(try tooLong.json["reason"] == "password_too_long")
+            #expect(try tooLong.wireError.passwordRefusal == .tooLong)
             let users = try await server.database.read { try $0.query("SELECT id FROM users") }
             #expect(users.isEmpty)
             #expect(try await Self.audit(server, event: "password.signup").isEmpty)
@@ -145,7 +146,7 @@ struct PasswordAccountTests {
     func s12MinimumLength() async throws {
         try await TestServer.with({ $0.password.minLength = 12 }) { (server: TestServer) async throws in
             let response = try await Self.signUp(server, "ada", "eleven char")
-            #expect(try response.json["error_description"] == "password must be at least 12 characters long")
+            #expect(try response.wireError.errorDescription == "password must be at least 12 characters long")
             #expect(try await Self.signUp(server, "ada", "twelve chars").status == 201)
         }
     }
@@ -156,6 +157,7 @@ struct PasswordAccountTests {
             #expect(try await Self.signUp(server, "ada", "correct horse battery").status == 201)
             var unknownTimes = [Double]()
             var wrongTimes = [Double]()
+            // Raw JSON on purpose: the two bodies must match member for member, with no extra member.
             var bodies = Set<JSONValue>()
             for round in 0..<7 {
                 for unknown in round % 2 == 0 ? [true, false] : [false, true] {
@@ -183,7 +185,7 @@ struct PasswordAccountTests {
     @Test("S11: a hash made with other parameters is replaced on the next login")
     func s11Rehash() async throws {
         try await TestServer.with { server in
-            let userID = try #require(try await Self.signUp(server, "ada", "correct horse battery").json["user"]?["id"]?.stringValue)
+            let userID = try await Self.signUp(server, "ada", "correct horse battery").tokens.user.id
             let old = try Argon2id.hash(
                 password: Array("correct horse battery".utf8), parameters: .init(memoryKiB: 8192, iterations: 1, parallelism: 1))
             try await server.database.write { try $0.execute("UPDATE password_credentials SET password_hash = ?", [.text(old)]) }
@@ -213,8 +215,8 @@ struct PasswordAccountTests {
             for (body, description) in cases {
                 let response = try await server.request(.post, "/v1/auth/password/signup", json: body)
                 #expect(response.status == 400, "\(body)")
-                #expect(try response.json["error"] == "invalid_request")
-                #expect(try response.json["error_description"]?.stringValue == description)
+                #expect(try response.wireError.error == .invalidRequest)
+                #expect(try response.wireError.errorDescription == description)
             }
             let notJSON = try await server.request(.post, "/v1/auth/password/login", body: Array("{".utf8), headers: ["Content-Type": "application/json"])
             #expect(notJSON.status == 400)
@@ -225,7 +227,7 @@ struct PasswordAccountTests {
             #expect(try await Self.signUp(server, "ada@example.com", "correct horse battery").status == 201)
             let taken = try await Self.signUp(server, " ADA@example.com", "another good passphrase")
             #expect(taken.status == 409)
-            #expect(try taken.json["error"] == "conflict")
+            #expect(try taken.wireError.error == .conflict)
             #expect(try await server.database.read { try $0.query("SELECT id FROM users") }.count == 1)
 
             let unauthenticated = try await server.request(.post, "/v1/auth/password/change", json: ["current_password": "a", "new_password": "b"])
@@ -262,19 +264,19 @@ struct PasswordAccountTests {
     func s9ChangeRefusals() async throws {
         try await TestServer.with { server in
             let signUp = try await Self.signUp(server, "ada", "correct horse battery")
-            let userID = try #require(try signUp.json["user"]?["id"]?.stringValue)
+            let userID = try signUp.tokens.user.id
             let before = try await Self.credential(server, userID: userID)?.string("password_hash")
             let wrong = try await server.request(
                 .post, "/v1/auth/password/change", json: ["current_password": "not it at all", "new_password": "tr0ubadour & stapler"],
                 headers: try Self.bearer(signUp))
             #expect(wrong.status == 401)
-            #expect(try wrong.json["error"] == "invalid_credentials")
+            #expect(try wrong.wireError.error == .invalidCredentials)
             #expect(try await Self.credential(server, userID: userID)?.string("password_hash") == before)
             #expect(try await Self.audit(server, event: "password.change").first?.outcome == .failure)
             let common = try await server.request(
                 .post, "/v1/auth/password/change", json: ["current_password": "correct horse battery", "new_password": "letmein123"],
                 headers: try Self.bearer(signUp))
-            #expect(try common.json["reason"] == "password_common")
+            #expect(try common.wireError.passwordRefusal == .common)
 
             let apple = try await server.createUser()
             let token = try await server.startSession(for: apple, amr: ["apple"])
@@ -282,7 +284,7 @@ struct PasswordAccountTests {
                 .post, "/v1/auth/password/change", json: ["current_password": "whatever it is", "new_password": "tr0ubadour & stapler"],
                 headers: ["Authorization": "Bearer \(token.accessToken)"])
             #expect(none.status == 400)
-            #expect(try none.json["error_description"] == "this account has no password; it signs in another way")
+            #expect(try none.wireError.errorDescription == "this account has no password; it signs in another way")
         }
     }
 
@@ -290,17 +292,17 @@ struct PasswordAccountTests {
     func mfaRequired() async throws {
         try await TestServer.with { server in
             let signUp = try await Self.signUp(server, "ada", "correct horse battery")
-            let userID = try #require(try signUp.json["user"]?["id"]?.stringValue)
-            let accessToken = try #require(try signUp.json["access_token"]?.stringValue)
-            let registered = try await SoftwareDevice().register(on: server, bearer: ["Authorization": "Bearer \(accessToken)"])
+            let userID = try signUp.tokens.user.id
+            let registered = try await SoftwareDevice().register(on: server, bearer: try signUp.bearer)
             #expect(registered.status == 201, "\(registered.text)")
             let sessionsBefore = try await server.application.sessions.sessions(userID: userID).count
 
             let login = try await Self.logIn(server, "ada", "correct horse battery")
             #expect(login.status == 403)
-            #expect(try login.json["error"] == "mfa_required")
-            #expect(try login.json["mfa_token"]?.stringValue != nil)
-            #expect(try login.json["factors"]?.arrayValue?.first?["type"] == "device_key")
+            let required = try login.wireError
+            #expect(required.error == .mfaRequired)
+            #expect(required.mfaToken != nil)
+            #expect(required.factors?.first?.type == .deviceKey)
             #expect(try await server.application.sessions.sessions(userID: userID).count == sessionsBefore)
             #expect(server.application.metrics.value(.signIns, ["method": "pwd", "outcome": "mfa_required"]) == 1)
             #expect(try await Self.logIn(server, "ada", "wrong password!").status == 401, "a wrong password never reaches the second factor")
@@ -319,7 +321,7 @@ struct PasswordAccountTests {
     func setPasswordCommand() async throws {
         try await TestServer.with { server in
             let signUp = try await Self.signUp(server, "ada", "correct horse battery")
-            let userID = try #require(try signUp.json["user"]?["id"]?.stringValue)
+            let userID = try signUp.tokens.user.id
             let appleUser = try await server.createUser(email: "grace@example.com", givenName: "Grace")
             let config = server.directory.appendingPathComponent("latchkey.json")
             let configuration = TestServer.configuration(in: server.directory)
@@ -330,7 +332,7 @@ struct PasswordAccountTests {
             #expect(set.output == "password set for \(userID); their sessions have ended\n")
             #expect(!set.output.contains("brand new") && !set.error.contains("brand new"))
             #expect(try await Self.logIn(server, "ada", "a brand new passphrase").status == 200)
-            #expect(try await SessionTests.refresh(server, try #require(try signUp.json["refresh_token"]?.stringValue)).status == 400)
+            #expect(try await SessionTests.refresh(server, try signUp.tokens.refreshToken).status == 400)
             #expect(try await Self.audit(server, event: "password.set_by_operator").first?.userID == userID)
 
             // A user without a password gets one under their email.
@@ -362,6 +364,7 @@ struct PasswordAccountTests {
             let head = String(decoding: bytes.prefix(512), as: UTF8.self).lowercased()
             #expect(head.contains("content-type: application/json"))
             #expect(!head.contains("location:"))
+            // Raw JSON: apple-app-site-association is Apple's format, not a /v1 body LatchkeyWire models.
             let json = try JSONValue(parsing: body)
             #expect(json["webcredentials"]?["apps"] == ["ABCDE12345.com.example.app", "ABCDE12345.com.example.other"])
             #expect(json["applinks"]?["details"] == [], "no applinks configured, none listed")

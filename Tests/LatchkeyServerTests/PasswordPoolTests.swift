@@ -1,8 +1,8 @@
 import Foundation
 import LatchkeyHTTP
-import LatchkeyJSON
 import LatchkeyServer
 import LatchkeyTestSupport
+import LatchkeyWire
 import Synchronization
 import Testing
 
@@ -58,7 +58,7 @@ struct PasswordPoolTests {
             #expect(succeeded.count >= 1)
             #expect(refused.count >= 400, "one thread and a queue of four cannot take 500 at once")
             for response in refused.prefix(20) {
-                #expect(try JSONValue(parsing: response.body)["error"] == "overloaded")
+                #expect(try WireErrorBody(parsing: response.body).error == .overloaded)
                 #expect(response.headers.lowercased().contains("retry-after: 1"))
             }
             #expect(health.count >= 20)

@@ -7,6 +7,7 @@ import LatchkeyJSON
 import LatchkeyServer
 import LatchkeyStore
 import LatchkeyTestSupport
+import LatchkeyWire
 import Testing
 
 @Suite("Password brute-force limits")
@@ -23,8 +24,8 @@ struct PasswordRateLimitTests {
             let limited = try await Account.logIn(server, "ADA", "correct horse battery")
             #expect(limited.status == 429, "even the right password waits out the block")
             #expect(limited.headers["Retry-After"] == "60")
-            #expect(try limited.json["error"] == "rate_limited")
-            #expect(try limited.json["retry_after"] == 60)
+            #expect(try limited.wireError.error == .rateLimited)
+            #expect(try limited.wireError.retryAfter == 60)
             #expect(server.application.metrics.value(.rateLimitHits, ["scope": "login_account"]) == 1)
             let audited = try #require(try await Account.audit(server, event: "password.login").first)
             #expect(audited.outcome.rawValue == "rate_limited" && audited.userID != nil && audited.details["scope"] == "account")
@@ -68,7 +69,7 @@ struct PasswordRateLimitTests {
             }
             let limited = try await Account.logIn(server, "four", "some guess here")
             #expect(limited.status == 429)
-            #expect(try limited.json["retry_after"] == 60)
+            #expect(try limited.wireError.retryAfter == 60)
             #expect(server.application.metrics.value(.rateLimitHits, ["scope": "login_ip"]) == 1)
             #expect(try await Account.audit(server, event: "password.login").first?.details["scope"] == "ip")
         }
@@ -124,7 +125,7 @@ struct PasswordRateLimitTests {
         #expect(second.waitForExit(timeout: 20) == 0)
         #expect(limited.status == 429)
         #expect(Int(limited.retryAfter ?? "") ?? 0 > 0)
-        #expect(try JSONValue(parsing: Array(limited.body.utf8))["error"] == "rate_limited")
+        #expect(try WireErrorBody(parsing: Array(limited.body.utf8)).error == .rateLimited)
     }
 
     static func post(_ baseURL: String, _ action: String, _ username: String, _ password: String) async throws -> (status: Int, retryAfter: String?, body: String) {

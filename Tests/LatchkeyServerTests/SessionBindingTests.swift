@@ -22,7 +22,7 @@ struct SessionBindingTests {
     static func expectInvalidToken(_ response: TestResponse, _ comment: Comment? = nil) throws {
         #expect(response.status == 401, comment)
         #expect(response.headers["WWW-Authenticate"] == #"Bearer error="invalid_token""#, comment)
-        #expect(try response.json["error"] == "invalid_token", comment)
+        #expect(try response.wireError.error == .invalidToken, comment)
     }
 
     @Test("S9: a verifying token with user A's sub and user B's live sid is 401 invalid_token, from the database and from the liveness cache")
@@ -42,7 +42,7 @@ struct SessionBindingTests {
             // Bob's own token still works, and now the cache knows the session is live.
             let me = try await server.request(.get, "/v1/me", headers: Self.bearer(bobs.accessToken))
             #expect(me.status == 200)
-            #expect(try me.json["user"]?["id"]?.stringValue == bob.id)
+            #expect(try me.decode(WireAccount.self).user.id == bob.id)
             // Answered from the cache: still refused, for reads and for writes.
             try Self.expectInvalidToken(try await server.request(.get, "/v1/me", headers: Self.bearer(forged)), "cache warm")
             try Self.expectInvalidToken(try await server.request(.get, "/v1/sessions", headers: Self.bearer(forged)))
@@ -61,7 +61,7 @@ struct SessionBindingTests {
             var refreshToken = first.refreshToken
             for _ in 0..<2 {
                 server.clock.advance(by: 5)
-                let refreshed = try WireTokenResponse(json: try await SessionTests.refresh(server, refreshToken).json)
+                let refreshed = try await SessionTests.refresh(server, refreshToken).tokens
                 tokens.append(refreshed.accessToken)
                 refreshToken = refreshed.refreshToken
             }

@@ -28,6 +28,7 @@ struct SessionTests {
             let response = try await server.request(.get, "/.well-known/jwks.json")
             #expect(response.status == 200)
             #expect(response.headers["Cache-Control"] == "public, max-age=300")
+            // Raw JSON: the JWK Set is RFC 7517's format, not a /v1 body LatchkeyWire models.
             let keys = try #require(try response.json["keys"]?.arrayValue)
             #expect(keys.count == 1)
             let key = keys[0]
@@ -68,7 +69,7 @@ struct SessionTests {
             let response = try await Self.refresh(server, first.refreshToken)
             #expect(response.status == 200)
             #expect(response.headers["Cache-Control"] == "no-store")
-            let body = try WireTokenResponse(json: try response.json)
+            let body = try response.tokens
             let second = body.refreshToken
             #expect(second != first.refreshToken)
             #expect(body.sessionID == first.session.id)
@@ -91,18 +92,18 @@ struct SessionTests {
         try await TestServer.with({ $0.refreshTokenReuseGrace = 0 }) { server in
             let user = try await server.createUser()
             let first = try await server.startSession(for: user)
-            let rotated = try await Self.refresh(server, first.refreshToken).json
-            let second = try #require(rotated["refresh_token"]?.stringValue)
-            let access = try #require(rotated["access_token"]?.stringValue)
+            let rotated = try await Self.refresh(server, first.refreshToken).tokens
+            let second = rotated.refreshToken
+            let access = rotated.accessToken
 
             let replay = try await Self.refresh(server, first.refreshToken)
             #expect(replay.status == 400)
-            #expect(try replay.json["error"] == "invalid_grant")
-            #expect(try replay.json["reason"] == "reused")
+            #expect(try replay.wireError.error == .invalidGrant)
+            #expect(try replay.wireError.grantFailure == .reused)
 
             let afterwards = try await Self.refresh(server, second)
             #expect(afterwards.status == 400)
-            #expect(try afterwards.json["error"] == "invalid_grant")
+            #expect(try afterwards.wireError.error == .invalidGrant)
             let me = try await server.request(.get, "/v1/me", headers: ["Authorization": "Bearer \(access)"])
             #expect(me.status == 401)
             #expect(try await Self.auditEvents(server, userID: user.id).contains("session.reuse_detected"))
@@ -120,7 +121,7 @@ struct SessionTests {
                 for _ in 0..<50 {
                     group.addTask {
                         let response = try await Self.refresh(server, first.refreshToken)
-                        return (response.status, try? response.json["refresh_token"]?.stringValue)
+                        return (response.status, try? response.tokens.refreshToken)
                     }
                 }
                 var results = [(Int, String?)]()
@@ -149,7 +150,7 @@ struct SessionTests {
             server.clock.advance(by: 3601)
             let response = try await Self.refresh(server, token.refreshToken)
             #expect(response.status == 400)
-            #expect(try response.json["reason"] == "expired")
+            #expect(try response.wireError.grantFailure == .expired)
             #expect(try await Self.auditEvents(server, userID: user.id).contains("session.expired"))
         }
     }
@@ -166,10 +167,10 @@ struct SessionTests {
                     Issue.record("refresh failed before the absolute limit")
                     return
                 }
-                token = try #require(try response.json["refresh_token"]?.stringValue)
+                token = try response.tokens.refreshToken
             }
             server.clock.advance(by: 1801)
-            #expect(try await Self.refresh(server, token).json["reason"] == "expired")
+            #expect(try await Self.refresh(server, token).wireError.grantFailure == .expired)
         }
     }
 
@@ -184,8 +185,8 @@ struct SessionTests {
             let me = try await server.request(.get, "/v1/me", headers: Self.bearer(token))
             #expect(me.status == 401)
             #expect(me.headers["WWW-Authenticate"] == #"Bearer error="invalid_token""#)
-            #expect(try me.json["error"] == "invalid_token")
-            #expect(try await Self.refresh(server, token.refreshToken).json["reason"] == "revoked")
+            #expect(try me.wireError.error == .invalidToken)
+            #expect(try await Self.refresh(server, token.refreshToken).wireError.grantFailure == .revoked)
             #expect(try await server.request(.get, "/v1/me", headers: Self.bearer(other)).status == 200, "the other session lives")
             #expect(try await server.request(.post, "/v1/logout", json: ["all": true], headers: Self.bearer(other)).status == 204)
             #expect(try await server.request(.get, "/v1/me", headers: Self.bearer(other)).status == 401)
@@ -200,7 +201,7 @@ struct SessionTests {
             let mine = try await server.startSession(for: user)
             let other = try await server.startSession(for: user)
             let stranger = try await server.startSession(for: try await server.createUser(email: "eve@example.com"))
-            let sessions = try WireSessionList(json: try await server.request(.get, "/v1/sessions", headers: Self.bearer(mine)).json).sessions
+            let sessions = try await server.request(.get, "/v1/sessions", headers: Self.bearer(mine)).decode(WireSessionList.self).sessions
             #expect(sessions.count == 2)
             #expect(sessions.first { $0.id == mine.session.id }?.current == true)
             #expect(sessions.first { $0.id == other.session.id }?.current == false)
@@ -221,7 +222,7 @@ struct SessionTests {
             #expect(garbage.status == 200)
             let real = try await server.request(.post, "/v1/revoke", body: Array("token=\(token.refreshToken)".utf8), headers: ["Content-Type": "application/x-www-form-urlencoded"])
             #expect(real.status == 200)
-            #expect(try await Self.refresh(server, token.refreshToken).json["reason"] == "revoked")
+            #expect(try await Self.refresh(server, token.refreshToken).wireError.grantFailure == .revoked)
         }
     }
 
@@ -230,11 +231,11 @@ struct SessionTests {
         try await TestServer.with { server in
             let user = try await server.createUser(email: "ada@example.com", givenName: "Ada")
             let token = try await server.startSession(for: user)
-            let me = try await server.request(.get, "/v1/me", headers: Self.bearer(token)).json
-            #expect(me["user"]?["email"] == "ada@example.com")
-            #expect(me["user"]?["given_name"] == "Ada")
-            #expect(me["identities"] == [])
-            #expect(me["factors"] == [])
+            let me = try await server.request(.get, "/v1/me", headers: Self.bearer(token)).decode(WireAccount.self)
+            #expect(me.user.email == "ada@example.com")
+            #expect(me.user.givenName == "Ada")
+            #expect(me.identities.isEmpty)
+            #expect(me.factors.isEmpty)
             for header in ["", "Bearer", "Bearer ", "Basic abc", "Bearer not.a.jwt", "Bearer \(token.accessToken)x"] {
                 let response = try await server.request(.get, "/v1/me", headers: header.isEmpty ? [:] : ["Authorization": header])
                 #expect(response.status == 401, "\(header)")
@@ -250,15 +251,15 @@ struct SessionTests {
         try await TestServer.with { server in
             let invalidJSON = try await server.request(.post, "/v1/token", body: Array("{".utf8), headers: ["Content-Type": "application/json"])
             #expect(invalidJSON.status == 400)
-            #expect(try invalidJSON.json["error"] == "invalid_request")
+            #expect(try invalidJSON.wireError.error == .invalidRequest)
             let noGrant = try await server.request(.post, "/v1/token", json: ["refresh_token": "x"])
-            #expect(try noGrant.json["error"] == "invalid_request")
+            #expect(try noGrant.wireError.error == .invalidRequest)
             let wrongGrant = try await server.request(.post, "/v1/token", json: ["grant_type": "password"])
-            #expect(try wrongGrant.json["error"] == "unsupported_grant_type")
+            #expect(try wrongGrant.wireError.error == .unsupportedGrantType)
             let unknown = try await Self.refresh(server, "x")
-            #expect(try unknown.json["error"] == "invalid_grant")
+            #expect(try unknown.wireError.error == .invalidGrant)
             let wrongType = try await server.request(.post, "/v1/token", json: ["grant_type": "refresh_token", "refresh_token": 5])
-            #expect(try wrongType.json["error"] == "invalid_request")
+            #expect(try wrongType.wireError.error == .invalidRequest)
             let rows = try await server.database.read { try $0.query("SELECT * FROM sessions") }
             #expect(rows.isEmpty)
         }
@@ -271,6 +272,7 @@ struct SessionTests {
             let user = try await server.createUser()
             let oldKID = try Insecure.unverifiedContents(of: try await server.startSession(for: user).accessToken).header["kid"]?.stringValue
             let new = try await keys.rotate(activationDelay: 600, now: server.clock.now)
+            // Raw JSON: the JWK Set is RFC 7517's format, not a /v1 body LatchkeyWire models.
             let published = try await server.request(.get, "/.well-known/jwks.json").json["keys"]?.arrayValue?.compactMap { $0["kid"]?.stringValue }
             #expect(Set(published ?? []) == [oldKID, new.id])
             #expect(try Insecure.unverifiedContents(of: try await server.startSession(for: user).accessToken).header["kid"]?.stringValue == oldKID)
@@ -363,6 +365,7 @@ struct SessionTests {
             let second = responder.response
             #expect(second.body != first)
             #expect(second.headers["Cache-Control"] == "public, max-age=300")
+            // Raw JSON: the JWK Set is RFC 7517's format, not a /v1 body LatchkeyWire models.
             let kids = try JSONValue(parsing: second.body)["keys"]?.arrayValue?.compactMap { $0["kid"]?.stringValue }
             #expect(kids?.contains(new.id) == true)
         }

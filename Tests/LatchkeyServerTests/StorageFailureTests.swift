@@ -6,6 +6,7 @@ import LatchkeyHTTP
 import LatchkeyJSON
 import LatchkeyStore
 import LatchkeyTestSupport
+import LatchkeyWire
 import Testing
 
 /// A real full disk under a running server: the database lives on a small tmpfs of its own,
@@ -33,7 +34,7 @@ struct StorageFailureTests {
 
         let before = try await client.post("/v1/auth/password/signup", ["username": "before@example.com", "password": "correct horse battery"])
         try #require(before.status == 201, "\(before.text)")
-        let refreshToken = try #require(try before.json["refresh_token"]?.stringValue)
+        let refreshToken = try before.tokens.refreshToken
         #expect(try await client.get("/readyz").status == 200)
 
         // Fill the disk: whatever room is left goes to a filler file, to the last block.
@@ -45,15 +46,15 @@ struct StorageFailureTests {
         // creates a user: neither fits, and both are refused whole.
         let refused = try await client.post("/v1/token", ["grant_type": "refresh_token", "refresh_token": .string(refreshToken)])
         #expect(refused.status == 503)
-        #expect(try refused.json["error"] == "unavailable")
+        #expect(try refused.wireError.error == .unavailable)
         #expect(refused.headers["Retry-After"] == "5")
         let signUp = try await client.post("/v1/auth/password/signup", ["username": "during@example.com", "password": "correct horse battery"])
         #expect(signUp.status == 503)
-        #expect(try signUp.json["error"] == "unavailable")
+        #expect(try signUp.wireError.error == .unavailable)
 
         let notReady = try await client.get("/readyz")
         #expect(notReady.status == 503)
-        #expect(try notReady.json["error"] == "not_ready")
+        #expect(try notReady.wireError.error == .notReady)
         #expect(notReady.headers["Retry-After"] != nil)
         // One error line for the outage, naming SQLite's reason, and no line per failed write.
         let failing = server.errors.split(separator: "\n").filter { $0.contains(#""event":"storage_writes_failing""#) }

@@ -5,6 +5,7 @@ import LatchkeyJSON
 @testable import LatchkeyServer
 import LatchkeyStore
 import LatchkeyTestSupport
+import LatchkeyWire
 import Testing
 
 @Suite("TOTP and recovery codes")
@@ -31,12 +32,12 @@ struct TOTPTests {
     static func enrolled(_ server: TestServer) async throws -> (User, TokenResponse, [UInt8], [String]) {
         let user = try await server.createUser()
         let token = try await server.startSession(for: user)
-        let begin = try await server.request(.post, "/v1/totp", headers: bearer(token)).json
-        let secret = base32Decode(try #require(begin["secret"]?.stringValue))
+        let begin = try await server.request(.post, "/v1/totp", headers: bearer(token)).decode(WireTOTPEnrollment.self)
+        let secret = base32Decode(begin.secret)
         let code = TOTP.code(secret: secret, step: TOTP.step(at: server.clock.now))
         let confirm = try await server.request(.post, "/v1/totp/confirm", json: ["code": .string(code)], headers: bearer(token))
         #expect(confirm.status == 200, "\(confirm.text)")
-        let codes = try #require(try confirm.json["recovery_codes"]?.arrayValue?.compactMap(\.stringValue))
+        let codes = try confirm.decode(WireRecoveryCodes.self).recoveryCodes
         return (user, token, secret, codes)
     }
 
@@ -76,11 +77,11 @@ struct TOTPTests {
             let begin = try await server.request(.post, "/v1/totp", headers: Self.bearer(token))
             #expect(begin.status == 200)
             #expect(begin.headers["Cache-Control"] == "no-store")
-            let body = try begin.json
-            let secretText = try #require(body["secret"]?.stringValue)
+            let body = try begin.decode(WireTOTPEnrollment.self)
+            let secretText = body.secret
             let secret = Self.base32Decode(secretText)
             #expect(secret.count == 20)
-            #expect(body["otpauth_uri"]?.stringValue == "otpauth://totp/Latchkey:ada@example.com?secret=\(secretText)&issuer=Latchkey&algorithm=SHA1&digits=6&period=30")
+            #expect(body.otpauthURI == "otpauth://totp/Latchkey:ada@example.com?secret=\(secretText)&issuer=Latchkey&algorithm=SHA1&digits=6&period=30")
             let row = try #require(try await server.database.read { try $0.queryOne("SELECT * FROM totp_factors WHERE user_id = ?", [.text(user.id)]) })
             let sealed = try row.blob("secret")
             #expect(sealed != secret && sealed.count > secret.count)
@@ -89,19 +90,19 @@ struct TOTPTests {
 
             let wrong = try await server.request(.post, "/v1/totp/confirm", json: ["code": "000000"], headers: Self.bearer(token))
             #expect(wrong.status == 400)
-            #expect(try wrong.json["reason"] == "invalid_code")
+            #expect(try wrong.wireError.grantFailure == .invalidCode)
             let code = TOTP.code(secret: secret, step: TOTP.step(at: server.clock.now))
             let confirm = try await server.request(.post, "/v1/totp/confirm", json: ["code": .string(code)], headers: Self.bearer(token))
             #expect(confirm.status == 200)
-            let codes = try #require(try confirm.json["recovery_codes"]?.arrayValue?.compactMap(\.stringValue))
+            let codes = try confirm.decode(WireRecoveryCodes.self).recoveryCodes
             #expect(codes.count == 10 && Set(codes).count == 10)
             #expect(codes.allSatisfy { $0.filter { $0 != "-" }.count == 32 }, "160 bits each")
             let hashes = try await server.database.read { try $0.query("SELECT code_hash FROM recovery_codes WHERE user_id = ?", [.text(user.id)]) }
                 .map { try $0.blob("code_hash") }
             #expect(Set(hashes) == Set(codes.map(RecoveryCodes.hash)))
             #expect(try await server.auditEvents(user.id).contains("totp.added"))
-            let me = try await server.request(.get, "/v1/me", headers: Self.bearer(token)).json
-            #expect(me["factors"] == [["type": "totp"], ["type": "recovery_code"]])
+            let me = try await server.request(.get, "/v1/me", headers: Self.bearer(token)).decode(WireAccount.self)
+            #expect(me.factors == [WireFactor(type: .totp), WireFactor(type: .recoveryCode)])
             let again = try await server.request(.post, "/v1/totp", headers: Self.bearer(token))
             #expect(again.status == 409)
         }
@@ -114,7 +115,7 @@ struct TOTPTests {
             server.clock.advance(by: 301)
             let refused = try await server.request(.delete, "/v1/totp", headers: Self.bearer(token))
             #expect(refused.status == 403)
-            #expect(try refused.json["error"] == "insufficient_authentication")
+            #expect(try refused.wireError.error == .insufficientAuthentication)
             server.clock.advance(by: -300)
             let removed = try await server.request(.delete, "/v1/totp", headers: Self.bearer(token))
             #expect(removed.status == 204)

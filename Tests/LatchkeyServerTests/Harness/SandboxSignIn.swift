@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import LatchkeyJSON
+import LatchkeyWire
 
 /// Sign in with Apple against a running `latchkey serve --dev` process, over real HTTP, as the
 /// demo and a device on the network do: the server's own sandbox Apple authorizes, and the
@@ -10,10 +11,16 @@ import LatchkeyJSON
 enum SandboxSignIn {
     /// The sandbox's credential and the server's answer to it.
     struct Result {
-        /// What `/sandbox/apple/authorize` returned: `sub`, `identity_token`, `authorization_code`.
+        /// What `/sandbox/apple/authorize` returned: `sub`, `identity_token`, `authorization_code`;
+        /// raw JSON, as it is the sandbox's stand-in for Apple's answer, not a /v1 body.
         var credential: JSONValue
-        /// What `/v1/auth/apple` returned: the token response.
+        /// What `/v1/auth/apple` returned, whatever its status; read it as ``tokens``.
         var response: JSONValue
+
+        /// The answer read as the token response it should be.
+        var tokens: WireTokenResponse {
+            get throws { try WireTokenResponse(json: response) }
+        }
     }
 
     /// Signs in as `email` through the server at `baseURL` with a fresh nonce.

@@ -22,30 +22,34 @@ struct SoftwareDevice: Sendable {
     }
 
     /// Signs the base64url `challenge` of a `{challenge_id, challenge, expires_in}` body.
-    func sign(challengeBody body: JSONValue) throws -> (challengeID: String, signature: String) {
-        let challenge = try WireChallenge(json: body)
-        return (challenge.challengeID, Base64URL.encode(try sign(Base64URL.decode(challenge.challenge) ?? [])))
+    func sign(challenge: WireChallenge) throws -> (challengeID: String, signature: String) {
+        (challenge.challengeID, Base64URL.encode(try sign(Base64URL.decode(challenge.challenge) ?? [])))
+    }
+
+    /// Signs the challenge in the body of `response`, an answer of `POST /v1/challenges` or
+    /// `POST /v1/mfa/challenge`.
+    func sign(challengeIn response: TestResponse) throws -> (challengeID: String, signature: String) {
+        try sign(challenge: try response.decode(WireChallenge.self))
     }
 
     /// The whole registration: ask for a `register` challenge, sign it, post the key.
     ///
     /// - Returns: The response to `POST /v1/devices`.
     func register(on server: TestServer, bearer: [String: String], label: String = "Ada's iPhone") async throws -> TestResponse {
-        let challenge = try await server.request(.post, "/v1/challenges", json: ["purpose": "register"], headers: bearer).json
-        let (id, signature) = try sign(challengeBody: challenge)
-        return try await server.request(
-            .post, "/v1/devices",
-            json: ["public_key": .string(Base64URL.encode(publicKey)), "label": .string(label), "challenge_id": .string(id), "signature": .string(signature)],
-            headers: bearer)
+        let challenge = try await server.request(.post, "/v1/challenges", json: WireChallengeRequest(purpose: .register).json, headers: bearer)
+        let (id, signature) = try sign(challengeIn: challenge)
+        let registration = WireDeviceRegistration(publicKey: Base64URL.encode(publicKey), label: label, challengeID: id, signature: signature)
+        return try await server.request(.post, "/v1/devices", json: registration.json, headers: bearer)
     }
 
     /// A step-up: a `step_up` challenge for `deviceID`, signed and verified.
     ///
     /// - Returns: The response to `POST /v1/challenges/{id}/verify`.
     func stepUp(on server: TestServer, bearer: [String: String], deviceID: String) async throws -> TestResponse {
-        let challenge = try await server.request(.post, "/v1/challenges", json: ["purpose": "step_up", "device_id": .string(deviceID)], headers: bearer).json
-        let (id, signature) = try sign(challengeBody: challenge)
-        return try await server.request(.post, "/v1/challenges/\(id)/verify", json: ["signature": .string(signature)], headers: bearer)
+        let request = WireChallengeRequest(purpose: .stepUp, deviceID: deviceID)
+        let challenge = try await server.request(.post, "/v1/challenges", json: request.json, headers: bearer)
+        let (id, signature) = try sign(challengeIn: challenge)
+        return try await server.request(.post, "/v1/challenges/\(id)/verify", json: WireStepUpRequest(signature: signature).json, headers: bearer)
     }
 }
 
