@@ -37,6 +37,11 @@ public struct WireErrorBody: WireCodable, Hashable {
         error == .invalidGrant ? reason.map(GrantFailureReason.init(rawValue:)) : nil
     }
 
+    /// The reason of a refused password (`invalid_request` on sign-up or a password change), typed.
+    public var passwordRefusal: PasswordRefusalReason? {
+        error == .invalidRequest ? reason.map(PasswordRefusalReason.init(rawValue:)) : nil
+    }
+
     public var json: JSONValue {
         var members: [String: JSONValue] = ["error": .string(error.rawValue), "error_description": .string(errorDescription)]
         if let reason { members["reason"] = .string(reason) }

@@ -25,12 +25,3 @@ extension TestResponse {
         get throws { ["Authorization": "Bearer \(try tokens.accessToken)"] }
     }
 }
-
-extension WireErrorBody {
-    /// The reason of a refused password (`invalid_request` on sign-up or change), typed.
-    ///
-    /// The wire model types only ``grantFailure``; this is its counterpart for passwords.
-    var passwordRefusal: PasswordRefusalReason? {
-        error == .invalidRequest ? reason.map(PasswordRefusalReason.init(rawValue:)) : nil
-    }
-}
