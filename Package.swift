@@ -8,9 +8,15 @@ let swiftSettings: [SwiftSetting] = [
     .swiftLanguageMode(.v6),
     .enableUpcomingFeature("ExistentialAny"),
 ]
+/// For new targets while the tree switches to explicit imports (folded into `swiftSettings` later).
+let strictImports: [SwiftSetting] = [
+    .enableUpcomingFeature("InternalImportsByDefault"), .enableUpcomingFeature("MemberImportVisibility"),
+]
 
 let package = Package(
     name: "Latchkey",
+    // The client SDK's floor; the server targets only ever build on Linux.
+    platforms: [.iOS(.v16), .macOS(.v13), .tvOS(.v16), .watchOS(.v9)],
     products: [
         .executable(name: "latchkey", targets: ["latchkey"]),
         .library(name: "LatchkeyCrypto", targets: ["LatchkeyCrypto"]),
@@ -18,6 +24,7 @@ let package = Package(
         .library(name: "LatchkeyWire", targets: ["LatchkeyWire"]),
         .library(name: "LatchkeyJOSE", targets: ["LatchkeyJOSE"]),
         .library(name: "LatchkeyServer", targets: ["LatchkeyServer"]),
+        .library(name: "LatchkeyClient", targets: ["LatchkeyClient"]),
     ],
     targets: [
         // C libraries from Debian, bridged as system modules.
@@ -106,6 +113,18 @@ let package = Package(
             dependencies: ["LatchkeyJSON", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyHTTPClient", "LatchkeyServer", "LatchkeyStore"],
             swiftSettings: swiftSettings),
 
+        // The client SDK that apps embed: Foundation and the wire models only, no C library.
+        .target(
+            name: "LatchkeyClient",
+            dependencies: ["LatchkeyWire", "LatchkeyJSON"],
+            swiftSettings: swiftSettings + strictImports),
+        // A small SDK client the SDK tests launch as separate processes (the cross-process refresh)
+        // and the bench script calls for the SDK's per-request cost; not shipped in a product.
+        .executableTarget(
+            name: "latchkey-sdk-probe",
+            dependencies: ["LatchkeyClient"],
+            swiftSettings: swiftSettings + strictImports),
+
         // `make fuzz`: the property each fuzz target checks, one function per target. The libFuzzer
         // entry points in Fuzz/Targets call these; FuzzCorpusTests replays the checked-in corpus
         // and regressions through the same functions, so `make test` guards them without libFuzzer.
@@ -151,6 +170,13 @@ let package = Package(
             ],
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings),
+        .testTarget(
+            name: "LatchkeyClientTests",
+            dependencies: [
+                "LatchkeyClient", "LatchkeyWire", "LatchkeyJSON", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyTestSupport", "latchkey",
+                "latchkey-sdk-probe",
+            ],
+            swiftSettings: swiftSettings + strictImports),
         .testTarget(
             name: "LatchkeyWireTests",
             dependencies: ["LatchkeyWire", "LatchkeyJSON"],

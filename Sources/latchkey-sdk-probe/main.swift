@@ -1,0 +1,2 @@
+import LatchkeyClient
+print("probe")
