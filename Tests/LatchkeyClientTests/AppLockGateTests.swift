@@ -1,0 +1,80 @@
+import LatchkeyClient
+import Testing
+
+/// The app lock's decisions (the Apple glue's `AppLock` only adapts `LARight` to them), with the
+/// clock readings passed in. Each step returns whether the lock changed, which `AppLock` turns
+/// into a `.locked` or `.unlocked` event.
+@Suite("App lock policies")
+struct AppLockGateTests {
+    let start = ContinuousClock.now
+
+    @Test("Every policy starts locked; unlocking reports one change, locking back one more")
+    func launch() {
+        for policy in [AppLockPolicy.everyTime, .oncePerLaunch, .afterInactivity(.seconds(300))] {
+            var gate = AppLockGate(policy: policy)
+            #expect(gate.isLocked)
+            let opened = gate.unlocked()
+            let openedAgain = gate.unlocked()
+            #expect(opened && !openedAgain, "unlocking an open gate is no change")
+            #expect(!gate.isLocked)
+            let closed = gate.locked()
+            let closedAgain = gate.locked()
+            #expect(closed && !closedAgain, "locking a closed gate is no change")
+            #expect(gate.isLocked)
+        }
+    }
+
+    @Test("Every time: going to the background locks at once, so the snapshot shows the lock screen")
+    func everyTime() {
+        var gate = AppLockGate(policy: .everyTime)
+        _ = gate.unlocked()
+        let lockedAway = gate.enteredBackground(at: start)
+        #expect(lockedAway && gate.isLocked)
+        let lockedBack = gate.enteredForeground(at: start + .seconds(1))
+        #expect(!lockedBack, "already locked: no second change")
+        #expect(gate.isLocked)
+    }
+
+    @Test("Once per launch: background and foreground, however long, keep it open; sign-out closes it")
+    func oncePerLaunch() {
+        var gate = AppLockGate(policy: .oncePerLaunch)
+        _ = gate.unlocked()
+        let lockedAway = gate.enteredBackground(at: start)
+        let lockedBack = gate.enteredForeground(at: start + .seconds(86_400))
+        #expect(!lockedAway && !lockedBack && !gate.isLocked)
+        let signedOut = gate.locked()
+        #expect(signedOut && gate.isLocked)
+    }
+
+    @Test("After N minutes: away shorter stays open, away as long or longer locks on return")
+    func afterInactivity() {
+        var gate = AppLockGate(policy: .afterInactivity(.seconds(300)))
+        _ = gate.unlocked()
+        let lockedAway = gate.enteredBackground(at: start)
+        #expect(!lockedAway && gate.backgroundedAt == start)
+        let lockedSoon = gate.enteredForeground(at: start + .seconds(299))
+        #expect(!lockedSoon && !gate.isLocked && gate.backgroundedAt == nil)
+
+        let later = start + .seconds(1_000)
+        _ = gate.enteredBackground(at: later)
+        let lockedLate = gate.enteredForeground(at: later + .seconds(300))
+        #expect(lockedLate && gate.isLocked)
+
+        // Coming to the foreground without having gone to the background (a launch) changes nothing.
+        _ = gate.unlocked()
+        let lockedWithoutBackground = gate.enteredForeground(at: later + .seconds(10_000))
+        #expect(!lockedWithoutBackground && !gate.isLocked)
+    }
+
+    @Test("A lock while in the background forgets the background time")
+    func lockWhileAway() {
+        var gate = AppLockGate(policy: .afterInactivity(.seconds(60)))
+        _ = gate.unlocked()
+        _ = gate.enteredBackground(at: start)
+        let locked = gate.locked()
+        #expect(locked && gate.backgroundedAt == nil)
+        _ = gate.unlocked()
+        let lockedBack = gate.enteredForeground(at: start + .seconds(120))
+        #expect(!lockedBack, "the earlier background period no longer counts")
+    }
+}
