@@ -78,7 +78,7 @@ public struct ASAuthorizationError: Error, Hashable, Sendable {
     // mirrors: AuthenticationServices/ASAuthorizationError.h | authenticationservices/asauthorizationerror/code-swift.property
     public let code: Code
 
-    // mirrors: AuthenticationServices/ASAuthorizationError.h | authenticationservices/asauthorizationerror/code
+    // mirrors: AuthenticationServices/ASAuthorizationError.h | authenticationservices/asauthorizationerror/code | the cases up to notInteractive; the later ones (passkeys, credential import and export) are left out, as the glue never names them
     public enum Code: Int, @unchecked Sendable {
         // mirrors: AuthenticationServices/ASAuthorizationError.h | authenticationservices/asauthorizationerror/code/unknown
         case unknown = 1000

@@ -17,7 +17,7 @@ open class ASAuthorizationPasswordProvider: NSObject, ASAuthorizationProvider {
 open class ASAuthorizationPasswordRequest: ASAuthorizationRequest {}
 
 // mirrors: AuthenticationServices/ASPasswordCredential.h | authenticationservices/aspasswordcredential | not Sendable, as Apple's
-@available(iOS 12.0, macOS 10.15, tvOS 13.0, watchOS 6.0, *)
+@available(iOS 12.0, macOS 10.15, tvOS 15.0, watchOS 6.0, *)
 open class ASPasswordCredential: NSObject, ASAuthorizationCredential {
     // mirrors: AuthenticationServices/ASPasswordCredential.h | authenticationservices/aspasswordcredential/init(user:password:)
     public init(user: String, password: String) { fatalError("stand-in") }

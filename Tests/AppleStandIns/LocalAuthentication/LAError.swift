@@ -6,7 +6,7 @@ public struct LAError: Error, Hashable, Sendable {
     // mirrors: LocalAuthentication/LAError.h | localauthentication/laerror-swift.struct/code
     public let code: Code
 
-    // mirrors: LocalAuthentication/LAError.h | localauthentication/laerror-swift.struct/code-swift.enum
+    // mirrors: LocalAuthentication/LAError.h | localauthentication/laerror-swift.struct/code-swift.enum | the common cases; deprecated Touch ID names and companion/watch cases are left out, as the glue never names them
     public enum Code: Int, @unchecked Sendable {
         // mirrors: LocalAuthentication/LAError.h | localauthentication/laerror-swift.struct/code-swift.enum/authenticationfailed
         case authenticationFailed = -1
