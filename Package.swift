@@ -124,6 +124,12 @@ let package = Package(
             name: "latchkey-sdk-probe",
             dependencies: ["LatchkeyClient"],
             swiftSettings: swiftSettings + strictImports),
+        // `latchkey demo` execs this sibling binary: the demo is an SDK client (Foundation), the
+        // server binary stays FoundationEssentials-only. LatchkeyCrypto plays the device key.
+        .executableTarget(
+            name: "latchkey-demo",
+            dependencies: ["LatchkeyClient", "LatchkeyJSON", "LatchkeyCrypto"],
+            swiftSettings: swiftSettings + strictImports),
 
         // `make fuzz`: the property each fuzz target checks, one function per target. The libFuzzer
         // entry points in Fuzz/Targets call these; FuzzCorpusTests replays the checked-in corpus
@@ -166,7 +172,7 @@ let package = Package(
             name: "LatchkeyServerTests",
             dependencies: [
                 "LatchkeyJSON", "LatchkeyWire", "LatchkeyServer", "LatchkeySandbox", "LatchkeyHTTP", "LatchkeyHTTPServer", "LatchkeyHTTPClient", "LatchkeyStore", "LatchkeyJOSE", "LatchkeyCrypto",
-                "LatchkeyTestSupport", "latchkey",
+                "LatchkeyTestSupport", "latchkey", "latchkey-demo",
             ],
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings),
