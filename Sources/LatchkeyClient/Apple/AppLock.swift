@@ -61,6 +61,8 @@ public final class AppLock {
             for await _ in release {}
             await right.deauthorize()
         }
+        // Two unlocks racing across the awaits above: the later right replaces the earlier one.
+        held?.release.finish()
         held = (continuation, deauthorized)
         if gate.unlocked() { send(.unlocked) }
         return true

@@ -98,7 +98,7 @@ extension AppleCredential {
     /// What Apple's credential carries, as the server wants it: the identity token and the
     /// authorization code as UTF-8 text, the raw nonce whose hash was in the request, and the name
     /// and email when Apple shared them (the first authorization only). For apps that run
-    /// Apple's sheet themselves (SwiftUI's `SignInWithAppleButton`).
+    /// Apple's sheet themselves (SwiftUI's `SignInWithAppleButton`); ``AppleSignIn`` does this.
     ///
     /// - Throws: ``LatchkeyError`` when Apple returned no identity token.
     public init(_ credential: ASAuthorizationAppleIDCredential, rawNonce: String) throws {
@@ -106,19 +106,6 @@ extension AppleCredential {
             throw LatchkeyError(.invalidResponse, "not a Sign in with Apple credential")
         }
         try self.init(fields, rawNonce: rawNonce)
-    }
-
-    init(_ fields: AuthorizedCredential.AppleIDFields, rawNonce: String) throws {
-        guard let tokenData = fields.identityToken, let token = String(data: tokenData, encoding: .utf8) else {
-            throw LatchkeyError(.invalidResponse, "Sign in with Apple returned no identity token")
-        }
-        let code = fields.authorizationCode.flatMap { String(data: $0, encoding: .utf8) }
-        var name: PersonName?
-        if let components = fields.fullName, components.givenName != nil || components.familyName != nil {
-            name = PersonName(givenName: components.givenName, familyName: components.familyName)
-        }
-        self.init(
-            user: fields.user, identityToken: token, authorizationCode: code, rawNonce: rawNonce, name: name, email: fields.email)
     }
 }
 #endif

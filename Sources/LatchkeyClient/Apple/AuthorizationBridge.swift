@@ -6,13 +6,15 @@ import Foundation
 /// presentation provider, resuming a checked continuation exactly once.
 ///
 /// The controller holds its delegate weakly, so whoever performs the requests keeps the bridge
-/// alive until ``perform(_:options:)`` returns (the `await` does).
+/// alive until ``perform(_:preferImmediatelyAvailable:)`` returns (the `await` does). Cancelling
+/// the awaiting task cancels the sheet, which then ends as a cancel.
 @MainActor
 final class AuthorizationBridge: NSObject, ASAuthorizationControllerDelegate,
     ASAuthorizationControllerPresentationContextProviding
 {
     private let anchor: ASPresentationAnchor
     private var continuation: CheckedContinuation<AuthorizedCredential, any Error>?
+    private var controller: ASAuthorizationController?
 
     init(anchor: ASPresentationAnchor) {
         self.anchor = anchor
@@ -29,49 +31,29 @@ final class AuthorizationBridge: NSObject, ASAuthorizationControllerDelegate,
         let controller = ASAuthorizationController(authorizationRequests: requests)
         controller.delegate = self
         controller.presentationContextProvider = self
-        return try await withCheckedThrowingContinuation { continuation in
-            self.continuation = continuation
-            #if !os(tvOS)
-                if preferImmediatelyAvailable {
-                    controller.performRequests(options: .preferImmediatelyAvailableCredentials)
-                    return
-                }
-            
-/// What an authorization carried, as values that may cross from the delegate callback to the
-/// awaiting caller.
-enum AuthorizedCredential: Sendable {
-    /// A Sign in with Apple credential.
-    case appleID(AppleIDFields)
-    /// A saved password (`ASPasswordCredential`).
-    case password(user: String, password: String)
-    /// A kind of credential the SDK did not ask for.
-    case unsupported
-
-    /// The fields of an `ASAuthorizationAppleIDCredential`.
-    struct AppleIDFields: Sendable {
-        var user: String
-        var identityToken: Data?
-        var authorizationCode: Data?
-        var fullName: PersonNameComponents?
-        var email: String?
-    }
-
-    init(_ credential: any ASAuthorizationCredential) {
-        if let apple = credential as? ASAuthorizationAppleIDCredential {
-            self = .appleID(
-                AppleIDFields(
-                    user: apple.user, identityToken: apple.identityToken, authorizationCode: apple.authorizationCode,
-                    fullName: apple.fullName, email: apple.email))
-        } else if let password = credential as? ASPasswordCredential {
-            self = .password(user: password.user, password: password.password)
-        } else {
-            self = .unsupported
+        self.controller = controller
+        defer { self.controller = nil }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                self.continuation = continuation
+                #if !os(tvOS)
+                    if preferImmediatelyAvailable {
+                        controller.performRequests(options: .preferImmediatelyAvailableCredentials)
+                        return
+                    }
+                #endif
+                controller.performRequests()
+            }
+        } onCancel: {
+            Task { @MainActor in self.cancel() }
         }
     }
-}
-#endif
-            controller.performRequests()
-        }
+
+    /// Cancels the running sheet; the delegate then reports `.canceled`.
+    private func cancel() {
+        #if !os(tvOS)
+            controller?.cancel()
+        #endif
     }
 
     func authorizationController(controller: ASAuthorizationController, didCompleteWithAuthorization authorization: ASAuthorization) {
@@ -93,25 +75,16 @@ enum AuthorizedCredential: Sendable {
 /// awaiting caller.
 enum AuthorizedCredential: Sendable {
     /// A Sign in with Apple credential.
-    case appleID(AppleIDFields)
+    case appleID(AppleIDCredentialFields)
     /// A saved password (`ASPasswordCredential`).
     case password(user: String, password: String)
     /// A kind of credential the SDK did not ask for.
     case unsupported
 
-    /// The fields of an `ASAuthorizationAppleIDCredential`.
-    struct AppleIDFields: Sendable {
-        var user: String
-        var identityToken: Data?
-        var authorizationCode: Data?
-        var fullName: PersonNameComponents?
-        var email: String?
-    }
-
     init(_ credential: any ASAuthorizationCredential) {
         if let apple = credential as? ASAuthorizationAppleIDCredential {
             self = .appleID(
-                AppleIDFields(
+                AppleIDCredentialFields(
                     user: apple.user, identityToken: apple.identityToken, authorizationCode: apple.authorizationCode,
                     fullName: apple.fullName, email: apple.email))
         } else if let password = credential as? ASPasswordCredential {

@@ -1,4 +1,5 @@
-import LatchkeyClient
+import Foundation
+@testable import LatchkeyClient
 import Testing
 
 /// The app lock's decisions (the Apple glue's `AppLock` only adapts `LARight` to them), with the
@@ -76,5 +77,57 @@ struct AppLockGateTests {
         _ = gate.unlocked()
         let lockedBack = gate.enteredForeground(at: start + .seconds(120))
         #expect(!lockedBack, "the earlier background period no longer counts")
+    }
+}
+
+/// What the Sign in with Apple glue sends the server, from the fields it copies out of
+/// `ASAuthorizationAppleIDCredential` (Apple hands the token and code over as UTF-8 `Data`, and
+/// the name and email only on the first authorization).
+@Suite("Apple ID credential to AppleCredential")
+struct AppleIDCredentialFieldsTests {
+    static let token = "eyJraWQiOiJzYW5kYm94In0.eyJzdWIiOiIwMDEyMzQifQ.c2lnbmF0dXJl"
+
+    @Test("The first authorization: token, code, raw nonce, name and email all go to the server")
+    func firstAuthorization() throws {
+        var name = PersonNameComponents()
+        name.givenName = "Ada"
+        name.familyName = "Lovelace"
+        let fields = AppleIDCredentialFields(
+            user: "001234.abcdef", identityToken: Data(Self.token.utf8), authorizationCode: Data("c0de.1".utf8),
+            fullName: name, email: "ada@privaterelay.appleid.com")
+        let credential = try AppleCredential(fields, rawNonce: "raw-nonce-1")
+        #expect(credential.user == "001234.abcdef")
+        #expect(credential.identityToken == Self.token)
+        #expect(credential.authorizationCode == "c0de.1")
+        #expect(credential.rawNonce == "raw-nonce-1")
+        #expect(credential.name == PersonName(givenName: "Ada", familyName: "Lovelace"))
+        #expect(credential.email == "ada@privaterelay.appleid.com")
+    }
+
+    @Test("Later authorizations: no name, no email, no code; an all-empty name is no name")
+    func laterAuthorization() throws {
+        let bare = AppleIDCredentialFields(user: "001234.abcdef", identityToken: Data(Self.token.utf8))
+        let credential = try AppleCredential(bare, rawNonce: "n")
+        #expect(credential.name == nil && credential.email == nil && credential.authorizationCode == nil)
+
+        var empty = PersonNameComponents()
+        empty.givenName = ""
+        let blank = AppleIDCredentialFields(
+            user: "001234.abcdef", identityToken: Data(Self.token.utf8), fullName: empty, email: "")
+        let blankCredential = try AppleCredential(blank, rawNonce: "n")
+        #expect(blankCredential.name == nil && blankCredential.email == nil)
+
+        var familyOnly = PersonNameComponents()
+        familyOnly.familyName = "Lovelace"
+        let family = AppleIDCredentialFields(user: "u", identityToken: Data(Self.token.utf8), fullName: familyOnly)
+        #expect(try AppleCredential(family, rawNonce: "n").name == PersonName(familyName: "Lovelace"))
+    }
+
+    @Test("No identity token, an empty one, or one that is not UTF-8 is an invalid response, never a sign-in")
+    func missingToken() {
+        for token in [nil, Data(), Data([0xFF, 0xFE, 0x00])] {
+            let fields = AppleIDCredentialFields(user: "u", identityToken: token)
+            #expect(throws: LatchkeyError(.invalidResponse, "")) { try AppleCredential(fields, rawNonce: "n") }
+        }
     }
 }
