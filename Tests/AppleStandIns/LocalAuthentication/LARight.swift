@@ -60,7 +60,7 @@ open class LAAuthenticationRequirement: NSObject {
     open class var biometryCurrentSet: LAAuthenticationRequirement { fatalError("stand-in") }
 
     // mirrors: LocalAuthentication/LAAuthenticationRequirement.h | localauthentication/laauthenticationrequirement/biometry(fallback:)
-    open class func biometry(fallback: LABiometryFallbackRequirement) -> LAAuthenticationRequirement {
+    open class func biometry(fallback: LABiometryFallbackRequirement) -> Self {
         fatalError("stand-in")
     }
 }
