@@ -22,7 +22,8 @@ public struct KeychainCredentialStore: CredentialStore {
     public let accessibility: KeychainAccessibility
     /// What the user must do before each read (`kSecAttrAccessControl`), or `nil` for nothing.
     /// With `.biometryCurrentSet`, `.biometryAny` or `.userPresence` every read shows a prompt,
-    /// so background refresh cannot read the session: use it for apps that want exactly that.
+    /// so background refresh cannot read the session: use it for apps that want exactly that. It
+    /// is set when the item is first written; a later change applies after ``delete()``.
     public let accessControl: SecAccessControlCreateFlags?
 
     /// A store for one session.
@@ -77,8 +78,10 @@ public struct KeychainCredentialStore: CredentialStore {
         let added = SecItemAdd(item as CFDictionary, nil)
         if added == errSecSuccess { return }
         guard added == errSecDuplicateItem else { throw LatchkeyError(KeychainError(.add, added)) }
-        var changes = protection
-        changes[kSecValueData as String] = data
+        // Update on duplicate: the data, and the accessibility when there is no access control.
+        // An item's access control is fixed when it is added (delete() first to change it).
+        var changes: [String: Any] = [kSecValueData as String: data]
+        if accessControl == nil { changes[kSecAttrAccessible as String] = accessibility.attribute }
         let updated = SecItemUpdate(itemQuery() as CFDictionary, changes as CFDictionary)
         guard updated == errSecSuccess else { throw LatchkeyError(KeychainError(.update, updated)) }
     }
