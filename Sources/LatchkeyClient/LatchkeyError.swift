@@ -52,12 +52,15 @@ public struct LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible
         /// A file or other store failed for a reason other than being locked.
         public static let storage = Code(name: "storage")
 
+        /// Same name and, for server codes, the same server code; `retryAfter` is not compared.
         public static func == (lhs: Code, rhs: Code) -> Bool { lhs.name == rhs.name && lhs.serverCode == rhs.serverCode }
+        /// Hashes what ``==`` compares.
         public func hash(into hasher: inout Hasher) {
             hasher.combine(name)
             hasher.combine(serverCode)
         }
 
+        /// `network`, `rate_limited`, `server(conflict)`, ….
         public var description: String { serverCode.map { "server(\($0))" } ?? name }
     }
 
@@ -94,6 +97,7 @@ public struct LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible
     /// Equality compares codes only, so a test can write `#expect(throws: LatchkeyError(.network, ""))`.
     public static func == (lhs: LatchkeyError, rhs: LatchkeyError) -> Bool { lhs.code == rhs.code }
 
+    /// The code, the message, the status and the reason; never a secret.
     public var description: String {
         var text = "\(code): \(message)"
         if let status { text += " (HTTP \(status))" }

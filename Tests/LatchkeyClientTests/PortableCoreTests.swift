@@ -134,3 +134,13 @@ struct PortableCoreTests {
         #expect(throws: LatchkeyError(.storage, "")) { try store.load() }
     }
 }
+
+extension PortableCoreTests {
+    @Test("PersonName from PersonNameComponents: the given and family names, empty parts absent")
+    func personName() {
+        var components = PersonNameComponents()
+        components.givenName = "Ada"
+        components.familyName = ""
+        #expect(PersonName(components) == PersonName(givenName: "Ada", familyName: nil))
+    }
+}

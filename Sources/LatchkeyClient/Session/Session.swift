@@ -38,6 +38,7 @@ public struct Session: Sendable, Hashable, Codable, CustomStringConvertible {
         expiresAt.timeIntervalSince(now) >= minTTL.timeInterval
     }
 
+    /// The session and user ids and the expiry, without the tokens.
     public var description: String { "Session(\(sessionID), user \(user.id), expires \(expiresAt))" }
 }
 

@@ -1,3 +1,5 @@
+public import Foundation
+
 /// What Sign in with Apple hands the app (`ASAuthorizationAppleIDCredential`), for
 /// ``LatchkeyClient/signInWithApple(_:)``.
 public struct AppleCredential: Sendable {
@@ -39,5 +41,15 @@ public struct PersonName: Sendable, Hashable {
     public init(givenName: String? = nil, familyName: String? = nil) {
         self.givenName = givenName
         self.familyName = familyName
+    }
+}
+
+extension PersonName {
+    /// The given and family names of `components`, what `ASAuthorizationAppleIDCredential.fullName`
+    /// holds; empty parts count as absent.
+    public init(_ components: PersonNameComponents) {
+        self.init(
+            givenName: components.givenName.flatMap { $0.isEmpty ? nil : $0 },
+            familyName: components.familyName.flatMap { $0.isEmpty ? nil : $0 })
     }
 }

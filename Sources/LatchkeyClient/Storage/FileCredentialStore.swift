@@ -20,6 +20,9 @@ public struct FileCredentialStore: CredentialStore {
         self.url = url
     }
 
+    /// Reads the file; `nil` when it does not exist.
+    ///
+    /// - Throws: ``LatchkeyError/Code/storage`` when it cannot be read or is not a stored session.
     public func load() throws -> StoredSession? {
         let data: Data
         do {
@@ -37,6 +40,9 @@ public struct FileCredentialStore: CredentialStore {
         }
     }
 
+    /// Writes `session` to a temporary file (0600) beside the file, syncs it, and renames it over the file.
+    ///
+    /// - Throws: ``LatchkeyError/Code/storage`` when any step fails; the old file is then intact.
     public func save(_ session: StoredSession) throws {
         let data: Data
         do {
@@ -67,6 +73,9 @@ public struct FileCredentialStore: CredentialStore {
         }
     }
 
+    /// Removes the file; a missing file is not an error.
+    ///
+    /// - Throws: ``LatchkeyError/Code/storage`` when it cannot be removed.
     public func delete() throws {
         if unlink(url.path) != 0 && errno != ENOENT {
             throw LatchkeyError(.storage, "the session file cannot be removed (errno \(errno))")

@@ -11,14 +11,17 @@ public final class InMemoryCredentialStore: CredentialStore, @unchecked Sendable
     /// An empty store.
     public init() {}
 
+    /// The value, `nil` when empty.
     public func load() throws -> StoredSession? {
         lock.withLock { value }
     }
 
+    /// Replaces the value.
     public func save(_ session: StoredSession) throws {
         lock.withLock { value = session }
     }
 
+    /// Empties the store.
     public func delete() throws {
         lock.withLock { value = nil }
     }

@@ -26,6 +26,10 @@ public struct URLSessionTransport: HTTPTransport {
         self.session = session
     }
 
+    /// Sends `request` with `URLSession.data(for:)`.
+    ///
+    /// - Throws: what `URLSession` throws when no answer came; ``LatchkeyError/Code/invalidResponse``
+    ///   for an answer that is not HTTP.
     public func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
         let (data, response) = try await session.data(for: request)
         guard let http = response as? HTTPURLResponse else {
