@@ -24,12 +24,14 @@ public struct SecureEnclaveDeviceKey: DeviceKey {
 
     /// Creates a new key in the Secure Enclave under `tag`, usable only on this device while it
     /// is unlocked, and only after the user satisfies `accessControl` (default: the enrolled
-    /// biometry; a new enrolment invalidates the key).
+    /// biometry; a new enrolment invalidates the key). A key already under `tag` is deleted
+    /// first, so that the tag always finds one key.
     ///
     /// - Throws: ``LatchkeyError`` with the `CFError` Security gave (no Secure Enclave, …).
     public static func create(
         tag: String, accessControl: SecAccessControlCreateFlags = .biometryCurrentSet, localizedReason: String
     ) throws -> SecureEnclaveDeviceKey {
+        try SecureEnclaveDeviceKey(tag: tag, localizedReason: localizedReason).delete()
         var error: Unmanaged<CFError>?
         guard
             let control = SecAccessControlCreateWithFlags(
