@@ -394,10 +394,13 @@ public actor LatchkeyClient {
             do {
                 return try await api.send(method, path, body: body, bearer: token)
             } catch let failure as ServerAPI.Failure {
-                guard attempt == 0, failure.status == 401, failure.body?.error == .invalidToken, let stored = current(),
+                guard attempt == 0, failure.status == 401, failure.body?.error == .invalidToken, let stored = current() else {
+                    throw failure.error
+                }
+                // A token refreshed meanwhile is tried as it is; the one that was refused is refreshed.
+                token =
                     stored.session.accessToken == token
-                else { throw failure.error }
-                token = try await refresh(due: stored.session.refreshToken).session.accessToken
+                    ? try await refresh(due: stored.session.refreshToken).session.accessToken : stored.session.accessToken
             }
         }
         throw LatchkeyError(.invalidResponse, "unreachable")

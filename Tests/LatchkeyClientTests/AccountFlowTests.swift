@@ -29,8 +29,10 @@ struct AccountFlowTests {
             let events = EventRecorder(phone.authEvents, count: 2)
             await laptop.signOut(everywhere: true)
             #expect(await laptop.session == nil)
-            // The phone's session ended at the server: its next refresh gets the definite answer.
-            await #expect(throws: LatchkeyError(.sessionEnded, "")) { try await phone.refresh() }
+            // The phone's session ended at the server while its access token is still fresh: the
+            // 401 makes the SDK refresh, and the refresh's definite answer signs it out.
+            let ended = await #expect(throws: LatchkeyError.self) { try await phone.me() }
+            #expect(ended?.code == .sessionEnded && ended?.signOutReason == .sessionRevoked)
             #expect(await phone.session == nil)
             #expect(await events.events().map(\.name) == ["initialSession", "signedOut(sessionRevoked)"])
         }
