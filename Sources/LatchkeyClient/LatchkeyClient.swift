@@ -347,7 +347,7 @@ public actor LatchkeyClient {
             return .signedIn(signedIn(response, appleUserID: appleUserID).session)
         } catch let failure as ServerAPI.Failure {
             guard let body = failure.body, body.error == .mfaRequired, let mfaToken = body.mfaToken else { throw failure.error }
-            var challenge = MFAChallenge(mfaToken: mfaToken, factors: (body.factors ?? []).map(SecondFactor.init))
+            var challenge = MFAChallenge(mfaToken: mfaToken, factors: (body.factors ?? []).compactMap(SecondFactor.init))
             challenge.appleUserID = appleUserID
             return .secondFactorRequired(challenge)
         }

@@ -108,7 +108,6 @@ final class Demo {
         case .deviceKey: "device_key"
         case .totp: "totp"
         case .recoveryCode: "recovery_code"
-        case .other(let name): name
         }
     }
 

@@ -84,7 +84,7 @@ public struct Account: Sendable, Hashable {
             identities: wire.identities.map {
                 Identity(provider: $0.provider, email: $0.email, username: $0.username, createdAt: Date($0.createdAt))
             },
-            factors: wire.factors.map(SecondFactor.init))
+            factors: wire.factors.compactMap(SecondFactor.init))
     }
 }
 
@@ -96,15 +96,15 @@ public enum SecondFactor: Sendable, Hashable {
     case totp
     /// Unused recovery codes remain.
     case recoveryCode
-    /// A kind of factor this SDK does not know yet, by its wire name.
-    case other(String)
 
-    init(_ wire: WireFactor) {
+    /// The factor, or `nil` for a kind this SDK cannot prove (one the server added later): the
+    /// three cases stay the whole enum, so an app's `switch` over them stays exhaustive.
+    init?(_ wire: WireFactor) {
         switch wire.type {
         case .deviceKey: self = .deviceKey(id: wire.id ?? "", label: wire.label ?? "")
         case .totp: self = .totp
         case .recoveryCode: self = .recoveryCode
-        default: self = .other(wire.type.rawValue)
+        default: return nil
         }
     }
 }
