@@ -38,6 +38,23 @@ struct AccountFlowTests {
         }
     }
 
+    @Test("The 11th failed sign-in on an account is rateLimited(retryAfter:) with the server's 60 s, even with the right password")
+    func rateLimited() async throws {
+        try await DevServer.with { server in
+            let client = server.client()
+            _ = try await client.signUp(username: "ada", password: Self.password)
+            await client.signOut()
+            for attempt in 1...10 {
+                await #expect(throws: LatchkeyError(.invalidCredentials, ""), "attempt \(attempt)") {
+                    try await client.signIn(username: "ada", password: "guess number \(attempt)")
+                }
+            }
+            let limited = await #expect(throws: LatchkeyError.self) { try await client.signIn(username: "ada", password: Self.password) }
+            #expect(limited?.code == .rateLimited(retryAfter: nil) && limited?.code.retryAfter == .seconds(60) && limited?.status == 429)
+            #expect(await client.session == nil)
+        }
+    }
+
     @Test("MFA with TOTP: enrol, confirm, then sign-in needs the second factor; a TOTP code or a recovery code completes it")
     func totp() async throws {
         try await DevServer.with { server in
