@@ -67,6 +67,25 @@ struct RefreshTests {
         }
     }
 
+    @Test("A refresh whose answer is lost after the server rotated is a network error that keeps the session and its old token")
+    func lostAnswer() async throws {
+        try await DevServer.with { server in
+            let transport = SwitchableTransport()
+            let store = InMemoryCredentialStore()
+            let client = server.client(store: store, transport: transport)
+            let session = try #require(try await client.signUp(username: "ada", password: Self.password).session)
+            transport.loseNextTokenAnswer = true
+            await #expect(throws: LatchkeyError(.network, "")) { try await client.refresh() }
+            #expect(try server.auditCount("session.refreshed", userID: session.user.id) == 1, "the server did rotate")
+            #expect(await client.session == session)
+            #expect(try store.load()?.session == session)
+            // The retry presents the old token again. With the refresh-reuse grace window (issue 14,
+            // item 3: the server answers a replay within 60 s, while the successor is unused, with
+            // that same successor) the retry succeeds and the session lives on; this is where that
+            // assertion goes once the server has it. Without the window the replay is reuse.
+        }
+    }
+
     @Test("A client created while the store is locked starts signed out in its events, then finds the session once it opens")
     func lockedAtLaunch() async throws {
         try await DevServer.with { server in

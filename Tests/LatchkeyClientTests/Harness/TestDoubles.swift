@@ -22,6 +22,7 @@ final class SwitchableTransport: HTTPTransport {
     private struct State {
         var offline = false
         var tokenStatus: Int?
+        var loseNextTokenAnswer = false
         var refreshes = 0
     }
 
@@ -39,6 +40,13 @@ final class SwitchableTransport: HTTPTransport {
         set { state.withLock { $0.tokenStatus = newValue } }
     }
 
+    /// When set, the next `/v1/token` reaches the server but its answer is lost on the way back
+    /// (the app is suspended, the connection drops): the server rotated, the client never heard.
+    var loseNextTokenAnswer: Bool {
+        get { state.withLock { $0.loseNextTokenAnswer } }
+        set { state.withLock { $0.loseNextTokenAnswer = newValue } }
+    }
+
     /// Refreshes sent to the server.
     var refreshes: Int { state.withLock { $0.refreshes } }
 
@@ -50,7 +58,15 @@ final class SwitchableTransport: HTTPTransport {
                 let body = Data(#"{"error":"unavailable","error_description":"try later"}"#.utf8)
                 return (body, HTTPURLResponse(url: request.url!, statusCode: tokenStatus, httpVersion: "HTTP/1.1", headerFields: ["Retry-After": "1"])!)
             }
-            state.withLock { $0.refreshes += 1 }
+            let lose = state.withLock { state in
+                state.refreshes += 1
+                defer { state.loseNextTokenAnswer = false }
+                return state.loseNextTokenAnswer
+            }
+            if lose {
+                _ = try await real.send(request)
+                throw URLError(.networkConnectionLost)
+            }
         }
         return try await real.send(request)
     }
