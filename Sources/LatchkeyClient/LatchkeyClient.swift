@@ -442,8 +442,9 @@ public actor LatchkeyClient {
         do {
             stored = try configuration.store.load()
         } catch {
-            // Another process may have rotated the token; presenting it blind could be reuse.
-            if shared || unsaved { throw error }
+            // Shared: another process may have rotated the token, and presenting it blind could
+            // be reuse. In process, this client's own copy is the newest there is.
+            if shared { throw error }
             stored = cached
         }
         switch SessionMachine.lockedStep(due: due, stored: unsaved ? cached : stored) {
