@@ -14,6 +14,8 @@ bootstrap:
 
 build: bootstrap
 	$(RELEASE) --product latchkey
+	# `latchkey demo` runs this SDK client, which must sit beside latchkey.
+	$(RELEASE) --product latchkey-demo
 
 # Development mode: SQLite and a generated master key under ./latchkey-data, loopback only.
 run: build
@@ -37,6 +39,7 @@ test: bootstrap build $(PYTHON)
 
 bench: build
 	$(RELEASE) --product latchkey-bench
+	$(RELEASE) --product latchkey-sdk-probe
 	@scripts/bootstrap bench
 	@scripts/bench
 

@@ -15,6 +15,8 @@ let swiftSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "Latchkey",
+    // The client SDK's floor; the server targets only ever build on Linux.
+    platforms: [.iOS(.v16), .macOS(.v13), .tvOS(.v16), .watchOS(.v9)],
     products: [
         .executable(name: "latchkey", targets: ["latchkey"]),
         // What apps may depend on: the JSON value and the wire models the server speaks (and the
@@ -22,6 +24,7 @@ let package = Package(
         // access across modules, so nothing outside can come to depend on it.
         .library(name: "LatchkeyJSON", targets: ["LatchkeyJSON"]),
         .library(name: "LatchkeyWire", targets: ["LatchkeyWire"]),
+        .library(name: "LatchkeyClient", targets: ["LatchkeyClient"]),
     ],
     targets: [
         // C libraries from Debian, bridged as system modules.
@@ -113,6 +116,24 @@ let package = Package(
             dependencies: ["LatchkeyJSON", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyHTTPClient", "LatchkeyServer", "LatchkeyStore"],
             swiftSettings: swiftSettings),
 
+        // The client SDK that apps embed: Foundation and the wire models only, no C library.
+        .target(
+            name: "LatchkeyClient",
+            dependencies: ["LatchkeyWire", "LatchkeyJSON"],
+            swiftSettings: swiftSettings),
+        // A small SDK client the SDK tests launch as separate processes (the cross-process refresh)
+        // and the bench script calls for the SDK's per-request cost; not shipped in a product.
+        .executableTarget(
+            name: "latchkey-sdk-probe",
+            dependencies: ["LatchkeyClient"],
+            swiftSettings: swiftSettings),
+        // `latchkey demo` execs this sibling binary: the demo is an SDK client (Foundation), the
+        // server binary stays FoundationEssentials-only. LatchkeyCrypto plays the device key.
+        .executableTarget(
+            name: "latchkey-demo",
+            dependencies: ["LatchkeyClient", "LatchkeyJSON", "LatchkeyCrypto"],
+            swiftSettings: swiftSettings),
+
         // `make fuzz`: the property each fuzz target checks, one function per target. The libFuzzer
         // entry points in Fuzz/Targets call these; FuzzCorpusTests replays the checked-in corpus
         // and regressions through the same functions, so `make test` guards them without libFuzzer.
@@ -154,9 +175,16 @@ let package = Package(
             name: "LatchkeyServerTests",
             dependencies: [
                 "LatchkeyJSON", "LatchkeyWire", "LatchkeyServer", "LatchkeySandbox", "LatchkeyHTTP", "LatchkeyHTTPServer", "LatchkeyHTTPClient", "LatchkeyStore", "LatchkeyJOSE", "LatchkeyCrypto",
-                "LatchkeyTestSupport", "latchkey",
+                "LatchkeyTestSupport", "latchkey", "latchkey-demo",
             ],
             resources: [.copy("Fixtures")],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "LatchkeyClientTests",
+            dependencies: [
+                "LatchkeyClient", "LatchkeyWire", "LatchkeyJSON", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyTestSupport", "latchkey",
+                "latchkey-sdk-probe",
+            ],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "LatchkeyWireTests",

@@ -1,0 +1,28 @@
+public import Foundation
+
+/// How a ``LatchkeyClient`` reaches its server and keeps its session.
+public struct LatchkeyConfiguration: Sendable {
+    /// The server's public URL, e.g. `https://auth.example.com`.
+    public var baseURL: URL
+    /// The OAuth client for web sign-in, when the app uses it.
+    public var clientID: String?
+    /// Where the session lives.
+    public var store: any CredentialStore
+    /// How long before expiry ``LatchkeyClient/authorize(_:)`` and the launch check refresh the
+    /// access token (default 60 s).
+    public var refreshLeeway: Duration
+    /// Who else may refresh the same stored session (default ``RefreshCoordination/inProcess``).
+    public var coordination: RefreshCoordination
+    /// The wall clock the client reads expiry against; injected so tests can move time.
+    public var now: @Sendable () -> Date
+
+    /// A configuration for the server at `baseURL` with the session in `store`.
+    public init(baseURL: URL, store: any CredentialStore, clientID: String? = nil) {
+        self.baseURL = baseURL
+        self.store = store
+        self.clientID = clientID
+        self.refreshLeeway = .seconds(60)
+        self.coordination = .inProcess
+        self.now = { Date() }
+    }
+}

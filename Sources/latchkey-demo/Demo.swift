@@ -1,0 +1,137 @@
+import Foundation
+import LatchkeyClient
+
+/// The seeds' stories, step by step, as an app does them with the SDK: Sign in with Apple from
+/// first sign-in to account deletion, with the WWDC24 sample's device key as a second factor on
+/// the way. Each step is one SDK call; the sandbox Apple plays the device and Apple.
+final class Demo {
+    let base: URL
+    let apple: SandboxApple
+    let client: LatchkeyClient
+    private var stepNumber = 0
+
+    init(base: URL) {
+        self.base = base
+        self.apple = SandboxApple(base: base)
+        // Memory only: the demo must leave no session behind. An app passes the Keychain store.
+        self.client = LatchkeyClient(configuration: LatchkeyConfiguration(baseURL: base, store: InMemoryCredentialStore()))
+    }
+
+    func run() async throws {
+        let email = "ada@privaterelay.appleid.com"
+        announce("The app asks Apple to sign in, with a nonce (sandbox /authorize)")
+        let first = try await apple.authorize(subject: nil, email: email, nonce: Nonce.make(), name: PersonName(givenName: "Ada", familyName: "Lovelace"))
+        done("identity token for Apple user \(first.user); a single-use authorization code")
+
+        announce("The app sends both to POST /v1/auth/apple, with the name Apple shares only this once (signInWithApple)")
+        let signedIn = try await session(client.signInWithApple(first))
+        try expect(signedIn.user.givenName == "Ada", "the account should carry the name Apple shared")
+        done("account \(signedIn.user.id) created for \(name(signedIn.user)); Apple's refresh token stored sealed")
+
+        announce("The access token expires; the app refreshes (refresh(), POST /v1/token)")
+        let refreshed = try await client.refresh()
+        try expect(refreshed.refreshToken != signedIn.refreshToken, "refresh should rotate the refresh token")
+        done("a new access token and a new refresh token; the old one is retired")
+
+        announce("The app loads the profile (me(), GET /v1/me)")
+        let account = try await client.me()
+        try expect(account.user.givenName == "Ada", "the profile should carry the name")
+        done("\(name(account.user)), identities: \(account.identities.map(\.provider).joined(separator: ", "))")
+
+        announce("The user stops using Sign in with Apple for the app; Apple notifies the server (consent-revoked)")
+        let notified = try await apple.notify(subject: first.user, type: "consent-revoked")
+        try expect(notified.status == 200 && notified.serverStatus == 200, "the notification endpoint should answer 200")
+        done("the server verified the signed notification and ended the user's sessions")
+
+        announce("The app refreshes again and learns why its session ended")
+        do {
+            _ = try await client.refresh()
+            throw DemoFailure("refresh should fail with reason consent_revoked")
+        } catch let error as LatchkeyError {
+            try expect(error.signOutReason == .consentRevoked && error.reason == "consent_revoked", "refresh should fail with reason consent_revoked (\(error))")
+            let session = await client.session
+            try expect(session == nil, "the SDK should have signed out")
+            done("\(error.status.map(String.init) ?? "?") invalid_grant, reason consent_revoked: the SDK signs out cleanly (.signedOut(.consentRevoked))")
+        }
+
+        announce("The user signs in again; Apple sends no name this time")
+        let second = try await apple.authorize(subject: first.user, email: email, nonce: Nonce.make(), name: nil)
+        let again = try await session(client.signInWithApple(second))
+        try expect(again.user.id == signedIn.user.id && again.user.givenName == "Ada", "the account and its name should be kept")
+        done("created: false, still \(name(again.user))")
+
+        let key = try await deviceKeyChapter(first.user, email: email)
+        _ = key
+
+        announce("The user deletes the account in the app (deleteAccount(), DELETE /v1/me, second factor fresh)")
+        try await client.deleteAccount()
+        done("sessions ended and personal data deleted")
+
+        announce("Apple's token was revoked at Apple (sandbox /auth/revoke), as the App Store requires")
+        for _ in 0..<50 {
+            if try await apple.revokedSubjects().contains(first.user) {
+                done("Apple saw the revocation of \(first.user)'s refresh token")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw DemoFailure("the sandbox saw no revocation within 5 seconds")
+    }
+
+    /// The WWDC24 sample's second factor: a P-256 key (in software here, in the Secure Enclave on
+    /// a device) registered with proof of possession, then signing the server's challenge when the
+    /// next sign-in needs a second factor.
+    private func deviceKeyChapter(_ subject: String, email: String) async throws -> SoftwareDeviceKey {
+        let key = SoftwareDeviceKey()
+        announce("The app makes a device key (Secure Enclave; software here) and registers it (registerDeviceKey(_:label:))")
+        let device = try await client.registerDeviceKey(key, label: "Demo iPhone")
+        done("device key \(device.id) registered: it signed the challenge with the key it claims")
+
+        announce("The user signs in again; a second factor is now needed")
+        await client.signOut()
+        let credential = try await apple.authorize(subject: subject, email: email, nonce: Nonce.make(), name: nil)
+        guard case .secondFactorRequired(let challenge) = try await client.signInWithApple(credential) else {
+            throw DemoFailure("sign-in should answer mfa_required")
+        }
+        done("403 mfa_required with an mfa_token and the factors: \(challenge.factors.map(Self.wireName).joined(separator: ", "))")
+
+        announce("The app signs the server's challenge with the device key (completeSignIn(_:with: .deviceKey))")
+        let session = try await client.completeSignIn(challenge, with: .deviceKey(id: device.id, key: key))
+        let amr = try await client.sessions().first { $0.id == session.sessionID }?.amr ?? []
+        try expect(amr.contains("hwk"), "the signed challenge should give a session whose amr has hwk")
+        done("signed in with amr \(amr.joined(separator: ", "))")
+        return key
+    }
+
+    private static func wireName(_ factor: SecondFactor) -> String {
+        switch factor {
+        case .deviceKey: "device_key"
+        case .totp: "totp"
+        case .recoveryCode: "recovery_code"
+        }
+    }
+
+    private func session(_ result: SignInResult) throws -> Session {
+        guard case .signedIn(let session) = result else { throw DemoFailure("sign-in should succeed without a second factor") }
+        return session
+    }
+
+    // MARK: Output
+
+    private func expect(_ condition: Bool, _ message: String) throws {
+        guard condition else { throw DemoFailure(message) }
+    }
+
+    private func announce(_ text: String) {
+        stepNumber += 1
+        print("\n\(stepNumber). \(text)")
+    }
+
+    private func done(_ text: String) {
+        print("   ✓ \(text)")
+    }
+
+    private func name(_ user: Account.User) -> String {
+        [user.givenName, user.familyName].compactMap { $0 }.joined(separator: " ")
+    }
+}
