@@ -48,6 +48,10 @@ public actor LatchkeyClient {
     /// current session (`nil` when signed out), then every later event.
     public nonisolated var authEvents: AsyncStream<AuthEvent> { hub.stream() }
 
+    /// Sends an event that does not come from the session (the app lock's ``AuthEvent/locked``
+    /// and ``AuthEvent/unlocked``) to every ``authEvents`` stream.
+    nonisolated func publish(_ event: AuthEvent) { hub.send(event) }
+
     // MARK: First factors
 
     /// Signs in with what Sign in with Apple returned. The name, when Apple shared it (the first

@@ -24,6 +24,9 @@ public final class AppLock {
     private let clock = ContinuousClock()
     private var continuations: [Int: AsyncStream<AuthEvent>.Continuation] = [:]
     private var nextStream = 0
+    /// The clients ``follow(_:)`` is following, whose ``LatchkeyClient/authEvents`` also carry
+    /// the lock's events.
+    private var followed: [ObjectIdentifier: LatchkeyClient] = [:]
 
     /// A lock with `policy`, closed, as at launch.
     public init(policy: AppLockPolicy) {
@@ -99,9 +102,12 @@ public final class AppLock {
         }
     }
 
-    /// Locks whenever `client` signs out, for as long as the calling task runs (for example in a
-    /// SwiftUI `.task`).
+    /// Locks whenever `client` signs out, and reports ``AuthEvent/locked`` and
+    /// ``AuthEvent/unlocked`` on the client's ``LatchkeyClient/authEvents`` too, for as long as
+    /// the calling task runs (for example in a SwiftUI `.task`).
     public func follow(_ client: LatchkeyClient) async {
+        followed[ObjectIdentifier(client)] = client
+        defer { followed[ObjectIdentifier(client)] = nil }
         for await event in client.authEvents {
             if case .signedOut = event { await lock() }
         }
@@ -109,6 +115,7 @@ public final class AppLock {
 
     private func send(_ event: AuthEvent) {
         for continuation in continuations.values { continuation.yield(event) }
+        for client in followed.values { client.publish(event) }
     }
 }
 #endif
