@@ -31,6 +31,7 @@ let package = Package(
         .systemLibrary(
             name: "CLatchkeyArgon2", pkgConfig: "libargon2", providers: [.apt(["libargon2-dev"])]),
         .systemLibrary(name: "CLatchkeyUnistring", providers: [.apt(["libunistring-dev"])]),
+        .systemLibrary(name: "CLatchkeyPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // glibc's <malloc.h>: part of libc, nothing to link.
         .systemLibrary(name: "CLatchkeyMalloc"),
 
@@ -75,7 +76,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .target(
             name: "LatchkeyStore",
-            dependencies: ["CLatchkeySQLite", "LatchkeyJSON"],
+            dependencies: ["CLatchkeySQLite", "CLatchkeyPQ", "LatchkeyJSON"],
             swiftSettings: swiftSettings),
         // A local stand-in for Apple's Sign in with Apple servers: development mode and tests.
         .target(

@@ -31,6 +31,11 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         /// Transient: nothing was written, and the same write succeeds once the cause is gone,
         /// so the server answers 503 `unavailable` with `Retry-After`.
         public static let io = Code(rawValue: "io")
+        /// The database server cannot be reached or dropped the connection: refused, timed out,
+        /// shutting down, out of connection slots. Transient: what failed is rolled back, and
+        /// the driver reconnects by itself, so the server answers 503 `unavailable` with
+        /// `Retry-After`.
+        public static let unavailable = Code(rawValue: "unavailable")
         /// The SQL does not fit the database: a missing table or column, a syntax error, or a
         /// schema newer than this build knows.
         public static let schema = Code(rawValue: "schema")
@@ -133,6 +138,14 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// - Returns: The error.
     public static func io(_ reason: String = "") -> StoreError {
         StoreError(code: .io, reason: reason)
+    }
+
+    /// An ``Code/unavailable`` error.
+    ///
+    /// - Parameter reason: What could not be reached, and why.
+    /// - Returns: The error.
+    public static func unavailable(_ reason: String = "") -> StoreError {
+        StoreError(code: .unavailable, reason: reason)
     }
 
     /// A ``Code/schema`` error.
