@@ -54,7 +54,7 @@ struct LayeringTests {
         "LatchkeyLibevent": platform.union(["CLatchkeyEvent"]),
         "LatchkeyHTTPServer": platform.union(["CLatchkeyEvent", "LatchkeyLibevent", "LatchkeyHTTP", "LatchkeyJSON"]),
         "LatchkeyHTTPClient": platform.union(["CLatchkeyEvent", "CLatchkeyShims", "LatchkeyLibevent", "LatchkeyHTTP", "LatchkeyJSON"]),
-        "LatchkeyStore": platform.union(["CLatchkeySQLite", "LatchkeyJSON"]),
+        "LatchkeyStore": platform.union(["CLatchkeySQLite", "CLatchkeyPQ", "LatchkeyJSON"]),
         "LatchkeySandbox": platform.union(["LatchkeyJSON", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyHTTPClient"]),
         "LatchkeyServer": platform.union([
             "LatchkeyJSON", "LatchkeyWire", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyHTTPServer", "LatchkeyHTTPClient",

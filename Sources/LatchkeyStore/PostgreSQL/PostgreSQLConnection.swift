@@ -12,6 +12,11 @@ internal import CLatchkeyPQ
 /// big-endian, `float8` as its bits, `text` as UTF-8, `bytea` as the bytes, NULL without a type
 /// so that the server takes the column's. Results come back as text and are read by column type
 /// (``PostgreSQLValue``).
+/// A transaction could not begin because its connection was already lost.
+struct StaleConnection: Error {
+    var error: StoreError
+}
+
 final class PostgreSQLConnection: SQLConnection {
     private var handle: OpaquePointer?
     private var cache: [String: Prepared] = [:]
@@ -89,9 +94,16 @@ final class PostgreSQLConnection: SQLConnection {
     // MARK: Transactions
 
     /// Starts a transaction.
+    ///
+    /// - Throws: ``StaleConnection`` when the connection turns out to be lost (the server ended
+    ///   it while it sat in the pool): nothing ran, so the caller may run again on a new one.
     func begin(_ statement: String) throws {
         transactionFailure = nil
-        try simple(statement)
+        do {
+            try simple(statement)
+        } catch let error as StoreError where error.code == .unavailable {
+            throw StaleConnection(error: error)
+        }
         inTransaction = true
     }
 

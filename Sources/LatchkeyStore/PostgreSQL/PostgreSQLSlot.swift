@@ -40,7 +40,9 @@ final class PostgreSQLSlot: Sendable {
         }
     }
 
-    /// Runs `job` on the calling thread, which must be the slot's queue.
+    /// Runs `job` on the calling thread, which must be the slot's queue. When the job finds a
+    /// kept connection lost before it began (``StaleConnection``), it runs once more on a new
+    /// one; a new connection that fails the same way is the outage it looks like.
     private func runHere<T: Sendable>(_ job: @Sendable (PostgreSQLConnection) throws -> T) throws -> T {
         try state.withLock { state in
             guard !state.closed else { throw StoreError.closed("the database is closed") }
@@ -48,20 +50,32 @@ final class PostgreSQLSlot: Sendable {
                 Self.retire(connection, into: &state)
                 state.connection = nil
             }
-            let connection: PostgreSQLConnection
-            if let open = state.connection {
-                connection = open
-            } else {
-                connection = try PostgreSQLConnection.open(connector)
-                state.connection = connection
-            }
-            defer {
-                if !connection.isConnected {
-                    Self.retire(connection, into: &state)
-                    state.connection = nil
+            var fresh = state.connection == nil
+            while true {
+                let connection: PostgreSQLConnection
+                if let open = state.connection {
+                    connection = open
+                } else {
+                    connection = try PostgreSQLConnection.open(connector)
+                    state.connection = connection
+                }
+                do {
+                    defer {
+                        if !connection.isConnected {
+                            Self.retire(connection, into: &state)
+                            state.connection = nil
+                        }
+                    }
+                    return try job(connection)
+                } catch let stale as StaleConnection {
+                    if state.connection === connection {
+                        Self.retire(connection, into: &state)
+                        state.connection = nil
+                    }
+                    guard !fresh else { throw stale.error }
+                    fresh = true
                 }
             }
-            return try job(connection)
         }
     }
 
