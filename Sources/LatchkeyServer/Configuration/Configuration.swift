@@ -1,4 +1,5 @@
 public import LatchkeyCrypto
+import LatchkeyStore
 
 /// Everything an operator can set, as docs/reference.md's "Configuration" section describes.
 ///
@@ -13,8 +14,22 @@ public struct Configuration: Sendable, Equatable {
     public var publicURL: String?
     /// `audience`: the `aud` of our access tokens; the public URL when unset.
     public var audience: String?
-    /// `database`: `sqlite:PATH`.
+    /// `database`: `sqlite:PATH`, or `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?PARAMETERS]`
+    /// (`postgresql://` too; libpq reads the parameters, `sslmode` among them).
     public var database = "sqlite:./latchkey-data/latchkey.sqlite"
+    /// `database_password_file`: a file holding the PostgreSQL password (one line), instead of
+    /// putting it in the URL. The environment variable `LATCHKEY_DATABASE_PASSWORD` may hold
+    /// the password itself (environment only, never the file).
+    public var databasePasswordFile: String?
+    /// The PostgreSQL password from `LATCHKEY_DATABASE_PASSWORD`.
+    public var databasePassword: String?
+    /// `database_pool_size`: PostgreSQL connections per instance.
+    public var databasePoolSize = 8
+    /// `database_pool_timeout`: seconds a request waits for a free PostgreSQL connection
+    /// before it is answered 503 `overloaded`.
+    public var databasePoolTimeout = 2
+    /// `database_statement_timeout`: seconds one PostgreSQL statement may run.
+    public var databaseStatementTimeout = 5
     /// `database_durability`: `full` (a commit is synced to the disk before it is answered) or
     /// `normal` (synced only at checkpoints: a power cut may roll back the last answered writes).
     public var databaseDurability = "full"
@@ -106,6 +121,12 @@ extension Configuration {
     public var listenAddress: (host: String, port: Int) {
         Self.parseListen(listen) ?? ("127.0.0.1", 8080)
     }
+
+    /// Whether `database` is a PostgreSQL URL.
+    public var usesPostgreSQL: Bool { PostgreSQLURL.isPostgreSQL(database) }
+
+    /// `database` as it may be shown: a PostgreSQL password replaced by `***`.
+    public var databaseForDisplay: String { PostgreSQLURL.redact(database) }
 
     /// The SQLite file, for a `sqlite:` database (validated at load).
     public var sqlitePath: String {

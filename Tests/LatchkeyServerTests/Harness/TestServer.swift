@@ -21,7 +21,7 @@ final class TestServer: Sendable {
     let clock: TestClock
 
     var baseURL: String { application.publicURL }
-    var database: SQLiteDatabase { application.database }
+    var database: any SQLDatabase { application.database }
 
     private init(directory: URL, application: LatchkeyApplication, clock: TestClock) {
         self.directory = directory
