@@ -51,4 +51,63 @@ struct PostgreSQLOutageTests {
             #expect(try await database.read { try $0.queryOne("SELECT count(*) AS n FROM marks", [])?.int("n") } == 7)
         }
     }
+
+    @Test("a connection whose backend stops answering (SIGSTOP) is given up after the response timeout and the transaction runs on a new one")
+    func frozenBackend() async throws {
+        try await withPostgreSQL(configure: {
+            $0.poolSize = 1
+            $0.responseTimeout = .milliseconds(500)
+        }) { database, _ in
+            let pid = try await database.read { try $0.queryOne("SELECT pg_backend_pid() AS pid", [])!.int("pid") }
+            #expect(kill(pid_t(pid), SIGSTOP) == 0)
+            defer { kill(pid_t(pid), SIGCONT) }
+            try await Task.sleep(for: .milliseconds(100))
+            let started = ContinuousClock.now
+            let next = try await database.read { try $0.queryOne("SELECT pg_backend_pid() AS pid", [])!.int("pid") }
+            let waited = ContinuousClock.now - started
+            #expect(next != pid)
+            #expect(waited >= .milliseconds(450) && waited < .seconds(3), "waited \(waited)")
+        }
+    }
+
+    @Test("a whole server that stops answering (every process SIGSTOPped) fails transactions with unavailable within seconds, not minutes; it recovers on SIGCONT")
+    func frozenServer() async throws {
+        let cluster = try PostgreSQLCluster.start()
+        defer { try? cluster.stop() }
+        try await withPostgreSQL(cluster: cluster, configure: {
+            $0.poolSize = 2
+            $0.responseTimeout = .milliseconds(500)
+            $0.connectTimeout = .seconds(2)
+        }) { database, _ in
+            try await database.write { try $0.execute("CREATE TABLE marks (id BIGINT PRIMARY KEY)", []) }
+            let postmaster = try #require(pid_t(try String(contentsOfFile: cluster.directory + "/data/postmaster.pid", encoding: .utf8)
+                .split(separator: "\n")[0]))
+            let processes = [postmaster] + Self.children(of: postmaster)
+            for process in processes { kill(process, SIGSTOP) }
+            defer { for process in processes { kill(process, SIGCONT) } }
+            let started = ContinuousClock.now
+            await #expect(throws: StoreError.unavailable()) {
+                try await database.write { try $0.execute("INSERT INTO marks (id) VALUES (1)", []) }
+            }
+            let waited = ContinuousClock.now - started
+            #expect(waited < .seconds(6), "waited \(waited)")
+            #expect(await database.isHealthy() == false)
+            for process in processes { kill(process, SIGCONT) }
+            try await Task.sleep(for: .milliseconds(200))
+            try await database.write { try $0.execute("INSERT INTO marks (id) VALUES (2)", []) }
+            #expect(await database.isHealthy())
+        }
+    }
+
+    /// The processes whose parent is `parent` (PostgreSQL's backends and helpers).
+    static func children(of parent: pid_t) -> [pid_t] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { entry -> pid_t? in
+            guard let pid = pid_t(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { return nil }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 1 && pid_t(fields[1]) == parent ? pid : nil
+        }
+    }
 }

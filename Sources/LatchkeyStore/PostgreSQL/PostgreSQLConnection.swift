@@ -1,10 +1,21 @@
 internal import CLatchkeyPQ
+#if canImport(Glibc)
+private import Glibc
+#elseif canImport(Musl)
+private import Musl
+#endif
 
 /// One `PGconn*` with its prepared statements.
 ///
 /// It does I/O, so it has an explicit ``close()`` and `deinit` only asserts that it ran
 /// (STYLE §2). Every call blocks on the network; it is used only on its
 /// ``PostgreSQLSlot``'s queue, one thread at a time, never on an event loop.
+///
+/// Every call is sent and then awaited with a deadline (`PQsend…`, `poll`, `PQgetResult`), so a
+/// server that stops answering (a frozen host, a network that drops packets) costs at most
+/// ``PostgreSQLConnector/responseTimeout`` before the connection is given up and the statement
+/// fails with ``StoreError/Code/unavailable``; libpq's blocking calls would wait for TCP to give
+/// up, many minutes.
 ///
 /// Statements are prepared once per connection (`PQprepare`, named `lk1`, `lk2`, …) and run
 /// with `PQexecPrepared`; the cache is keyed by the SQL text and the parameter types, since
@@ -39,9 +50,12 @@ final class PostgreSQLConnection: SQLConnection {
         var lastUse: UInt64
     }
 
-    private init(handle: OpaquePointer, cacheCapacity: Int) {
+    private let responseTimeout: Duration
+
+    private init(handle: OpaquePointer, cacheCapacity: Int, responseTimeout: Duration) {
         self.handle = handle
         self.cacheCapacity = max(1, cacheCapacity)
+        self.responseTimeout = responseTimeout
     }
 
     deinit {
@@ -55,7 +69,8 @@ final class PostgreSQLConnection: SQLConnection {
     ///   the login; ``StoreError/Code/misuse`` for a connection string libpq cannot read.
     static func open(_ connector: PostgreSQLConnector) throws -> PostgreSQLConnection {
         let handle = try connector.connect()
-        let connection = PostgreSQLConnection(handle: handle, cacheCapacity: connector.statementCacheSize)
+        let connection = PostgreSQLConnection(
+            handle: handle, cacheCapacity: connector.statementCacheSize, responseTimeout: connector.responseTimeout)
         do {
             let milliseconds = connector.statementTimeout.components.seconds * 1000
                 + connector.statementTimeout.components.attoseconds / 1_000_000_000_000_000
@@ -157,7 +172,7 @@ final class PostgreSQLConnection: SQLConnection {
     /// transaction control).
     private func simple(_ sql: String) throws {
         let handle = try openHandle()
-        guard let result = PQexec(handle, sql) else { throw fail(nil, handle: handle, context: sql) }
+        guard let result = try roundTrip(context: sql, { PQsendQuery($0, sql) }) else { throw fail(nil, handle: handle, context: sql) }
         defer { PQclear(result) }
         let status = PQresultStatus(result)
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
@@ -183,8 +198,10 @@ final class PostgreSQLConnection: SQLConnection {
             throw StoreError.misuse(
                 "\(Self.excerpt(sql)): \(bindings.count) bindings for \(prepared.parameterCount) placeholders")
         }
-        let result = try PostgreSQLValue.withParameters(bindings) { values, lengths, formats in
-            PQexecPrepared(handle, prepared.name, Int32(bindings.count), values, lengths, formats, 0)
+        let result = try roundTrip(context: sql) { handle in
+            try PostgreSQLValue.withParameters(bindings) { values, lengths, formats in
+                PQsendQueryPrepared(handle, prepared.name, Int32(bindings.count), values, lengths, formats, 0)
+            }
         }
         guard let result else { throw fail(nil, handle: handle, context: sql) }
         let status = PQresultStatus(result)
@@ -215,15 +232,19 @@ final class PostgreSQLConnection: SQLConnection {
         nextName += 1
         let name = "lk\(nextName)"
         let portable = SQLDialect.postgreSQL.sql(sql)
-        let prepareResult = types.withUnsafeBufferPointer { types in
-            PQprepare(handle, name, portable, Int32(types.count), types.baseAddress)
+        let prepareResult = try roundTrip(context: sql) { handle in
+            types.withUnsafeBufferPointer { types in
+                PQsendPrepare(handle, name, portable, Int32(types.count), types.baseAddress)
+            }
         }
         guard let prepareResult, PQresultStatus(prepareResult) == PGRES_COMMAND_OK else {
             defer { PQclear(prepareResult) }
             throw fail(prepareResult, handle: handle, context: sql)
         }
         PQclear(prepareResult)
-        guard let description = PQdescribePrepared(handle, name) else { throw fail(nil, handle: handle, context: sql) }
+        guard let description = try roundTrip(context: sql, { PQsendDescribePrepared($0, name) }) else {
+            throw fail(nil, handle: handle, context: sql)
+        }
         defer { PQclear(description) }
         guard PQresultStatus(description) == PGRES_COMMAND_OK else { throw fail(description, handle: handle, context: sql) }
         let prepared = Prepared(name: name, parameterCount: Int(PQnparams(description)), lastUse: tick)
@@ -234,8 +255,49 @@ final class PostgreSQLConnection: SQLConnection {
     /// Drops a prepared statement from the cache and the server. Outside a transaction, or in
     /// one that has not failed, the `DEALLOCATE` cannot fail for a reason worth reporting.
     private func forget(_ key: String) {
-        guard let prepared = cache.removeValue(forKey: key), let handle, transactionFailure == nil else { return }
-        if let result = PQexec(handle, "DEALLOCATE \(prepared.name)") { PQclear(result) }
+        guard let prepared = cache.removeValue(forKey: key), handle != nil, transactionFailure == nil else { return }
+        if let result = try? roundTrip(context: "DEALLOCATE", { PQsendQuery($0, "DEALLOCATE \(prepared.name)") }) { PQclear(result) }
+    }
+
+    /// Sends one request with `send` and waits for its result, at most the response timeout.
+    ///
+    /// The first error result wins over what follows; `nil` when the request could not be sent
+    /// or there was no result (the caller reports the connection's error).
+    ///
+    /// - Throws: ``StoreError/Code/unavailable`` when the server did not answer in time: the
+    ///   connection is closed then, since its protocol state is unknown.
+    private func roundTrip(context: String, _ send: (OpaquePointer) throws -> Int32) throws -> OpaquePointer? {
+        let handle = try openHandle()
+        guard try send(handle) == 1 else { return nil }
+        let deadline = ContinuousClock.now + responseTimeout
+        var kept: OpaquePointer?
+        while true {
+            while PQisBusy(handle) == 1 {
+                let remaining = deadline - ContinuousClock.now
+                guard remaining > .zero else {
+                    if let kept { PQclear(kept) }
+                    close()
+                    let error = StoreError.unavailable(
+                        "\(Self.excerpt(context)): PostgreSQL did not answer within \(responseTimeout); the connection was dropped")
+                    if inTransaction, transactionFailure == nil { transactionFailure = ("08006", error) }
+                    throw error
+                }
+                let milliseconds = Int32(clamping: remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1)
+                var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+                if poll(&descriptor, 1, milliseconds) < 0, errno != EINTR { break }
+                if PQconsumeInput(handle) == 0 { break }
+            }
+            guard let result = PQgetResult(handle) else { break }
+            if kept == nil || (PQresultStatus(kept) != PGRES_FATAL_ERROR && PQresultStatus(result) == PGRES_FATAL_ERROR) {
+                if let kept { PQclear(kept) }
+                kept = result
+            } else {
+                PQclear(result)
+            }
+            // A lost connection yields results without end; stop at the first one.
+            if PQstatus(handle) != CONNECTION_OK { break }
+        }
+        return kept
     }
 
     /// The error of a failed call, remembered as the transaction's failure when one is open.

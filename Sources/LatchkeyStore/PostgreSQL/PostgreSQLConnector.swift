@@ -11,6 +11,8 @@ struct PostgreSQLConnector: Sendable {
     private let values: [String]
     let statementTimeout: Duration
     let statementCacheSize: Int
+    /// How long a call waits for the server's answer before the connection is given up.
+    let responseTimeout: Duration
 
     init(configuration: PostgreSQLDatabase.Configuration) {
         var keywords = ["application_name", "connect_timeout", "client_encoding", "dbname"]
@@ -25,6 +27,7 @@ struct PostgreSQLConnector: Sendable {
         self.values = values
         self.statementTimeout = configuration.statementTimeout
         self.statementCacheSize = configuration.statementCacheSize
+        self.responseTimeout = configuration.responseTimeout ?? configuration.statementTimeout + .seconds(2)
     }
 
     /// Connects (blocking, up to the connect timeout per address).

@@ -52,6 +52,10 @@ package final class PostgreSQLDatabase: SQLDatabase {
         package var queueLimit: Int = 1000
         /// The longest one statement may run (`statement_timeout`).
         package var statementTimeout: Duration = .seconds(5)
+        /// How long the driver waits for the server to answer one call before it gives the
+        /// connection up (a frozen server, a network that drops packets) and fails with
+        /// ``StoreError/Code/unavailable``; `nil`: the statement timeout plus 2 seconds.
+        package var responseTimeout: Duration?
         /// How long one connection attempt may take (libpq's `connect_timeout`, whole seconds,
         /// at least 2).
         package var connectTimeout: Duration = .seconds(3)
