@@ -148,4 +148,46 @@ struct PostgreSQLServerTests {
         #expect(!errors.contains("unexpected_error"), "no 500 during the outage")
         #expect(!errors.contains(cluster.password))
     }
+
+    @Test("two instances on one PostgreSQL: a refresh token from one refreshes on the other, 20 concurrent refreshes split across both give one 200, a session logged out on one is revoked on the other")
+    func twoInstances() async throws {
+        let cluster = try PostgreSQLCluster.shared()
+        let shared = try TemporaryDirectory()
+        defer { shared.remove() }
+        try await Self.withDatabase(in: cluster) { url in
+            let configure = { (configuration: inout Configuration) in
+                configuration.database = url
+                configuration.databasePasswordFile = cluster.passwordFile
+                // One master key: both open the signing keys sealed under it.
+                configuration.masterKeyFile = shared.file("master.key")
+            }
+            try await TestServer.with(configure) { first in
+                try await TestServer.with(configure) { second in
+                    let signUp = try await PasswordAccountTests.signUp(first, "ada@example.com", "correct horse battery")
+                    #expect(signUp.status == 201, "\(signUp.text)")
+                    // Access tokens name the issuing URL (`iss`), which differs between these two
+                    // (each is its own bind address); behind a load balancer they share public_url.
+                    let onSecond = try await SessionTests.refresh(second, try #require(try signUp.json["refresh_token"]?.stringValue))
+                    #expect(onSecond.status == 200, "\(onSecond.text)")
+                    let token = try #require(try onSecond.json["refresh_token"]?.stringValue)
+
+                    let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                        for index in 0..<20 {
+                            group.addTask { try await SessionTests.refresh(index % 2 == 0 ? first : second, token).status }
+                        }
+                        return try await group.reduce(into: [Int]()) { $0.append($1) }
+                    }
+                    #expect(statuses.filter { $0 == 200 }.count == 1, "\(statuses.sorted())")
+                    #expect(statuses.allSatisfy { $0 == 200 || $0 == 400 }, "no 5xx: \(statuses.sorted())")
+
+                    let login = try await PasswordAccountTests.logIn(second, "ada@example.com", "correct horse battery")
+                    let refreshToken = try #require(try login.json["refresh_token"]?.stringValue)
+                    #expect(try await second.request(.post, "/v1/logout", json: ["all": false], headers: PasswordAccountTests.bearer(login)).status == 204)
+                    let afterLogout = try await SessionTests.refresh(first, refreshToken)
+                    #expect(afterLogout.status == 400)
+                    #expect(try afterLogout.json["reason"] == "revoked")
+                }
+            }
+        }
+    }
 }
