@@ -55,6 +55,10 @@ public enum Migrator {
                 let recorded = try connection.queryOne(
                     "SELECT version FROM schema_migrations WHERE version = ?", [.integer(Int64(migration.version))])
                 guard recorded == nil else { return false }
+                if dialect == .postgreSQL {
+                    // A migration may rewrite a big table: no request-sized statement timeout.
+                    _ = try connection.queryOne("SELECT set_config('statement_timeout', '0', true) AS timeout", [])
+                }
                 for statement in migration.statements(dialect) {
                     try connection.execute(statement, [])
                 }

@@ -9,10 +9,10 @@ internal import CLatchkeyPQ
 struct PostgreSQLConnector: Sendable {
     private let keywords: [String]
     private let values: [String]
-    let statementTimeout: Duration
+    private(set) var statementTimeout: Duration
     let statementCacheSize: Int
     /// How long a call waits for the server's answer before the connection is given up.
-    let responseTimeout: Duration
+    private(set) var responseTimeout: Duration
 
     init(configuration: PostgreSQLDatabase.Configuration) {
         var keywords = ["application_name", "connect_timeout", "client_encoding", "dbname"]
@@ -28,6 +28,15 @@ struct PostgreSQLConnector: Sendable {
         self.statementTimeout = configuration.statementTimeout
         self.statementCacheSize = configuration.statementCacheSize
         self.responseTimeout = configuration.responseTimeout ?? configuration.statementTimeout + .seconds(2)
+    }
+
+    /// The same connection with other timeouts: the migration lock waits as long as another
+    /// instance migrates, which may be longer than any request should.
+    func with(statementTimeout: Duration, responseTimeout: Duration) -> PostgreSQLConnector {
+        var copy = self
+        copy.statementTimeout = statementTimeout
+        copy.responseTimeout = responseTimeout
+        return copy
     }
 
     /// Connects (blocking, up to the connect timeout per address).

@@ -198,7 +198,8 @@ package final class PostgreSQLDatabase: SQLDatabase {
     ///
     /// The lock is a session lock, taken and released outside any transaction of `body`, which
     /// uses the pool as usual; it is released when `body` ends, or by the server when the
-    /// connection drops.
+    /// connection drops. Waiting for it may take up to ten minutes (another instance running a
+    /// long migration), past the statement timeout of ordinary requests.
     ///
     /// - Parameters:
     ///   - key: The lock's name, hashed to PostgreSQL's 64-bit key.
@@ -208,7 +209,8 @@ package final class PostgreSQLDatabase: SQLDatabase {
     ///   cannot be made.
     package func withExclusiveLock<T: Sendable>(_ key: String, _ body: () async throws -> T) async throws -> T {
         try checkOpen()
-        let lock = PostgreSQLSlot(index: -1, connector: connector)
+        let lock = PostgreSQLSlot(
+            index: -1, connector: connector.with(statementTimeout: Self.lockWait, responseTimeout: Self.lockWait + .seconds(5)))
         let number = Self.lockNumber(key)
         try await lock.run { connection in
             _ = try connection.queryOne("SELECT pg_advisory_lock(?) AS locked", [.integer(number)])
@@ -225,6 +227,9 @@ package final class PostgreSQLDatabase: SQLDatabase {
             throw error
         }
     }
+
+    /// How long an instance waits for another's migrations before it gives up starting.
+    static let lockWait: Duration = .seconds(600)
 
     /// FNV-1a of the key: stable across processes and builds, unlike `Hasher`.
     static func lockNumber(_ key: String) -> Int64 {
