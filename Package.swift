@@ -38,6 +38,7 @@ let package = Package(
         .systemLibrary(
             name: "CLatchkeyArgon2", pkgConfig: "libargon2", providers: [.apt(["libargon2-dev"])]),
         .systemLibrary(name: "CLatchkeyUnistring", providers: [.apt(["libunistring-dev"])]),
+        .systemLibrary(name: "CLatchkeyPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // glibc's <malloc.h>: part of libc, nothing to link.
         .systemLibrary(name: "CLatchkeyMalloc"),
 
@@ -85,7 +86,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .target(
             name: "LatchkeyStore",
-            dependencies: ["CLatchkeySQLite", "LatchkeyJSON", "LatchkeyErrors"],
+            dependencies: ["CLatchkeySQLite", "CLatchkeyPQ", "LatchkeyJSON", "LatchkeyErrors"],
             swiftSettings: swiftSettings),
         // A local stand-in for Apple's Sign in with Apple servers: development mode and tests.
         .target(
@@ -169,7 +170,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "LatchkeyStoreTests",
-            dependencies: ["LatchkeyStore", "LatchkeyTestSupport"],
+            dependencies: ["LatchkeyErrors", "LatchkeyStore", "LatchkeyTestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "LatchkeyServerTests",

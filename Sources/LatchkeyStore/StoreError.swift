@@ -33,6 +33,11 @@ package struct StoreError: CodedError {
         /// Transient: nothing was written, and the same write succeeds once the cause is gone,
         /// so the server answers 503 `unavailable` with `Retry-After`.
         package static let io = Code(rawValue: "io")
+        /// The database server cannot be reached or dropped the connection: refused, timed out,
+        /// shutting down, out of connection slots. Transient: what failed is rolled back, and
+        /// the driver reconnects by itself, so the server answers 503 `unavailable` with
+        /// `Retry-After`.
+        package static let unavailable = Code(rawValue: "unavailable")
         /// The SQL does not fit the database: a missing table or column, a syntax error, or a
         /// schema newer than this build knows.
         package static let schema = Code(rawValue: "schema")
@@ -95,6 +100,14 @@ package struct StoreError: CodedError {
     /// - Returns: The error.
     package static func io(_ message: String = "") -> StoreError {
         StoreError(.io, message)
+    }
+
+    /// An ``Code/unavailable`` error.
+    ///
+    /// - Parameter reason: What could not be reached, and why.
+    /// - Returns: The error.
+    package static func unavailable(_ reason: String = "") -> StoreError {
+        StoreError(.unavailable, reason)
     }
 
     /// A ``Code/schema`` error.

@@ -278,7 +278,8 @@ struct DeviceKeyTests {
             let (user, _, _, deviceID) = try await Self.registered(server)
             let config = server.directory.appendingPathComponent("operator.json")
             let settings: JSONValue = [
-                "database": .string("sqlite:" + server.directory.appendingPathComponent("latchkey.sqlite").path),
+                "database": .string(server.application.configuration.database),
+                "database_password_file": server.application.configuration.databasePasswordFile.map(JSONValue.string) ?? .null,
                 "master_key_file": .string(server.directory.appendingPathComponent("master.key").path),
             ]
             try Data(settings.serialized).write(to: config)

@@ -55,7 +55,7 @@ struct LayeringTests {
         "LatchkeyLibevent": platform.union(["CLatchkeyEvent"]),
         "LatchkeyHTTPServer": platform.union(["CLatchkeyEvent", "LatchkeyLibevent", "LatchkeyHTTP", "LatchkeyJSON", "LatchkeyErrors"]),
         "LatchkeyHTTPClient": platform.union(["CLatchkeyEvent", "CLatchkeyShims", "LatchkeyLibevent", "LatchkeyHTTP", "LatchkeyJSON", "LatchkeyErrors"]),
-        "LatchkeyStore": platform.union(["CLatchkeySQLite", "LatchkeyJSON", "LatchkeyErrors"]),
+        "LatchkeyStore": platform.union(["CLatchkeySQLite", "CLatchkeyPQ", "LatchkeyJSON", "LatchkeyErrors"]),
         "LatchkeySandbox": platform.union(["LatchkeyJSON", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyHTTPClient", "LatchkeyErrors"]),
         "LatchkeyServer": platform.union([
             "LatchkeyErrors", "LatchkeyJSON", "LatchkeyWire", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyHTTPServer",

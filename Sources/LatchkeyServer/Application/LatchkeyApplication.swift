@@ -20,8 +20,8 @@ import Synchronization
 package final class LatchkeyApplication: Sendable {
     /// The configuration it runs with.
     package let configuration: Configuration
-    /// The database.
-    package let database: SQLiteDatabase
+    /// The database: SQLite or PostgreSQL, as `database` says.
+    package let database: any SQLDatabase
     /// The key that seals secrets at rest.
     package let masterKey: MasterKey
     /// Whether the master key file was created by this start (development mode).
@@ -52,7 +52,7 @@ package final class LatchkeyApplication: Sendable {
     }
 
     private init(
-        configuration: Configuration, database: SQLiteDatabase, masterKey: MasterKey, masterKeyCreated: Bool,
+        configuration: Configuration, database: any SQLDatabase, masterKey: MasterKey, masterKeyCreated: Bool,
         appliedMigrations: [Migration], metrics: Metrics, signingKeys: SigningKeyRing, sessions: SessionService, apple: AppleService,
         passwords: PasswordService, router: Router, server: HTTPServer, jobs: BackgroundJobs, clock: @escaping @Sendable () -> Date
     ) {
@@ -87,7 +87,7 @@ package final class LatchkeyApplication: Sendable {
         let (masterKey, created) = try MasterKey.load(path: configuration.masterKeyFile, createIfMissing: configuration.dev)
         let appleSettings = try AppleSettings(configuration)
         let httpClient = EventHTTPClient()
-        let database = try openDatabase(configuration)
+        let database = try await openDatabase(configuration)
         let applied: [Migration]
         let signingKeys: SigningKeyRing
         do {
@@ -134,8 +134,13 @@ package final class LatchkeyApplication: Sendable {
             passwords: passwords, router: router, server: server, jobs: jobs, clock: clock)
     }
 
-    /// Opens the configured SQLite file, creating its directory.
-    package static func openDatabase(_ configuration: Configuration) throws -> SQLiteDatabase {
+    /// Opens the configured database: the SQLite file, creating its directory, or a pool of
+    /// PostgreSQL connections (the first one opened now, so a wrong URL or password stops
+    /// start-up).
+    ///
+    /// - Throws: ``ConfigurationError`` naming the database (its password redacted).
+    package static func openDatabase(_ configuration: Configuration) async throws -> any SQLDatabase {
+        if configuration.usesPostgreSQL { return try await openPostgreSQL(configuration) }
         let path = configuration.sqlitePath
         let directory = URL(filePath: path).deletingLastPathComponent().path(percentEncoded: false)
         do {
@@ -148,6 +153,26 @@ package final class LatchkeyApplication: Sendable {
                     onStorageEvent: ServerLog.storage))
         } catch {
             throw ConfigurationError(problems: ["database: \(configuration.database) cannot be opened (\(error))"])
+        }
+    }
+
+    private static func openPostgreSQL(_ configuration: Configuration) async throws -> PostgreSQLDatabase {
+        var password = configuration.databasePassword
+        if let file = configuration.databasePasswordFile {
+            guard let data = FileManager.default.contents(atPath: file) else {
+                throw ConfigurationError(problems: ["database_password_file: \(file) cannot be read"])
+            }
+            // One line; the newline an editor or `echo` leaves is not part of it.
+            password = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+        }
+        var settings = PostgreSQLDatabase.Configuration(url: configuration.database, password: password)
+        settings.poolSize = configuration.databasePoolSize
+        settings.waitTimeout = .seconds(configuration.databasePoolTimeout)
+        settings.statementTimeout = .seconds(configuration.databaseStatementTimeout)
+        do {
+            return try await PostgreSQLDatabase(configuration: settings)
+        } catch {
+            throw ConfigurationError(problems: ["database: \(configuration.databaseForDisplay) cannot be opened (\(error))"])
         }
     }
 

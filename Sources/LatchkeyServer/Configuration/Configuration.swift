@@ -1,4 +1,5 @@
 package import LatchkeyCrypto
+import LatchkeyStore
 
 /// Everything an operator can set, as docs/reference.md's "Configuration" section describes.
 ///
@@ -13,8 +14,22 @@ package struct Configuration: Sendable, Equatable {
     package var publicURL: String?
     /// `audience`: the `aud` of our access tokens; the public URL when unset.
     package var audience: String?
-    /// `database`: `sqlite:PATH`.
+    /// `database`: `sqlite:PATH`, or `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?PARAMETERS]`
+    /// (`postgresql://` too; libpq reads the parameters, `sslmode` among them).
     package var database = "sqlite:./latchkey-data/latchkey.sqlite"
+    /// `database_password_file`: a file holding the PostgreSQL password (one line), instead of
+    /// putting it in the URL. The environment variable `LATCHKEY_DATABASE_PASSWORD` may hold
+    /// the password itself (environment only, never the file).
+    package var databasePasswordFile: String?
+    /// The PostgreSQL password from `LATCHKEY_DATABASE_PASSWORD`.
+    package var databasePassword: String?
+    /// `database_pool_size`: PostgreSQL connections per instance.
+    package var databasePoolSize = 8
+    /// `database_pool_timeout`: seconds a request waits for a free PostgreSQL connection
+    /// before it is answered 503 `overloaded`.
+    package var databasePoolTimeout = 2
+    /// `database_statement_timeout`: seconds one PostgreSQL statement may run.
+    package var databaseStatementTimeout = 5
     /// `database_durability`: `full` (a commit is synced to the disk before it is answered) or
     /// `normal` (synced only at checkpoints: a power cut may roll back the last answered writes).
     package var databaseDurability = "full"
@@ -109,6 +124,12 @@ extension Configuration {
     package var listenAddress: (host: String, port: Int) {
         Self.parseListen(listen) ?? ("127.0.0.1", 8080)
     }
+
+    /// Whether `database` is a PostgreSQL URL.
+    package var usesPostgreSQL: Bool { PostgreSQLURL.isPostgreSQL(database) }
+
+    /// `database` as it may be shown: a PostgreSQL password replaced by `***`.
+    package var databaseForDisplay: String { PostgreSQLURL.redact(database) }
 
     /// The SQLite file, for a `sqlite:` database (validated at load).
     package var sqlitePath: String {

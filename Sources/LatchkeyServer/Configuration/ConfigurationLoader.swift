@@ -4,6 +4,7 @@ import LatchkeyErrors
 import LatchkeyHTTP
 import LatchkeyHTTPServer
 import LatchkeyJSON
+import LatchkeyStore
 
 /// A configuration that cannot be used: one line per bad setting, each naming it.
 ///
@@ -62,6 +63,10 @@ package enum ConfigurationLoader {
         ("audience", .optionalString(\.audience)),
         ("database", .string(\.database)),
         ("database_durability", .string(\.databaseDurability)),
+        ("database_password_file", .optionalString(\.databasePasswordFile)),
+        ("database_pool_size", .int(\.databasePoolSize, 1...500)),
+        ("database_pool_timeout", .int(\.databasePoolTimeout, 1...60)),
+        ("database_statement_timeout", .int(\.databaseStatementTimeout, 1...600)),
         ("master_key_file", .string(\.masterKeyFile)),
         ("access_token_ttl", .int(\.accessTokenTTL, 60...86_400)),
         ("refresh_token_idle_ttl", .int(\.refreshTokenIdleTTL, 300...(400 * day))),
@@ -143,6 +148,10 @@ package enum ConfigurationLoader {
             } else if let value = values[path] {
                 apply(json: value, to: field, path: path, in: &configuration, problems: &problems)
             }
+        }
+        // The password itself only from the environment: a file setting would sit beside the rest.
+        if let password = environment["LATCHKEY_DATABASE_PASSWORD"], !password.isEmpty {
+            configuration.databasePassword = password
         }
         if dev { configuration.dev = true }
         if let listen { configuration.listen = listen }
@@ -249,8 +258,23 @@ package enum ConfigurationLoader {
         if let publicURL = configuration.publicURL {
             if let problem = urlProblem(publicURL, allowHTTP: configuration.dev) { problems.append("public_url: \(problem)") }
         }
-        if !configuration.database.hasPrefix("sqlite:") || configuration.sqlitePath.isEmpty {
-            problems.append("database: must be sqlite:PATH (PostgreSQL is not available yet)")
+        if configuration.usesPostgreSQL {
+            do {
+                let url = try PostgreSQLURL(configuration.database)
+                if url.hasPassword, configuration.databasePasswordFile != nil || configuration.databasePassword != nil {
+                    problems.append(
+                        "database: the URL holds a password and so does database_password_file or LATCHKEY_DATABASE_PASSWORD; keep one")
+                }
+            } catch let error as StoreError {
+                problems.append("database: \(error.message)")
+            } catch {
+                problems.append("database: not a PostgreSQL URL")
+            }
+            if let file = configuration.databasePasswordFile, !FileManager.default.isReadableFile(atPath: file) {
+                problems.append("database_password_file: \(file) cannot be read")
+            }
+        } else if !configuration.database.hasPrefix("sqlite:") || configuration.sqlitePath.isEmpty {
+            problems.append("database: must be sqlite:PATH or postgres://USER@HOST:PORT/DATABASE")
         }
         if !["full", "normal"].contains(configuration.databaseDurability) {
             problems.append("database_durability: must be full or normal")

@@ -5,7 +5,8 @@ import LatchkeyStore
 /// (its queue full, or another process holding the lock past the timeout) is 503 `overloaded`
 /// with `Retry-After`; storage that refuses reads or writes (a full disk, a read-only or moved
 /// file, an I/O error) is 503 `unavailable` with `Retry-After`, because nothing was written and
-/// the same request succeeds once the cause is gone; a uniqueness clash is 409 `conflict`. Any
+/// the same request succeeds once the cause is gone, and so is a database server that cannot be
+/// reached (`unavailable`); a uniqueness clash is 409 `conflict`. Any
 /// other store error, a damaged database among them (waiting does not mend it), stays a 500
 /// whose body carries only the request id. Routes that can say more about a clash (which
 /// username, which device) map it themselves first.
@@ -35,7 +36,7 @@ struct StoreErrorMiddleware: HTTPSynchronousMiddleware {
     static func translate(_ error: StoreError) -> any Error {
         switch error.code {
         case .busy: HTTPError.overloaded(retryAfter: 1)
-        case .io:
+        case .io, .unavailable:
             HTTPError(
                 status: 503, code: "unavailable", description: "the database cannot be used now; try again later",
                 headers: ["Retry-After": String(storageRetryAfter)])

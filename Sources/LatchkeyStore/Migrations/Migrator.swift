@@ -23,6 +23,14 @@ package enum Migrator {
         _ database: any SQLDatabase, migrations: [Migration] = LatchkeySchema.migrations, now: Date = Date()
     ) async throws -> [Migration] {
         try validate(migrations)
+        // Instances starting together on one PostgreSQL take turns (pg_advisory_lock); a
+        // concurrent CREATE TABLE IF NOT EXISTS there can fail instead of skipping.
+        return try await database.withExclusiveLock("latchkey.migrations") {
+            try await migrateLocked(database, migrations: migrations, now: now)
+        }
+    }
+
+    private static func migrateLocked(_ database: any SQLDatabase, migrations: [Migration], now: Date) async throws -> [Migration] {
         let dialect = database.dialect
         let newestKnown = migrations.last?.version ?? 0
         let applied = try await database.write { connection in
@@ -47,6 +55,10 @@ package enum Migrator {
                 let recorded = try connection.queryOne(
                     "SELECT version FROM schema_migrations WHERE version = ?", [.integer(Int64(migration.version))])
                 guard recorded == nil else { return false }
+                if dialect == .postgreSQL {
+                    // A migration may rewrite a big table: no request-sized statement timeout.
+                    _ = try connection.queryOne("SELECT set_config('statement_timeout', '0', true) AS timeout", [])
+                }
                 for statement in migration.statements(dialect) {
                     try connection.execute(statement, [])
                 }

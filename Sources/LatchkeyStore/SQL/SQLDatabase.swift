@@ -32,6 +32,19 @@ package protocol SQLDatabase: Sendable {
     @discardableResult
     func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T
 
+    /// Runs `body` while holding a lock named `key` that every process using this database
+    /// honours, so that work such as migrating runs in one process at a time.
+    ///
+    /// PostgreSQL takes an advisory lock; SQLite needs none, since each of its write
+    /// transactions already holds the file's one write lock (the default does nothing).
+    ///
+    /// - Parameters:
+    ///   - key: The lock's name.
+    ///   - body: The work; it uses the database as usual.
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws, or a ``StoreError`` when the lock cannot be taken.
+    func withExclusiveLock<T: Sendable>(_ key: String, _ body: () async throws -> T) async throws -> T
+
     /// Whether a trivial query succeeds within a short time; for `/readyz`.
     ///
     /// - Returns: `false` when the database is closed, unreadable or too slow to answer.
@@ -40,4 +53,17 @@ package protocol SQLDatabase: Sendable {
     /// Finishes the work already asked for, then closes every connection. Later calls throw
     /// ``StoreError/Code/closed``; closing twice does nothing.
     func close() async
+}
+
+extension SQLDatabase {
+    /// Runs `body`: a database whose write transactions are serialised needs no other lock.
+    ///
+    /// - Parameters:
+    ///   - key: The lock's name (unused).
+    ///   - body: The work.
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws.
+    package func withExclusiveLock<T: Sendable>(_ key: String, _ body: () async throws -> T) async throws -> T {
+        try await body()
+    }
 }

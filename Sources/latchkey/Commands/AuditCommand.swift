@@ -32,7 +32,7 @@ enum AuditCommand {
         }
         let configuration = try ServeCommands.loadConfiguration(arguments, dev: false)
         try ServeCommands.checkServerData(configuration, forOperator: true)
-        let database = try LatchkeyApplication.openDatabase(configuration)
+        let database = try await LatchkeyApplication.openDatabase(configuration)
         let entries: [AuditLog.Entry]
         do {
             entries = try await AuditLog(database: database).entries(

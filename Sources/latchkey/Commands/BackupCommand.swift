@@ -21,6 +21,10 @@ enum BackupCommand {
             """
     ) { arguments in
         let configuration = try ServeCommands.loadConfiguration(arguments, dev: false)
+        guard !configuration.usesPostgreSQL else {
+            printError("latchkey: backup copies an SQLite database; back up PostgreSQL with pg_dump or the server's own backups")
+            return 1
+        }
         try ServeCommands.checkServerData(configuration, forOperator: true)
         let destination = arguments[option: "to"] ?? ""
         let replacing = arguments.flags.contains("force")

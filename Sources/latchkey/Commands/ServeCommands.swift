@@ -68,13 +68,13 @@ enum ServeCommands {
         path: ["migrate"], summary: "Apply database migrations and exit.", options: [configOption]
     ) { arguments in
         let configuration = try loadConfiguration(arguments, dev: false)
-        let database = try LatchkeyApplication.openDatabase(configuration)
+        let database = try await LatchkeyApplication.openDatabase(configuration)
         do {
             for migration in try await Migrator.migrate(database) {
                 print("applied \(migration.version): \(migration.name)")
             }
             let versions = try await Migrator.appliedVersions(database)
-            print("database \(configuration.database) is at version \(versions.max() ?? 0)")
+            print("database \(configuration.databaseForDisplay) is at version \(versions.max() ?? 0)")
             await database.close()
             return 0
         } catch {
@@ -101,6 +101,8 @@ enum ServeCommands {
     /// not exist (it would create an empty one), or any command whose database exists without
     /// its master key (a new key could not open the secrets sealed under the old one).
     static func checkServerData(_ configuration: Configuration, forOperator isOperator: Bool) throws {
+        // A PostgreSQL database is not a file here; an unreachable one fails when it is opened.
+        guard !configuration.usesPostgreSQL else { return }
         let files = FileManager.default
         let database = configuration.sqlitePath
         let key = configuration.masterKeyFile
@@ -127,7 +129,7 @@ enum Banner {
         let bound = "http://\(host.contains(":") ? "[\(host)]" : host):\(application.boundPort)"
         var text = "latchkey \(Latchkey.version) listening on \(bound)\n"
         text += "  public URL  \(application.publicURL)\(configuration.publicURL == nil ? " (public_url is not set: the bind address)" : "")\n"
-        text += "  database    \(configuration.database)\n"
+        text += "  database    \(configuration.databaseForDisplay)\n"
         text += "  master key  \(configuration.masterKeyFile)\(application.masterKeyCreated ? " (created now, mode 0600)" : "")\n"
         guard configuration.dev else { return text }
         if configuration.lan { text += lanWarning(bound: bound, publicURL: application.publicURL) }

@@ -8,6 +8,7 @@ import LatchkeyJSON
 import LatchkeySandbox
 import LatchkeyServer
 import LatchkeyStore
+import LatchkeyTestSupport
 import Synchronization
 
 /// A real Latchkey in this process: port 0, a fresh temporary directory with its own SQLite file
@@ -21,7 +22,7 @@ final class TestServer: Sendable {
     let clock: TestClock
 
     var baseURL: String { application.publicURL }
-    var database: SQLiteDatabase { application.database }
+    var database: any SQLDatabase { application.database }
 
     private init(directory: URL, application: LatchkeyApplication, clock: TestClock) {
         self.directory = directory
@@ -56,6 +57,17 @@ final class TestServer: Sendable {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-test-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var configuration = configuration(in: directory)
+        // LATCHKEY_TEST_ENGINE=postgres runs the suites on a database of the private cluster.
+        var postgresDatabase: String?
+        if ProcessInfo.processInfo.environment["LATCHKEY_TEST_ENGINE"] == "postgres" {
+            let cluster = try PostgreSQLCluster.shared()
+            let name = "server_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+            try cluster.createDatabase(name)
+            postgresDatabase = name
+            configuration.database = cluster.url(database: name)
+            configuration.databasePasswordFile = cluster.passwordFile
+        }
+        defer { if let postgresDatabase { try? PostgreSQLCluster.shared().dropDatabase(postgresDatabase) } }
         configure(&configuration)
         let application = try await LatchkeyApplication.open(
             configuration: configuration, accessLog: false, clock: { clock.now }, appleTimeout: appleTimeout)

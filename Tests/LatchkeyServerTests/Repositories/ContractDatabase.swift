@@ -1,11 +1,15 @@
 import Foundation
 import LatchkeyStore
+import LatchkeyTestSupport
 import Testing
 
 /// A database engine the repository contract runs on. Every contract test takes the engine as
 /// its argument, so a new engine (PostgreSQL) joins by adding a case and the way to open it.
 enum ContractEngine: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case sqlite
+    /// A private cluster started by `scripts/postgres` (``PostgreSQLCluster``); a fresh database
+    /// per test, copied from a template migrated once per process.
+    case postgres
 
     var testDescription: String { rawValue }
 }
@@ -31,5 +35,50 @@ func withContractDatabase<T>(_ engine: ContractEngine, _ body: (any SQLDatabase)
             await database.close()
             throw error
         }
+    case .postgres:
+        let cluster = try PostgreSQLCluster.shared()
+        let template = try await ContractTemplate.shared.name(in: cluster)
+        let name = "contract_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        try cluster.createDatabase(name, template: template)
+        defer { try? cluster.dropDatabase(name) }
+        let database = try await PostgreSQLDatabase(
+            configuration: .init(url: cluster.url(database: name), password: cluster.password))
+        do {
+            // Already at the newest version: the template was migrated; this proves it.
+            try #require(try await Migrator.migrate(database).isEmpty)
+            let result = try await body(database)
+            await database.close()
+            return result
+        } catch {
+            await database.close()
+            throw error
+        }
+    }
+}
+
+/// The migrated database every contract test's PostgreSQL database is copied from.
+actor ContractTemplate {
+    static let shared = ContractTemplate()
+    private var made: Task<String, any Error>?
+
+    /// The template's name, made on first use; callers arriving meanwhile wait for the same one.
+    func name(in cluster: PostgreSQLCluster) async throws -> String {
+        if made == nil { made = Task { try await Self.make(in: cluster) } }
+        return try await made!.value
+    }
+
+    private static func make(in cluster: PostgreSQLCluster) async throws -> String {
+        let name = "contract_template"
+        try cluster.dropDatabase(name)
+        try cluster.createDatabase(name)
+        let database = try await PostgreSQLDatabase(configuration: .init(url: cluster.url(database: name), password: cluster.password))
+        do {
+            try await Migrator.migrate(database)
+            await database.close()
+        } catch {
+            await database.close()
+            throw error
+        }
+        return name
     }
 }

@@ -1,0 +1,315 @@
+internal import CLatchkeyPQ
+#if canImport(Glibc)
+private import Glibc
+#elseif canImport(Musl)
+private import Musl
+#endif
+
+/// One `PGconn*` with its prepared statements.
+///
+/// It does I/O, so it has an explicit ``close()`` and `deinit` only asserts that it ran
+/// (STYLE §2). Every call blocks on the network; it is used only on its
+/// ``PostgreSQLSlot``'s queue, one thread at a time, never on an event loop.
+///
+/// Every call is sent and then awaited with a deadline (`PQsend…`, `poll`, `PQgetResult`), so a
+/// server that stops answering (a frozen host, a network that drops packets) costs at most
+/// ``PostgreSQLConnector/responseTimeout`` before the connection is given up and the statement
+/// fails with ``StoreError/Code/unavailable``; libpq's blocking calls would wait for TCP to give
+/// up, many minutes.
+///
+/// Statements are prepared once per connection (`PQprepare`, named `lk1`, `lk2`, …) and run
+/// with `PQexecPrepared`; the cache is keyed by the SQL text and the parameter types, since
+/// PostgreSQL fixes a prepared statement's parameter types. Parameters travel in binary: `int8`
+/// big-endian, `float8` as its bits, `text` as UTF-8, `bytea` as the bytes, NULL without a type
+/// so that the server takes the column's. Results come back as text and are read by column type
+/// (``PostgreSQLValue``).
+/// A transaction could not begin because its connection was already lost.
+struct StaleConnection: Error {
+    var error: StoreError
+}
+
+final class PostgreSQLConnection: SQLConnection {
+    private var handle: OpaquePointer?
+    private var cache: [String: Prepared] = [:]
+    private let cacheCapacity: Int
+    private var tick: UInt64 = 0
+    private var nextName = 0
+    /// The SQLSTATE and error of the first statement that failed in the open transaction:
+    /// PostgreSQL aborts the whole transaction then, whatever the caller did with the error.
+    private(set) var transactionFailure: (state: String, error: StoreError)?
+    private var inTransaction = false
+    /// Set while a transaction's body runs: transaction control belongs to the database then.
+    var guardsTransactionControl = false
+    /// Statements taken from the cache and statements prepared, for tests and metrics.
+    private(set) var cacheHits = 0
+    private(set) var cacheMisses = 0
+
+    private struct Prepared {
+        var name: String
+        var parameterCount: Int
+        var lastUse: UInt64
+    }
+
+    private let responseTimeout: Duration
+
+    private init(handle: OpaquePointer, cacheCapacity: Int, responseTimeout: Duration) {
+        self.handle = handle
+        self.cacheCapacity = max(1, cacheCapacity)
+        self.responseTimeout = responseTimeout
+    }
+
+    deinit {
+        assert(handle == nil, "leak of an open PostgreSQL connection: call PostgreSQLDatabase.close()")
+    }
+
+    /// Connects and applies the per-session settings: the statement timeout, UTF-8, and no
+    /// notices on standard error.
+    ///
+    /// - Throws: ``StoreError/Code/unavailable`` when the server cannot be reached or refuses
+    ///   the login; ``StoreError/Code/misuse`` for a connection string libpq cannot read.
+    static func open(_ connector: PostgreSQLConnector) throws -> PostgreSQLConnection {
+        let handle = try connector.connect()
+        let connection = PostgreSQLConnection(
+            handle: handle, cacheCapacity: connector.statementCacheSize, responseTimeout: connector.responseTimeout)
+        do {
+            let milliseconds = connector.statementTimeout.components.seconds * 1000
+                + connector.statementTimeout.components.attoseconds / 1_000_000_000_000_000
+            try connection.simple("SET statement_timeout = \(milliseconds)")
+            // A transaction left open by a wedged client would hold its locks for good.
+            try connection.simple("SET idle_in_transaction_session_timeout = \(max(milliseconds * 2, 10_000))")
+        } catch {
+            connection.close()
+            throw error
+        }
+        return connection
+    }
+
+    /// Whether the connection still works, as far as can be told without a round trip: reads
+    /// what the server may have sent meanwhile (a shutdown notice, the end of the stream).
+    var isUsable: Bool {
+        guard let handle, PQstatus(handle) == CONNECTION_OK else { return false }
+        return PQconsumeInput(handle) == 1 && PQstatus(handle) == CONNECTION_OK
+    }
+
+    /// Whether libpq still counts the connection as up (no I/O).
+    var isConnected: Bool {
+        guard let handle else { return false }
+        return PQstatus(handle) == CONNECTION_OK
+    }
+
+    /// Closes the connection; idempotent.
+    func close() {
+        if let handle { PQfinish(handle) }
+        handle = nil
+        cache.removeAll()
+    }
+
+    var cachedStatements: Int { cache.count }
+
+    // MARK: Transactions
+
+    /// Starts a transaction.
+    ///
+    /// - Throws: ``StaleConnection`` when the connection turns out to be lost (the server ended
+    ///   it while it sat in the pool): nothing ran, so the caller may run again on a new one.
+    func begin(_ statement: String) throws {
+        transactionFailure = nil
+        do {
+            try simple(statement)
+        } catch let error as StoreError where error.code == .unavailable {
+            throw StaleConnection(error: error)
+        }
+        inTransaction = true
+    }
+
+    /// Commits the open transaction. PostgreSQL answers `COMMIT` of a failed transaction with a
+    /// rollback and no error; that is reported as the failure that aborted it.
+    func commit() throws {
+        if let failure = transactionFailure { throw failure.error }
+        try simple("COMMIT")
+        inTransaction = false
+    }
+
+    /// `ROLLBACK` when a transaction is open; errors are ignored, the caller is already
+    /// throwing (and a lost connection has no transaction left).
+    func rollbackIfOpen() {
+        guard inTransaction else { return }
+        inTransaction = false
+        if let handle, PQstatus(handle) == CONNECTION_OK {
+            _ = try? simple("ROLLBACK")
+        }
+    }
+
+    // MARK: SQLConnection
+
+    @discardableResult
+    func execute(_ sql: String, _ bindings: [SQLValue]) throws -> Int {
+        let result = try run(sql, bindings)
+        defer { PQclear(result) }
+        return Int(String(cString: PQcmdTuples(result))) ?? 0
+    }
+
+    func query(_ sql: String, _ bindings: [SQLValue]) throws -> [SQLRow] {
+        let result = try run(sql, bindings)
+        defer { PQclear(result) }
+        return PostgreSQLValue.rows(of: result, limit: nil)
+    }
+
+    func queryOne(_ sql: String, _ bindings: [SQLValue]) throws -> SQLRow? {
+        let result = try run(sql, bindings)
+        defer { PQclear(result) }
+        return PostgreSQLValue.rows(of: result, limit: 1).first
+    }
+
+    // MARK: Statements
+
+    private func openHandle() throws -> OpaquePointer {
+        guard let handle else { throw StoreError.closed("the connection is closed") }
+        return handle
+    }
+
+    /// Runs a statement without parameters through the simple protocol (session settings,
+    /// transaction control).
+    private func simple(_ sql: String) throws {
+        let handle = try openHandle()
+        guard let result = try roundTrip(context: sql, { PQsendQuery($0, sql) }) else { throw fail(nil, handle: handle, context: sql) }
+        defer { PQclear(result) }
+        let status = PQresultStatus(result)
+        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
+            throw fail(result, handle: handle, context: sql)
+        }
+    }
+
+    /// Prepares (or takes from the cache) and runs one statement; the caller clears the result.
+    private func run(_ sql: String, _ bindings: [SQLValue]) throws -> OpaquePointer {
+        let handle = try openHandle()
+        if guardsTransactionControl { try TransactionControl.refuse(sql) }
+        if let failure = transactionFailure {
+            // PostgreSQL would refuse it anyway (25P02); say why.
+            throw StoreError(failure.error.code, "the transaction already failed: \(failure.error.message)")
+        }
+        guard !sql.utf8.contains(0) else {
+            throw StoreError.misuse("prepare \(Self.excerpt(sql)): a NUL byte in SQL text; bind the value instead")
+        }
+        let types = bindings.map(PostgreSQLValue.typeOID)
+        let key = types.isEmpty ? sql : sql + "\u{0}" + types.map(String.init).joined(separator: ",")
+        let prepared = try statement(for: key, sql: sql, types: types, handle: handle)
+        guard prepared.parameterCount == bindings.count else {
+            throw StoreError.misuse(
+                "\(Self.excerpt(sql)): \(bindings.count) bindings for \(prepared.parameterCount) placeholders")
+        }
+        let result = try roundTrip(context: sql) { handle in
+            try PostgreSQLValue.withParameters(bindings) { values, lengths, formats in
+                PQsendQueryPrepared(handle, prepared.name, Int32(bindings.count), values, lengths, formats, 0)
+            }
+        }
+        guard let result else { throw fail(nil, handle: handle, context: sql) }
+        let status = PQresultStatus(result)
+        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
+            defer { PQclear(result) }
+            let error = fail(result, handle: handle, context: sql)
+            if error.code == .schema || error.code == .misuse {
+                // The statement may be what is wrong (a table it names was dropped): prepare
+                // afresh next time.
+                forget(key)
+            }
+            throw error
+        }
+        return result
+    }
+
+    private func statement(for key: String, sql: String, types: [UInt32], handle: OpaquePointer) throws -> Prepared {
+        tick &+= 1
+        if cache[key] != nil {
+            cacheHits += 1
+            cache[key]!.lastUse = tick
+            return cache[key]!
+        }
+        cacheMisses += 1
+        if cache.count >= cacheCapacity, let oldest = cache.min(by: { $0.value.lastUse < $1.value.lastUse })?.key {
+            forget(oldest)
+        }
+        nextName += 1
+        let name = "lk\(nextName)"
+        let portable = SQLDialect.postgreSQL.sql(sql)
+        let prepareResult = try roundTrip(context: sql) { handle in
+            types.withUnsafeBufferPointer { types in
+                PQsendPrepare(handle, name, portable, Int32(types.count), types.baseAddress)
+            }
+        }
+        guard let prepareResult, PQresultStatus(prepareResult) == PGRES_COMMAND_OK else {
+            defer { PQclear(prepareResult) }
+            throw fail(prepareResult, handle: handle, context: sql)
+        }
+        PQclear(prepareResult)
+        guard let description = try roundTrip(context: sql, { PQsendDescribePrepared($0, name) }) else {
+            throw fail(nil, handle: handle, context: sql)
+        }
+        defer { PQclear(description) }
+        guard PQresultStatus(description) == PGRES_COMMAND_OK else { throw fail(description, handle: handle, context: sql) }
+        let prepared = Prepared(name: name, parameterCount: Int(PQnparams(description)), lastUse: tick)
+        cache[key] = prepared
+        return prepared
+    }
+
+    /// Drops a prepared statement from the cache and the server. Outside a transaction, or in
+    /// one that has not failed, the `DEALLOCATE` cannot fail for a reason worth reporting.
+    private func forget(_ key: String) {
+        guard let prepared = cache.removeValue(forKey: key), handle != nil, transactionFailure == nil else { return }
+        if let result = try? roundTrip(context: "DEALLOCATE", { PQsendQuery($0, "DEALLOCATE \(prepared.name)") }) { PQclear(result) }
+    }
+
+    /// Sends one request with `send` and waits for its result, at most the response timeout.
+    ///
+    /// The first error result wins over what follows; `nil` when the request could not be sent
+    /// or there was no result (the caller reports the connection's error).
+    ///
+    /// - Throws: ``StoreError/Code/unavailable`` when the server did not answer in time: the
+    ///   connection is closed then, since its protocol state is unknown.
+    private func roundTrip(context: String, _ send: (OpaquePointer) throws -> Int32) throws -> OpaquePointer? {
+        let handle = try openHandle()
+        guard try send(handle) == 1 else { return nil }
+        let deadline = ContinuousClock.now + responseTimeout
+        var kept: OpaquePointer?
+        while true {
+            while PQisBusy(handle) == 1 {
+                let remaining = deadline - ContinuousClock.now
+                guard remaining > .zero else {
+                    if let kept { PQclear(kept) }
+                    close()
+                    let error = StoreError.unavailable(
+                        "\(Self.excerpt(context)): PostgreSQL did not answer within \(responseTimeout); the connection was dropped")
+                    if inTransaction, transactionFailure == nil { transactionFailure = ("08006", error) }
+                    throw error
+                }
+                let milliseconds = Int32(clamping: remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1)
+                var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+                if poll(&descriptor, 1, milliseconds) < 0, errno != EINTR { break }
+                if PQconsumeInput(handle) == 0 { break }
+            }
+            guard let result = PQgetResult(handle) else { break }
+            if kept == nil || (PQresultStatus(kept) != PGRES_FATAL_ERROR && PQresultStatus(result) == PGRES_FATAL_ERROR) {
+                if let kept { PQclear(kept) }
+                kept = result
+            } else {
+                PQclear(result)
+            }
+            // A lost connection yields results without end; stop at the first one.
+            if PQstatus(handle) != CONNECTION_OK { break }
+        }
+        return kept
+    }
+
+    /// The error of a failed call, remembered as the transaction's failure when one is open.
+    private func fail(_ result: OpaquePointer?, handle: OpaquePointer, context: String) -> StoreError {
+        let (state, error) = PostgreSQLError.error(result: result, connection: handle, context: Self.excerpt(context))
+        if inTransaction, transactionFailure == nil { transactionFailure = (state, error) }
+        return error
+    }
+
+    /// The start of a statement, for error messages (SQL text holds no values, only `?`).
+    static func excerpt(_ sql: String) -> String {
+        let flat = sql.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        return flat.count <= 120 ? flat : String(flat.prefix(117)) + "..."
+    }
+}
