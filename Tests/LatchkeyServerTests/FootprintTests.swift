@@ -13,7 +13,10 @@ struct FootprintTests {
             .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" }
         #expect(files.count > 50)
         var offenders: [String] = []
-        for file in files where !file.path.contains("/latchkey-bench/") {
+        // The client SDK and the binaries built on it (the demo, the SDK probe) are app code on
+        // Foundation by design; none of them is linked into `latchkey`.
+        let clientSide = ["/latchkey-bench/", "/LatchkeyClient/", "/latchkey-demo/", "/latchkey-sdk-probe/"]
+        for file in files where !clientSide.contains(where: file.path.contains) {
             let text = try String(contentsOf: file, encoding: .utf8)
             for line in text.split(separator: "\n") {
                 let words = line.split(separator: " ")

@@ -29,7 +29,7 @@ enum SessionMachine {
         case signedOut
     }
 
-    /// "Refresh only if the stored token is still the one that was due" (SDK.md, item 1).
+    /// "Refresh only if the stored token is still the one that was due" (docs/ios.md, "One client per process").
     static func lockedStep(due: String, stored: StoredSession?) -> LockedStep {
         guard let stored else { return .signedOut }
         return stored.session.refreshToken == due ? .present(due) : .adopt(stored)
@@ -46,7 +46,7 @@ enum SessionMachine {
         case keep
     }
 
-    /// Only the server's definite `invalid_grant` reasons end a session (SDK.md, item 2).
+    /// Only the server's definite `invalid_grant` reasons end a session (docs/ios.md, "Calling your API").
     static func verdict(status: Int?, serverCode: String?, reason: String?) -> FailureVerdict {
         guard serverCode == "invalid_grant", let status, (400..<500).contains(status), let reason else { return .keep }
         switch reason {
