@@ -18,6 +18,7 @@ enum Latchkey {
         },
         ServeCommands.serve,
         ServeCommands.migrate,
+        DatabaseCopyCommand.copy,
     ] + OperatorCommands.all + [
         BackupCommand.backup,
         AuditCommand.audit,
