@@ -8,9 +8,10 @@ import LatchkeyWire
 import Synchronization
 import Testing
 
-/// The Apple revocation outbox with two instances on one PostgreSQL: both drain it at once,
-/// and Apple still receives each revocation exactly once.
-@Suite("Sign in with Apple: the revocation outbox across instances")
+/// The Apple revocation outbox and the daily Apple validation with two instances on one
+/// PostgreSQL: both run them at once, and Apple still hears of each revocation, and of each
+/// due validation, exactly once.
+@Suite("Sign in with Apple: the revocation outbox and daily validation across instances")
 struct AppleOutboxInstancesTests {
     @Test("S9, S28 on PostgreSQL: two instances draining the outbox at once send each revocation to Apple once")
     func eachRevocationSentOnce() async throws {
@@ -66,6 +67,44 @@ struct AppleOutboxInstancesTests {
                         #expect(sent.count == users, "one revocation per deleted account reached Apple: \(sent.sorted())")
                         #expect(Set(sent) == subjects, "each account's token, none twice")
                         #expect(try await second.database.read { try $0.queryOne("SELECT count(*) AS n FROM apple_revocations", [])!.int("n") } == 0)
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("S9 on PostgreSQL: two instances running the daily Apple validation at once check each due identity once")
+    func eachValidationOnce() async throws {
+        let cluster = try PostgreSQLCluster.shared()
+        let shared = try TemporaryDirectory()
+        defer { shared.remove() }
+        let clock = TestClock()
+        try await AppleStandIn.with(clock: clock) { apple in
+            try await PostgreSQLServerTests.withDatabase(in: cluster) { url in
+                let configure = { (configuration: inout Configuration) in
+                    apple.configure(&configuration)
+                    configuration.database = url
+                    configuration.databasePasswordFile = cluster.passwordFile
+                    configuration.masterKeyFile = shared.file("master.key")
+                }
+                try await TestServer.with(clock: clock, configure) { first in
+                    try await TestServer.with(clock: clock, configure) { second in
+                        let users = 12
+                        for index in 0..<users {
+                            let (response, _) = try await AppleFlow.signIn(
+                                first, sandbox: apple.sandbox, subject: "validate-\(index)", email: "validate\(index)@privaterelay.appleid.com")
+                            #expect(response.status == 200, "\(response.text)")
+                        }
+                        let before = apple.sandbox.tokenRequests
+                        // A day later every identity is due once.
+                        clock.advance(by: 86_400 + 1)
+                        await withTaskGroup(of: Void.self) { group in
+                            for pass in 0..<6 {
+                                let instance = pass % 2 == 0 ? first : second
+                                group.addTask { try? await instance.application.runBackgroundJobs() }
+                            }
+                        }
+                        #expect(apple.sandbox.tokenRequests - before == users, "one check per identity, whichever instance claimed it")
                     }
                 }
             }
