@@ -232,7 +232,7 @@ struct PostgreSQLServerTests {
         }
     }
 
-    @Test("S8 on PostgreSQL: a key rotated through one instance is in the other's JWKS within 2 s (NOTIFY/LISTEN), and after the listener's connection is cut")
+    @Test("S10 on PostgreSQL: a key rotated through one instance is in the other's JWKS within 2 s (NOTIFY/LISTEN), and after the listener's connection is cut")
     func rotationReachesOtherInstance() async throws {
         let cluster = try PostgreSQLCluster.shared()
         let shared = try TemporaryDirectory()

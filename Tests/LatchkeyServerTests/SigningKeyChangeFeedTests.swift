@@ -9,7 +9,7 @@ import Testing
 /// PostgreSQLServerTests proves the same over `NOTIFY`/`LISTEN`.
 @Suite("Signing keys: a rotation reaches every instance on SQLite")
 struct SigningKeyChangeFeedTests {
-    @Test("S8 on SQLite: a key rotated through one instance is in the other's JWKS within 2 s")
+    @Test("S10 on SQLite: a key rotated through one instance is in the other's JWKS within 2 s")
     func rotationReachesOtherInstance() async throws {
         let shared = try TemporaryDirectory()
         defer { shared.remove() }
