@@ -259,10 +259,14 @@ package final class LatchkeyApplication: Sendable {
     /// of announcements, SQLite's every commit) coalesce: one runs at a time, one more after it.
     private func signingKeyChanges() -> SQLChangeSubscription {
         let coalescer = ReloadCoalescer()
-        return signingKeys.followChanges { [jobs, signingKeys, clock] in
+        let subscription = signingKeys.followChanges { [jobs, signingKeys, clock] in
             coalescer.request {
                 _ = await jobs.run(.signingKeyReload) { try await signingKeys.reload(now: clock()) }
             }
+        }
+        return SQLChangeSubscription {
+            subscription.cancel()
+            coalescer.stop()
         }
     }
 

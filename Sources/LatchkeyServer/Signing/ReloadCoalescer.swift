@@ -4,38 +4,53 @@ import Synchronization
 /// after it, however many requests arrive meanwhile. A change feed may fire far more often
 /// than a reload is worth (SQLite fires on every commit to the file).
 final class ReloadCoalescer: Sendable {
-    private enum Phase { case idle, running, runningAndRequested }
+    private enum Phase { case idle, running, runningAndRequested, stopped }
 
-    private let phase = Mutex(Phase.idle)
+    private struct State {
+        var phase = Phase.idle
+        var task: Task<Void, Never>?
+    }
 
-    /// Runs `reload` in a task now when none runs, else once more after the running one.
+    private let state = Mutex(State())
+
+    /// Runs `reload` in a task now when none runs, else once more after the running one;
+    /// nothing after ``stop()``.
     ///
     /// - Parameter reload: The reload; the same work each time.
     func request(_ reload: @escaping @Sendable () async -> Void) {
-        let start = phase.withLock { phase -> Bool in
-            switch phase {
-            case .idle:
-                phase = .running
-                return true
+        state.withLock { state in
+            switch state.phase {
+            case .stopped: return
             case .running, .runningAndRequested:
-                phase = .runningAndRequested
-                return false
+                state.phase = .runningAndRequested
+                return
+            case .idle:
+                state.phase = .running
+                state.task = Task { [self] in
+                    while true {
+                        await reload()
+                        let again = self.state.withLock { state -> Bool in
+                            guard state.phase == .runningAndRequested else {
+                                if state.phase == .running { state.phase = .idle }
+                                return false
+                            }
+                            state.phase = .running
+                            return true
+                        }
+                        if !again || Task.isCancelled { return }
+                    }
+                }
             }
         }
-        guard start else { return }
-        Task {
-            while true {
-                await reload()
-                let again = phase.withLock { phase -> Bool in
-                    if phase == .runningAndRequested {
-                        phase = .running
-                        return true
-                    }
-                    phase = .idle
-                    return false
-                }
-                if !again { return }
-            }
+    }
+
+    /// Cancels the running reload, so a shutdown does not log it failing on the closed
+    /// database, and refuses later requests.
+    func stop() {
+        state.withLock { state in
+            state.phase = .stopped
+            state.task?.cancel()
+            state.task = nil
         }
     }
 }
