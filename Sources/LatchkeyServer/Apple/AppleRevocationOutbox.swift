@@ -62,13 +62,12 @@ final class AppleRevocationOutbox: Sendable {
         let now = clock()
         let revocations = revocations
         let due = try await database.read { try revocations.due(at: now, limit: Self.batchSize, on: $0) }
-        let dialect = database.dialect
         var accepted = 0
         for revocation in due {
             let claimedAt = clock()
             let claim = try await database.write { connection in
                 try revocations.claim(
-                    id: revocation.id, dueAt: claimedAt, until: claimedAt.addingTimeInterval(Self.lease), dialect: dialect, on: connection)
+                    id: revocation.id, dueAt: claimedAt, until: claimedAt.addingTimeInterval(Self.lease), on: connection)
             }
             guard let claim else { continue }
             let attempts = revocation.attempts + 1

@@ -26,11 +26,10 @@ extension AppleService {
     func validateDueTokens(limit: Int = 256) async throws -> Int {
         let now = clock()
         let identities = identities
-        let dialect = database.dialect
         let due = try await database.write { connection in
             var claimed: [(identity: Identity, claim: Date)] = []
             let candidates = try identities.dueForValidation(
-                provider: Self.provider, before: now.addingTimeInterval(-Self.validationInterval), limit: limit, claiming: dialect,
+                provider: Self.provider, before: now.addingTimeInterval(-Self.validationInterval), limit: limit, claiming: true,
                 on: connection)
             for identity in candidates {
                 // Whole seconds, as the column stores them, so the claim compares equal later.

@@ -181,11 +181,11 @@ struct IdentityRepository: Sendable {
     /// Live identities of `provider` with a stored Apple refresh token last validated at or
     /// before `cutoff` (or never), least recently validated first.
     ///
-    /// In a write transaction that claims them, pass the database's dialect as `claiming`: on
-    /// PostgreSQL the rows are locked (`FOR UPDATE SKIP LOCKED`), and rows another instance is
-    /// claiming at the same moment are left to it instead of conflicting.
+    /// In a write transaction that claims them, pass `claiming`: on PostgreSQL the rows are
+    /// locked (`FOR UPDATE SKIP LOCKED`), and rows another instance is claiming at the same
+    /// moment are left to it instead of conflicting; SQLite's one writer claims alone.
     func dueForValidation(
-        provider: String, before cutoff: Date, limit: Int, claiming dialect: SQLDialect? = nil, on connection: any SQLConnection
+        provider: String, before cutoff: Date, limit: Int, claiming: Bool = false, on connection: any SQLConnection
     ) throws -> [Identity] {
         try connection.query(
             """
@@ -193,7 +193,7 @@ struct IdentityRepository: Sendable {
             WHERE provider = ? AND apple_refresh_token IS NOT NULL AND revoked_at IS NULL
                 AND (last_validated_at IS NULL OR last_validated_at <= ?)
             ORDER BY last_validated_at, id LIMIT ?
-            """ + (dialect?.claimRowsSuffix ?? ""),
+            """ + (claiming ? " FOR UPDATE SKIP LOCKED" : ""),
             [.text(provider), .time(cutoff), .integer(Int64(limit))]
         ).map(Self.identity)
     }

@@ -204,7 +204,7 @@ struct AppleRepositoryContractTests {
             #expect(due == [queued])
             let claims = try await withThrowingTaskGroup(of: Date?.self) { group in
                 for _ in 0..<8 {
-                    group.addTask { try await database.write { try revocations.claim(id: queued.id, dueAt: now, until: now.addingTimeInterval(60), dialect: database.dialect, on: $0) } }
+                    group.addTask { try await database.write { try revocations.claim(id: queued.id, dueAt: now, until: now.addingTimeInterval(60), on: $0) } }
                 }
                 return try await group.reduce(into: [Date]()) { if let claim = $1 { $0.append(claim) } }
             }
@@ -230,16 +230,16 @@ struct AppleRepositoryContractTests {
             try await database.write { try revocations.insert(queued, on: $0) }
             let retry = Self.start.addingTimeInterval(30)
             try await database.write { connection throws in
-                let claim = try #require(try revocations.claim(id: queued.id, dueAt: Self.start, until: Self.start.addingTimeInterval(60), dialect: database.dialect, on: connection))
+                let claim = try #require(try revocations.claim(id: queued.id, dueAt: Self.start, until: Self.start.addingTimeInterval(60), on: connection))
                 #expect(try revocations.release(id: queued.id, claim: claim, retryAt: retry, error: "Apple answered 503", on: connection))
                 let row = try #require(try revocations.due(at: retry, limit: 10, on: connection).first)
                 #expect(row.attempts == 1 && row.lastError == "Apple answered 503" && row.nextAttemptAt == retry)
-                #expect(try revocations.claim(id: queued.id, dueAt: retry.addingTimeInterval(-1), until: retry.addingTimeInterval(59), dialect: database.dialect, on: connection) == nil, "not due yet")
+                #expect(try revocations.claim(id: queued.id, dueAt: retry.addingTimeInterval(-1), until: retry.addingTimeInterval(59), on: connection) == nil, "not due yet")
 
                 // A sender whose lease ran out loses the row to the next claimer.
-                let first = try #require(try revocations.claim(id: queued.id, dueAt: retry, until: retry.addingTimeInterval(60), dialect: database.dialect, on: connection))
+                let first = try #require(try revocations.claim(id: queued.id, dueAt: retry, until: retry.addingTimeInterval(60), on: connection))
                 let later = retry.addingTimeInterval(61)
-                let second = try #require(try revocations.claim(id: queued.id, dueAt: later, until: later.addingTimeInterval(60), dialect: database.dialect, on: connection))
+                let second = try #require(try revocations.claim(id: queued.id, dueAt: later, until: later.addingTimeInterval(60), on: connection))
                 #expect(second > first)
                 #expect(try revocations.delete(id: queued.id, claim: first, on: connection) == false)
                 #expect(try revocations.release(id: queued.id, claim: first, retryAt: later, error: "late", on: connection) == false)
