@@ -35,6 +35,10 @@ final class InterleavingDatabase: SQLDatabase {
         try await base.write { try body(Connection(base: $0, database: self)) }
     }
 
+    func subscribe(to channel: String, _ onChange: @escaping @Sendable () -> Void) -> SQLChangeSubscription {
+        base.subscribe(to: channel, onChange)
+    }
+
     func isHealthy() async -> Bool { await base.isHealthy() }
 
     func close() async {}

@@ -178,7 +178,7 @@ struct PostgreSQLServerTests {
         #expect(!errors.contains(cluster.password))
     }
 
-    @Test("two instances on one PostgreSQL: a refresh token from one refreshes on the other, 20 concurrent refreshes split across both give one 200, a session logged out on one is revoked on the other")
+    @Test("two instances on one PostgreSQL: a refresh token from one refreshes on the other, 20 concurrent refreshes split across both give one 200, a session logged out on one is revoked on the other and its access token refused there within 2 s")
     func twoInstances() async throws {
         let cluster = try PostgreSQLCluster.shared()
         let shared = try TemporaryDirectory()
@@ -191,13 +191,14 @@ struct PostgreSQLServerTests {
                 configuration.masterKeyFile = shared.file("master.key")
                 // One 200 of the concurrent refreshes is the compare-and-set, without the reuse grace.
                 configuration.refreshTokenReuseGrace = 0
+                // One name for both, as behind a load balancer: access tokens name it (`iss`),
+                // so one instance takes the other's.
+                configuration.publicURL = "https://auth.example.test"
             }
             try await TestServer.with(configure) { first in
                 try await TestServer.with(configure) { second in
                     let signUp = try await PasswordAccountTests.signUp(first, "ada@example.com", "correct horse battery")
                     #expect(signUp.status == 201, "\(signUp.text)")
-                    // Access tokens name the issuing URL (`iss`), which differs between these two
-                    // (each is its own bind address); behind a load balancer they share public_url.
                     let onSecond = try await SessionTests.refresh(second, try #require(try signUp.json["refresh_token"]?.stringValue))
                     #expect(onSecond.status == 200, "\(onSecond.text)")
                     let token = try #require(try onSecond.json["refresh_token"]?.stringValue)
@@ -213,12 +214,67 @@ struct PostgreSQLServerTests {
 
                     let login = try await PasswordAccountTests.logIn(second, "ada@example.com", "correct horse battery")
                     let refreshToken = try #require(try login.json["refresh_token"]?.stringValue)
+                    #expect(try await first.request(.get, "/v1/me", headers: PasswordAccountTests.bearer(login)).status == 200)
                     #expect(try await second.request(.post, "/v1/logout", json: ["all": false], headers: PasswordAccountTests.bearer(login)).status == 204)
                     let afterLogout = try await SessionTests.refresh(first, refreshToken)
                     #expect(afterLogout.status == 400)
                     #expect(try afterLogout.json["reason"] == "revoked")
+                    // The access token of the logged-out session: the first's liveness cache
+                    // (1 s) may still hold it as live, but not for 2 s. The test clock stands
+                    // still, so each poll moves it on by the 50 ms the poll waits.
+                    let refused = try await Self.eventually(within: .seconds(2)) {
+                        first.clock.advance(by: 0.05)
+                        return try await first.request(.get, "/v1/me", headers: PasswordAccountTests.bearer(login)).status == 401
+                    }
+                    #expect(refused, "a bearer logged out on one instance is refused by the other within 2 s")
                 }
             }
         }
+    }
+
+    @Test("S10 on PostgreSQL: a key rotated through one instance is in the other's JWKS within 2 s (NOTIFY/LISTEN), and after the listener's connection is cut")
+    func rotationReachesOtherInstance() async throws {
+        let cluster = try PostgreSQLCluster.shared()
+        let shared = try TemporaryDirectory()
+        defer { shared.remove() }
+        try await Self.withDatabase(in: cluster) { url in
+            let configure = { (configuration: inout Configuration) in
+                configuration.database = url
+                configuration.databasePasswordFile = cluster.passwordFile
+                configuration.masterKeyFile = shared.file("master.key")
+            }
+            try await TestServer.with(configure) { first in
+                try await TestServer.with(configure) { second in
+                    // Give the listener a moment to have its LISTEN in place.
+                    try await Task.sleep(for: .milliseconds(300))
+                    let rotated = try await second.application.signingKeys.rotate(activationDelay: 900, now: second.clock.now)
+                    let published = try await Self.eventually(within: .seconds(2)) {
+                        try await first.request(.get, "/.well-known/jwks.json").text.contains(rotated.id)
+                    }
+                    #expect(published, "the rotated key is in the other instance's JWKS within 2 s")
+
+                    // Cut every other session of this database (the listener's among them): it
+                    // connects again and still hears the next rotation.
+                    let name = try #require(url.split(separator: "/").last)
+                    try cluster.sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(name)' AND pid <> pg_backend_pid()")
+                    try await Task.sleep(for: .milliseconds(1500))
+                    let again = try await second.application.signingKeys.rotate(activationDelay: 900, now: second.clock.now.addingTimeInterval(1))
+                    let republished = try await Self.eventually(within: .seconds(3)) {
+                        try await first.request(.get, "/.well-known/jwks.json").text.contains(again.id)
+                    }
+                    #expect(republished, "the listener reconnects and hears the next rotation")
+                }
+            }
+        }
+    }
+
+    /// Whether `condition` holds at some poll (every 50 ms) within `limit`.
+    static func eventually(within limit: Duration, _ condition: () async throws -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
+            if try await condition() { return true }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return try await condition()
     }
 }

@@ -25,4 +25,11 @@ struct SQLDialectTests {
     func postgreSQLPlaceholders(portable: String, expected: String) {
         #expect(SQLDialect.postgreSQL.sql(portable) == expected)
     }
+
+    @Test("a claiming SELECT keeps FOR UPDATE SKIP LOCKED on PostgreSQL; SQLite, whose one writer claims alone, drops it")
+    func claimClause() {
+        let portable = "SELECT id FROM t WHERE due <= ? ORDER BY due LIMIT ? FOR UPDATE SKIP LOCKED"
+        #expect(SQLDialect.postgreSQL.sql(portable) == "SELECT id FROM t WHERE due <= $1 ORDER BY due LIMIT $2 FOR UPDATE SKIP LOCKED")
+        #expect(SQLDialect.sqlite.sql(portable) == "SELECT id FROM t WHERE due <= ? ORDER BY due LIMIT ?")
+    }
 }

@@ -66,7 +66,8 @@ final class AppleRevocationOutbox: Sendable {
         for revocation in due {
             let claimedAt = clock()
             let claim = try await database.write { connection in
-                try revocations.claim(id: revocation.id, dueAt: claimedAt, until: claimedAt.addingTimeInterval(Self.lease), on: connection)
+                try revocations.claim(
+                    id: revocation.id, dueAt: claimedAt, until: claimedAt.addingTimeInterval(Self.lease), on: connection)
             }
             guard let claim else { continue }
             let attempts = revocation.attempts + 1

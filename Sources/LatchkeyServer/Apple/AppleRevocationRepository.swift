@@ -48,11 +48,18 @@ struct AppleRevocationRepository: Sendable {
 
     /// Compare-and-set: claims a revocation that is due at `now` until `leaseEnd` (later than `now`).
     ///
+    /// The row is chosen with `FOR UPDATE SKIP LOCKED`: on PostgreSQL a row another instance is
+    /// claiming at this moment is skipped rather than waited for; SQLite's one writer claims
+    /// alone (its connection drops the clause).
+    ///
     /// - Returns: The claim to pass to ``delete(id:claim:on:)`` or ``release(id:claim:retryAt:error:on:)``,
     ///   or `nil` when the row is gone or another sender holds it.
     func claim(id: String, dueAt now: Date, until leaseEnd: Date, on connection: any SQLConnection) throws -> Date? {
         let changed = try connection.execute(
-            "UPDATE apple_revocations SET next_attempt_at = ? WHERE id = ? AND next_attempt_at <= ?", [.time(leaseEnd), .text(id), .time(now)])
+            """
+            UPDATE apple_revocations SET next_attempt_at = ?
+            WHERE id = (SELECT id FROM apple_revocations WHERE id = ? AND next_attempt_at <= ? FOR UPDATE SKIP LOCKED)
+            """, [.time(leaseEnd), .text(id), .time(now)])
         return changed == 1 ? Date(timeIntervalSince1970: TimeInterval(Self.seconds(leaseEnd))) : nil
     }
 

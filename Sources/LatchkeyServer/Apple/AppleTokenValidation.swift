@@ -29,7 +29,8 @@ extension AppleService {
         let due = try await database.write { connection in
             var claimed: [(identity: Identity, claim: Date)] = []
             let candidates = try identities.dueForValidation(
-                provider: Self.provider, before: now.addingTimeInterval(-Self.validationInterval), limit: limit, on: connection)
+                provider: Self.provider, before: now.addingTimeInterval(-Self.validationInterval), limit: limit, claiming: true,
+                on: connection)
             for identity in candidates {
                 // Whole seconds, as the column stores them, so the claim compares equal later.
                 let claim = Date(timeIntervalSince1970: (now.timeIntervalSince1970 + .random(in: 0..<3600)).rounded(.down))

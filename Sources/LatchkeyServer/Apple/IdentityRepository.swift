@@ -180,14 +180,20 @@ struct IdentityRepository: Sendable {
 
     /// Live identities of `provider` with a stored Apple refresh token last validated at or
     /// before `cutoff` (or never), least recently validated first.
-    func dueForValidation(provider: String, before cutoff: Date, limit: Int, on connection: any SQLConnection) throws -> [Identity] {
+    ///
+    /// In a write transaction that claims them, pass `claiming`: on PostgreSQL the rows are
+    /// locked (`FOR UPDATE SKIP LOCKED`), and rows another instance is claiming at the same
+    /// moment are left to it instead of conflicting; SQLite's one writer claims alone.
+    func dueForValidation(
+        provider: String, before cutoff: Date, limit: Int, claiming: Bool = false, on connection: any SQLConnection
+    ) throws -> [Identity] {
         try connection.query(
             """
             SELECT * FROM identities
             WHERE provider = ? AND apple_refresh_token IS NOT NULL AND revoked_at IS NULL
                 AND (last_validated_at IS NULL OR last_validated_at <= ?)
             ORDER BY last_validated_at, id LIMIT ?
-            """,
+            """ + (claiming ? " FOR UPDATE SKIP LOCKED" : ""),
             [.text(provider), .time(cutoff), .integer(Int64(limit))]
         ).map(Self.identity)
     }

@@ -49,6 +49,7 @@ package final class LatchkeyApplication: Sendable {
         var mounts: [any RouteMount] = []
         var started = false
         var backgroundTasks: [Task<Void, Never>] = []
+        var subscriptions: [SQLChangeSubscription] = []
     }
 
     private init(
@@ -238,7 +239,11 @@ package final class LatchkeyApplication: Sendable {
         if apple.settings.usesSandbox { apple.settings.useSandbox(at: publicURL) }
         for routes in mounts { routes.serverStarted(publicURL: publicURL) }
         let tasks = [signingKeyReload(), housekeeping.start()]
-        state.withLock { $0.backgroundTasks = tasks }
+        let subscriptions = [signingKeyChanges()]
+        state.withLock {
+            $0.backgroundTasks = tasks
+            $0.subscriptions = subscriptions
+        }
     }
 
     /// Re-reads the key table every ``SigningKeyRing/reloadInterval`` seconds, so the JWKS of a
@@ -246,6 +251,22 @@ package final class LatchkeyApplication: Sendable {
     private func signingKeyReload() -> Task<Void, Never> {
         jobs.repeating(every: { .seconds(SigningKeyRing.reloadInterval) }) { [jobs, signingKeys, clock] in
             await jobs.run(.signingKeyReload) { try await signingKeys.reload(now: clock()) }
+        }
+    }
+
+    /// Reloads the key table when the database announces a key change, so a rotation through
+    /// any process reaches this one's JWKS within about a second. Reloads that pile up (a burst
+    /// of announcements, SQLite's every commit) coalesce: one runs at a time, one more after it.
+    private func signingKeyChanges() -> SQLChangeSubscription {
+        let coalescer = ReloadCoalescer()
+        let subscription = signingKeys.followChanges { [jobs, signingKeys, clock] in
+            coalescer.request {
+                _ = await jobs.run(.signingKeyReload) { try await signingKeys.reload(now: clock()) }
+            }
+        }
+        return SQLChangeSubscription {
+            subscription.cancel()
+            coalescer.stop()
         }
     }
 
@@ -276,7 +297,10 @@ package final class LatchkeyApplication: Sendable {
 
     /// Stops accepting, finishes in-flight requests within the deadline, closes the database.
     package func shutdown() async {
-        state.withLock { $0.backgroundTasks.forEach { $0.cancel() } }
+        state.withLock {
+            $0.backgroundTasks.forEach { $0.cancel() }
+            $0.subscriptions.forEach { $0.cancel() }
+        }
         await server.shutdown()
         await passwords.shutdown()
         await database.close()

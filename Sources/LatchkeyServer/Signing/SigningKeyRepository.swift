@@ -5,14 +5,20 @@ import LatchkeyStore
 
 /// The `signing_keys` table: the server's ES256 keys, sealed under the master key.
 struct SigningKeyRepository: Sendable {
+    /// The change channel every key change is announced on (``SQLConnection/announceChange(on:)``),
+    /// so that every process reloads its ``SigningKeyRing`` within about a second.
+    static let changeChannel = "latchkey_signing_keys"
+
     /// One row: the public part, and the private key still sealed (opened only for the active key).
     struct StoredKey: Sendable {
         var key: SigningKeyRing.Key
         var sealedPrivateKey: [UInt8]
     }
 
-    /// Inserts a new key, not retired, inside the caller's transaction.
+    /// Inserts a new key, not retired, inside the caller's transaction, and announces the change
+    /// on ``changeChannel`` in the same transaction (a rotation's retirement commits with it).
     func insert(_ key: SigningKeyRing.Key, sealedPrivateKey: [UInt8], on connection: any SQLConnection) throws {
+        try connection.announceChange(on: Self.changeChannel)
         try connection.execute(
             """
             INSERT INTO signing_keys (id, algorithm, public_jwk, private_key, created_at, activates_at, retires_at, expires_at)

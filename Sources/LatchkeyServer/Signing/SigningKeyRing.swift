@@ -10,8 +10,9 @@ import Synchronization
 ///
 /// The `signing_keys` table is the truth, so several processes on one database agree: the
 /// active key is the one with the latest `activates_at` that has passed. Each process keeps a
-/// snapshot and reloads it every ``reloadInterval`` and whenever a key's activation or expiry
-/// passes. `latchkey keys rotate` adds a key that activates after a delay longer than the JWKS
+/// snapshot and reloads it when the database announces a key change (``followChanges(_:)``:
+/// `NOTIFY` on PostgreSQL, `PRAGMA data_version` on SQLite, so within about a second), every
+/// ``reloadInterval`` as a safety net, and whenever a key's activation or expiry passes. `latchkey keys rotate` adds a key that activates after a delay longer than the JWKS
 /// cache lifetime, so clients see the new key before any token carries it.
 package final class SigningKeyRing: Sendable {
     /// One row of `signing_keys`, public part only.
@@ -50,7 +51,8 @@ package final class SigningKeyRing: Sendable {
 
     /// How long caches may keep the JWKS (`Cache-Control: max-age`).
     package static let jwksMaxAge = 300
-    /// How often a process re-reads the key table.
+    /// How often a process re-reads the key table even when it heard of no change: the safety
+    /// net under ``followChanges(_:)``.
     static let reloadInterval: TimeInterval = 30
 
     private let database: any SQLDatabase
@@ -167,6 +169,16 @@ package final class SigningKeyRing: Sendable {
             current = fresh
             revision.store(fresh.revision, ordering: .releasing)
         }
+    }
+
+    /// Calls `reload` whenever another process (or this one) may have changed the key table,
+    /// until the subscription is cancelled; the caller reloads (``reload(now:)``) and logs a
+    /// failure.
+    ///
+    /// - Parameter reload: Runs off the caller's thread, once per announced batch of changes.
+    /// - Returns: The subscription.
+    package func followChanges(_ reload: @escaping @Sendable () -> Void) -> SQLChangeSubscription {
+        database.subscribe(to: SigningKeyRepository.changeChannel, reload)
     }
 
     /// The snapshot, reloading it first when it is stale.

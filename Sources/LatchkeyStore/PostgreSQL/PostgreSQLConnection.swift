@@ -161,6 +161,13 @@ final class PostgreSQLConnection: SQLConnection {
         return PostgreSQLValue.rows(of: result, limit: 1).first
     }
 
+    /// Sends `pg_notify(channel, '')` in the open transaction: PostgreSQL delivers it to every
+    /// `LISTEN`ing session at the commit, and drops it on a rollback or a retried attempt.
+    func announceChange(on channel: String) throws {
+        guard SQLChangeSubscription.isValidChannel(channel) else { throw StoreError.misuse("not a valid change channel name") }
+        _ = try queryOne("SELECT pg_notify(?, '') AS notified", [.text(channel)])
+    }
+
     // MARK: Statements
 
     private func openHandle() throws -> OpaquePointer {

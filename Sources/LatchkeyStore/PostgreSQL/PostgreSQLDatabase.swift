@@ -241,6 +241,21 @@ package final class PostgreSQLDatabase: SQLDatabase {
         return Int64(bitPattern: hash)
     }
 
+    /// Listens on `channel` with a connection of its own (`LISTEN`, outside the pool) on a
+    /// thread of its own, made again after it is lost; `onChange` runs after each batch of
+    /// notifications and once after each reconnection.
+    ///
+    /// - Parameters:
+    ///   - channel: The channel (``SQLChangeSubscription/isValidChannel(_:)``).
+    ///   - onChange: Runs on the listener's thread.
+    /// - Returns: The subscription; ``close()`` does not end it, ``SQLChangeSubscription/cancel()`` does.
+    package func subscribe(to channel: String, _ onChange: @escaping @Sendable () -> Void) -> SQLChangeSubscription {
+        precondition(SQLChangeSubscription.isValidChannel(channel), "PostgreSQLDatabase: invalid change channel name")
+        let listener = PostgreSQLListener(channel: channel, connector: connector, onChange: onChange)
+        listener.start()
+        return SQLChangeSubscription { listener.stop() }
+    }
+
     /// Whether `SELECT 1` on a pooled connection answers within
     /// ``Configuration/healthCheckTimeout``.
     ///

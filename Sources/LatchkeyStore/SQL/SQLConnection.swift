@@ -38,9 +38,26 @@ package protocol SQLConnection {
     /// - Returns: The first row, or `nil` when there is none.
     /// - Throws: ``StoreError``.
     func queryOne(_ sql: String, _ bindings: [SQLValue]) throws -> SQLRow?
+
+    /// Tells the subscribers of `channel` (``SQLDatabase/subscribe(to:_:)``), in every process,
+    /// that this transaction changed what it names; they hear of it after the commit, and never
+    /// when the transaction rolls back.
+    ///
+    /// PostgreSQL sends `pg_notify`; on SQLite it does nothing, since its subscribers see every
+    /// commit through `PRAGMA data_version`.
+    ///
+    /// - Parameter channel: The channel's name (``SQLChangeSubscription/isValidChannel(_:)``).
+    /// - Throws: ``StoreError``.
+    func announceChange(on channel: String) throws
 }
 
 extension SQLConnection {
+    /// Does nothing: a database without a notification channel, such as SQLite, whose
+    /// subscribers notice commits by themselves.
+    ///
+    /// - Parameter channel: The channel's name (unused).
+    package func announceChange(on channel: String) throws {}
+
     /// Runs one statement without bindings and returns how many rows it changed.
     ///
     /// - Parameter sql: One statement.

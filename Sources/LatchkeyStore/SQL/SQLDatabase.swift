@@ -45,6 +45,21 @@ package protocol SQLDatabase: Sendable {
     /// - Throws: What `body` throws, or a ``StoreError`` when the lock cannot be taken.
     func withExclusiveLock<T: Sendable>(_ key: String, _ body: () async throws -> T) async throws -> T
 
+    /// Calls `onChange` after every commit, in this process or another, that announced a change
+    /// on `channel` (``SQLConnection/announceChange(on:)``), until the subscription is cancelled.
+    ///
+    /// Delivery is prompt (well under a second on PostgreSQL, within about a second on SQLite)
+    /// but not exact: a call may cover several changes, and calls without a change happen (after
+    /// a lost connection is made again, where changes may have been missed; on SQLite, after a
+    /// write to any table). Treat each call as "re-read what you cache", and keep a slow full
+    /// re-read as a safety net.
+    ///
+    /// - Parameters:
+    ///   - channel: The channel's name (``SQLChangeSubscription/isValidChannel(_:)``).
+    ///   - onChange: Runs on a thread of the database's own; keep it short (start a task).
+    /// - Returns: The running subscription.
+    func subscribe(to channel: String, _ onChange: @escaping @Sendable () -> Void) -> SQLChangeSubscription
+
     /// Whether a trivial query succeeds within a short time; for `/readyz`.
     ///
     /// - Returns: `false` when the database is closed, unreadable or too slow to answer.

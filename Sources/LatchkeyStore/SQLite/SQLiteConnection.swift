@@ -255,7 +255,7 @@ final class SQLiteConnection: SQLConnection {
         if let cached = cache.statement(for: sql) {
             statement = cached
         } else {
-            statement = try prepare(sql, handle: handle, persistent: cache.capacity > 0)
+            statement = try prepare(SQLDialect.sqlite.sql(sql), handle: handle, persistent: cache.capacity > 0)
             cache.insert(statement, for: sql)
         }
         defer { statement.reset() }

@@ -331,6 +331,36 @@ package final class SQLiteDatabase: SQLDatabase {
         return rows.count == 1 && rows[0].values.first == .text("ok")
     }
 
+    /// Polls `PRAGMA data_version` on the first reader connection once a second and calls
+    /// `onChange` when it moved: some connection, of this process or another, committed a
+    /// change to the file since the last poll. SQLite has no channels, so every subscription
+    /// fires on any commit, whatever `channel` is; subscribers re-read what they cache.
+    ///
+    /// - Parameters:
+    ///   - channel: The channel (checked, otherwise unused).
+    ///   - onChange: Runs in the polling task.
+    /// - Returns: The subscription; it also ends by itself when the database closes.
+    package func subscribe(to channel: String, _ onChange: @escaping @Sendable () -> Void) -> SQLChangeSubscription {
+        precondition(SQLChangeSubscription.isValidChannel(channel), "SQLiteDatabase: invalid change channel name")
+        let reader = readers[0]
+        let task = Task {
+            var last: Int64?
+            while !Task.isCancelled {
+                do {
+                    let version = try await reader.run { try $0.queryOne("PRAGMA data_version", [])?.int("data_version") }
+                    if let last, version != last { onChange() }
+                    last = version
+                } catch let error as StoreError where error.code == .closed {
+                    return
+                } catch {
+                    // A busy or failing poll is tried again next second.
+                }
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+        return SQLChangeSubscription { task.cancel() }
+    }
+
     /// Statement-cache, lock-wait and queue figures over every connection; the connections'
     /// figures are zero after ``close()``.
     ///

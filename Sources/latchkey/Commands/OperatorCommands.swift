@@ -27,7 +27,8 @@ enum OperatorCommands {
         options: [config, Option(name: "activate-in", valueName: "SECONDS", help: "delay before it signs (default 900, at least 330)")],
         details: """
             The new key appears in the JWKS at once and starts signing after the delay, so caches
-            (max-age 300 s) and other server processes (reload every 30 s) know it first. The old
+            (max-age 300 s) and other server processes (told within seconds, re-reading every
+            30 s at the latest) know it first. The old
             key keeps being published until every token it signed has expired.
             """
     ) { arguments in

@@ -102,11 +102,18 @@ final class TestServer: Sendable {
         try await application.sessions.startSession(userID: user.id, amr: amr, context: RequestContext(ip: "127.0.0.1"))
     }
 
+    /// Where ``request(_:_:json:body:headers:)`` sends: the public URL, or the bound address when
+    /// the test gave a `public_url` (several instances behind one name, as behind a load
+    /// balancer, each reached at its own port).
+    var requestURL: String {
+        application.configuration.publicURL == nil ? baseURL : "http://127.0.0.1:\(application.boundPort)"
+    }
+
     /// Sends a request and returns the response.
     func request(
         _ method: HTTPMethod, _ path: String, json: JSONValue? = nil, body: [UInt8]? = nil, headers: [String: String] = [:]
     ) async throws -> TestResponse {
-        var request = URLRequest(url: URL(string: baseURL + path)!)
+        var request = URLRequest(url: URL(string: requestURL + path)!)
         request.httpMethod = method.rawValue
         for (name, value) in headers { request.addValue(value, forHTTPHeaderField: name) }
         if let json {
