@@ -1,7 +1,8 @@
 // swift-tools-version:6.1
 import PackageDescription
 
-/// One settings list for every Swift target: Swift 6 mode, strict concurrency, warnings are errors
+/// The settings every Swift target shares (the products use exactly these; every other target adds
+/// `swiftSettingsInPackage`'s release flag): Swift 6 mode, strict concurrency, warnings are errors
 /// in CI through `make build` (`-warnings-as-errors` is passed there, not here, so that editing
 /// stays pleasant).
 let swiftSettings: [SwiftSetting] = [
