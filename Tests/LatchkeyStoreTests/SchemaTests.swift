@@ -5,9 +5,10 @@ import Testing
 @Suite("Schema (migration 1)")
 struct SchemaTests {
     static let tables = [
-        "apple_identity_tokens", "apple_notifications", "apple_revocations", "audit_log", "challenges", "device_keys",
-        "ended_refresh_tokens", "identities", "mfa_tokens", "password_credentials", "rate_limits", "recovery_codes", "refresh_tokens", "schema_migrations", "sessions", "signing_keys",
-        "totp_factors", "users",
+        "apple_identity_tokens", "apple_notifications", "apple_revocations", "audit_log", "browser_sessions", "challenges",
+        "device_keys", "ended_refresh_tokens", "identities", "mfa_tokens", "oauth_clients", "oauth_codes", "oauth_consents",
+        "password_credentials", "rate_limits", "recovery_codes", "refresh_tokens", "schema_migrations", "sessions",
+        "signing_keys", "totp_factors", "users",
     ]
 
     /// A user with one session, for the tests below.

@@ -12,7 +12,107 @@ package enum LatchkeySchema {
         Migration(version: 2, name: "sign in with apple", statements: signInWithApple),
         Migration(version: 3, name: "second factors", statements: secondFactors),
         Migration(version: 4, name: "refresh reuse grace", statements: refreshReuseGrace),
+        Migration(version: 5, name: "oauth provider", statements: oauthProvider),
     ]
+
+    /// Migration 5: the OAuth 2.1 / OpenID Connect provider: registered clients, browser sessions
+    /// of the hosted pages, authorization codes, remembered consent, and sessions that belong to
+    /// a client.
+    @Sendable
+    static func oauthProvider(_ dialect: SQLDialect) -> [String] {
+        let blob = dialect.blobType
+        let time = dialect.bigIntegerType
+        return [
+            // A registered client. secret_hash is the SHA-256 of a 256-bit random secret (S7),
+            // NULL for a public client. The list columns are JSON arrays of strings: redirect
+            // URIs are matched as exact strings (S20); grant_types and scopes are what the client
+            // may ask for. jwks holds the client's public keys for private_key_jwt.
+            """
+            CREATE TABLE oauth_clients (
+                id TEXT PRIMARY KEY NOT NULL,
+                name TEXT NOT NULL,
+                secret_hash \(blob),
+                first_party INTEGER NOT NULL DEFAULT 0 CHECK (first_party IN (0, 1)),
+                redirect_uris TEXT NOT NULL,
+                post_logout_redirect_uris TEXT NOT NULL DEFAULT '[]',
+                grant_types TEXT NOT NULL,
+                scopes TEXT NOT NULL,
+                id_token_algorithm TEXT NOT NULL DEFAULT 'RS256',
+                jwks TEXT,
+                created_at \(time) NOT NULL,
+                secret_rotated_at \(time)
+            )
+            """,
+            // The hosted pages' sign-in, shared by every client (single sign-on): the cookie
+            // holds a random token, the row only its SHA-256 hash (S29). amr and auth_time are
+            // what ID tokens issued under it report.
+            """
+            CREATE TABLE browser_sessions (
+                id TEXT PRIMARY KEY NOT NULL,
+                token_hash \(blob) NOT NULL UNIQUE,
+                user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                amr TEXT NOT NULL DEFAULT '[]',
+                auth_time \(time) NOT NULL,
+                created_at \(time) NOT NULL,
+                last_used_at \(time) NOT NULL,
+                expires_at \(time) NOT NULL,
+                ended_at \(time),
+                ended_reason TEXT,
+                user_agent TEXT,
+                ip TEXT
+            )
+            """,
+            "CREATE INDEX browser_sessions_user_id ON browser_sessions (user_id)",
+            "CREATE INDEX browser_sessions_expires_at ON browser_sessions (expires_at)",
+            // An OAuth grant's refresh-token family is a session that names its client, the
+            // granted scope and the browser session it came from (the ID token's sid).
+            "ALTER TABLE sessions ADD COLUMN client_id TEXT REFERENCES oauth_clients (id) ON DELETE CASCADE",
+            "ALTER TABLE sessions ADD COLUMN scope TEXT",
+            "ALTER TABLE sessions ADD COLUMN browser_session_id TEXT REFERENCES browser_sessions (id) ON DELETE SET NULL",
+            "CREATE INDEX sessions_client_id ON sessions (client_id)",
+            "CREATE INDEX sessions_browser_session_id ON sessions (browser_session_id)",
+            // Authorization codes (S22): kept as SHA-256 hashes, single use (used_at set by a
+            // compare-and-set), bound to client, redirect URI, PKCE challenge and nonce, alive
+            // at most 60 s. session_id is what the exchange issued, revoked if the code comes
+            // back a second time.
+            """
+            CREATE TABLE oauth_codes (
+                code_hash \(blob) PRIMARY KEY NOT NULL,
+                client_id TEXT NOT NULL REFERENCES oauth_clients (id) ON DELETE CASCADE,
+                user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                browser_session_id TEXT REFERENCES browser_sessions (id) ON DELETE SET NULL,
+                redirect_uri TEXT NOT NULL,
+                code_challenge TEXT NOT NULL,
+                scope TEXT NOT NULL,
+                nonce TEXT,
+                auth_time \(time) NOT NULL,
+                amr TEXT NOT NULL DEFAULT '[]',
+                created_at \(time) NOT NULL,
+                expires_at \(time) NOT NULL,
+                used_at \(time),
+                session_id TEXT REFERENCES sessions (id) ON DELETE SET NULL
+            )
+            """,
+            "CREATE INDEX oauth_codes_client_id ON oauth_codes (client_id)",
+            "CREATE INDEX oauth_codes_user_id ON oauth_codes (user_id)",
+            "CREATE INDEX oauth_codes_browser_session_id ON oauth_codes (browser_session_id)",
+            "CREATE INDEX oauth_codes_session_id ON oauth_codes (session_id)",
+            "CREATE INDEX oauth_codes_expires_at ON oauth_codes (expires_at)",
+            // Consent a user gave a third-party client: the granted scopes, space-separated and
+            // sorted; asking for more shows the consent page again. Withdrawn by DELETE.
+            """
+            CREATE TABLE oauth_consents (
+                user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                client_id TEXT NOT NULL REFERENCES oauth_clients (id) ON DELETE CASCADE,
+                scope TEXT NOT NULL,
+                granted_at \(time) NOT NULL,
+                updated_at \(time) NOT NULL,
+                PRIMARY KEY (user_id, client_id)
+            )
+            """,
+            "CREATE INDEX oauth_consents_client_id ON oauth_consents (client_id)",
+        ]
+    }
 
     /// Migration 4: a rotated refresh token keeps its successor sealed for the reuse grace
     /// window (S8), so a client that lost the answer to its refresh gets the same successor back.
