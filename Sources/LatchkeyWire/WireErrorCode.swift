@@ -26,6 +26,12 @@ public struct WireErrorCode: RawRepresentable, Sendable, Hashable, CustomStringC
     public static let insufficientAuthentication = WireErrorCode(rawValue: "insufficient_authentication")
     /// 404.
     public static let notFound = WireErrorCode(rawValue: "not_found")
+    /// 400: an OAuth client asked for a grant it is not registered for.
+    public static let unauthorizedClient = WireErrorCode(rawValue: "unauthorized_client")
+    /// 400: an OAuth client asked for scopes it may not have.
+    public static let invalidScope = WireErrorCode(rawValue: "invalid_scope")
+    /// 403: the access token's grant lacks the scope the endpoint needs.
+    public static let insufficientScope = WireErrorCode(rawValue: "insufficient_scope")
     /// 405, with `Allow`.
     public static let methodNotAllowed = WireErrorCode(rawValue: "method_not_allowed")
     /// 409: a username, device key or confirmed TOTP already exists.

@@ -17,6 +17,13 @@ extension AuditEvent {
     static let sessionExpired = AuditEvent(rawValue: "session.expired")
     static let sessionRevoked = AuditEvent(rawValue: "session.revoked")
 
+    // The OAuth provider
+    static let oauthCodeIssued = AuditEvent(rawValue: "oauth.code_issued")
+    static let oauthCodeExchanged = AuditEvent(rawValue: "oauth.code_exchanged")
+    /// An authorization code presented again: what its first exchange issued is revoked (S22).
+    static let oauthCodeReplayed = AuditEvent(rawValue: "oauth.code_replayed")
+    static let oauthClientCredentials = AuditEvent(rawValue: "oauth.client_credentials")
+
     // Passwords
     static let passwordSignUp = AuditEvent(rawValue: "password.signup")
     static let passwordLogin = AuditEvent(rawValue: "password.login")

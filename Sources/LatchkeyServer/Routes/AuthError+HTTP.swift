@@ -7,9 +7,9 @@ import LatchkeyWire
 extension AuthError: HTTPResponseError {
     package var status: Int {
         switch code {
-        case .invalidRequest, .invalidGrant, .unsupportedGrantType: 400
+        case .invalidRequest, .invalidGrant, .unsupportedGrantType, .unauthorizedClient, .invalidScope: 400
         case .invalidToken, .invalidCredentials, .invalidIdentityToken: 401
-        case .secondFactorRequired, .insufficientAuthentication: 403
+        case .secondFactorRequired, .insufficientAuthentication, .insufficientScope: 403
         case .notFound: 404
         case .conflict: 409
         case .rateLimited: 429
@@ -32,6 +32,7 @@ extension AuthError: HTTPResponseError {
     package var extraHeaders: HTTPHeaders {
         var headers = HTTPHeaders()
         if code == .invalidToken { headers.set("WWW-Authenticate", #"Bearer error="invalid_token""#) }
+        if code == .insufficientScope { headers.set("WWW-Authenticate", #"Bearer error="insufficient_scope", scope="openid""#) }
         if let retryAfter, status == 429 || status == 503 { headers.set("Retry-After", String(retryAfter)) }
         return headers
     }

@@ -8,6 +8,10 @@ package struct Principal: Sendable {
     package var userID: String
     package var sessionID: String
     package var amr: [String]
+    /// The OAuth client the token was issued to, `nil` for a `/v1` sign-in.
+    package var clientID: String?
+    /// The OAuth scopes granted, `nil` for a `/v1` sign-in (which has no scopes, only the API).
+    package var scopes: Set<String>?
 }
 
 /// Checks `Authorization: Bearer` on Latchkey's own endpoints: signature, `typ: at+jwt`, `iss`,
@@ -26,6 +30,8 @@ struct BearerAuthenticator: RouterMiddleware {
     typealias Context = LatchkeyContext
 
     let sessions: SessionService
+    /// Whom the token must be for: the API on `/v1`; the API or userinfo on `/oauth/userinfo`.
+    var audiences: [SessionService.TokenAudience] = [.api]
 
     /// Stores the principal of the request's bearer token in the context, then calls `next`.
     ///
@@ -48,16 +54,7 @@ struct BearerAuthenticator: RouterMiddleware {
         }
         let token = String(header.dropFirst(7).trimmingWhitespace())
         let now = sessions.clock()
-        let snapshot = try await sessions.keys.current(now: now)
-        let policy = JWTValidationPolicy(
-            issuer: sessions.issuer, audiences: [sessions.audience], algorithms: [.es256],
-            requiredClaims: ["exp", "iat", "sub", "sid"], type: .exactly("at+jwt"))
-        let claims: JWTClaims
-        do {
-            claims = try JWTVerifier(keys: snapshot.verificationKeys, policy: policy).verify(token, now: now).claims
-        } catch {
-            throw AuthError.invalidToken("the access token is not valid (\(error.code))")
-        }
+        let claims = try await sessions.verifyAccessToken(token, audiences: audiences, now: now)
         guard let userID = claims.subject, let sessionID = claims["sid"]?.stringValue else {
             throw AuthError.invalidToken("the access token names no user or session")
         }
@@ -66,6 +63,9 @@ struct BearerAuthenticator: RouterMiddleware {
         guard try await sessions.isLive(sessionID, of: userID, now: now) else {
             throw AuthError.invalidToken("the session has ended")
         }
-        return Principal(userID: userID, sessionID: sessionID, amr: claims["amr"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        return Principal(
+            userID: userID, sessionID: sessionID, amr: claims["amr"]?.arrayValue?.compactMap(\.stringValue) ?? [],
+            clientID: claims["client_id"]?.stringValue,
+            scopes: claims["scope"]?.stringValue.map { Set($0.split(separator: " ").map(String.init)) })
     }
 }

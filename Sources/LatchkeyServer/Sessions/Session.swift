@@ -15,6 +15,9 @@ package struct Session: Sendable, Hashable {
     package var revokedReason: String?
     package var userAgent: String?
     package var ip: String?
+    /// The OAuth client whose grant this session is (`nil`: a `/v1` sign-in), its granted
+    /// scopes, space-separated, and the hosted pages' browser session it came from.
+    package var grant: OAuthGrant?
 
     /// When it ends if unused: the earlier of the idle and absolute limits.
     package var expiresAt: Date { min(idleExpiresAt, absoluteExpiresAt) }
@@ -23,4 +26,22 @@ package struct Session: Sendable, Hashable {
     package func isLive(at now: Date) -> Bool {
         revokedAt == nil && now < expiresAt
     }
+}
+
+/// What makes a session an OAuth grant: the client it was issued to, the scopes granted, and
+/// the browser session the user signed in with (an ID token's `sid`).
+package struct OAuthGrant: Sendable, Hashable {
+    package var clientID: String
+    /// Space-separated, sorted.
+    package var scope: String
+    package var browserSessionID: String?
+
+    package init(clientID: String, scope: String, browserSessionID: String?) {
+        self.clientID = clientID
+        self.scope = scope
+        self.browserSessionID = browserSessionID
+    }
+
+    /// The granted scopes as a set.
+    package var scopes: Set<String> { Set(scope.split(separator: " ").map(String.init)) }
 }

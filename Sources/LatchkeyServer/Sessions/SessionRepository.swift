@@ -37,14 +37,15 @@ struct SessionRepository: Sendable {
         try connection.execute(
             """
             INSERT INTO sessions (id, user_id, amr, created_at, last_used_at, idle_expires_at, absolute_expires_at, second_factor_at, revoked_at,
-                revoked_reason, user_agent, ip)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                revoked_reason, user_agent, ip, client_id, scope, browser_session_id)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 .text(session.id), .text(session.userID), .text(Self.amrText(session.amr)), .time(session.createdAt),
                 .time(session.lastUsedAt), .time(session.idleExpiresAt), .time(session.absoluteExpiresAt),
                 session.secondFactorAt.map(SQLValue.time) ?? .null, session.revokedAt.map(SQLValue.time) ?? .null,
                 SQLValue(session.revokedReason), SQLValue(session.userAgent), SQLValue(session.ip),
+                SQLValue(session.grant?.clientID), SQLValue(session.grant?.scope), SQLValue(session.grant?.browserSessionID),
             ])
     }
 
@@ -230,6 +231,9 @@ struct SessionRepository: Sendable {
             lastUsedAt: try row.date("last_used_at"), idleExpiresAt: try row.date("idle_expires_at"),
             absoluteExpiresAt: try row.date("absolute_expires_at"), secondFactorAt: row.optionalDate("second_factor_at"),
             revokedAt: row.optionalDate("revoked_at"), revokedReason: row.optionalString("revoked_reason"),
-            userAgent: row.optionalString("user_agent"), ip: row.optionalString("ip"))
+            userAgent: row.optionalString("user_agent"), ip: row.optionalString("ip"),
+            grant: row.optionalString("client_id").map {
+                OAuthGrant(clientID: $0, scope: row.optionalString("scope") ?? "", browserSessionID: row.optionalString("browser_session_id"))
+            })
     }
 }

@@ -88,20 +88,27 @@ package final class SessionService: Sendable {
     /// Creates a session and its first refresh token inside the caller's transaction, so a
     /// sign-in that fails later leaves no session behind (S28).
     ///
-    /// `secondFactorAt` is set when the sign-in included a second factor (MFA at sign-in).
+    /// `secondFactorAt` is set when the sign-in included a second factor (MFA at sign-in);
+    /// `grant` when an OAuth client's authorization code is exchanged for it.
     func createSession(
-        userID: String, amr: [String], secondFactorAt: Date? = nil, context: RequestContext, now: Date, on connection: any SQLConnection
+        userID: String, amr: [String], secondFactorAt: Date? = nil, grant: OAuthGrant? = nil, context: RequestContext, now: Date,
+        on connection: any SQLConnection
     ) throws -> (Session, String) {
         let session = Session(
             id: Identifiers.make("ses"), userID: userID, amr: amr, createdAt: now, lastUsedAt: now,
             idleExpiresAt: now.addingTimeInterval(min(idleTTL, absoluteTTL)), absoluteExpiresAt: now.addingTimeInterval(absoluteTTL),
-            secondFactorAt: secondFactorAt, userAgent: context.userAgent, ip: context.ip)
+            secondFactorAt: secondFactorAt, userAgent: context.userAgent, ip: context.ip, grant: grant)
         let refreshToken = Identifiers.secret()
         try repository.insert(session, on: connection)
         try repository.insertToken(hash: refreshToken.sha256, sessionID: session.id, at: now, on: connection)
+        var details = ["session_id": session.id, "amr": amr.joined(separator: " ")]
+        if let grant {
+            details["client_id"] = grant.clientID
+            details["scope"] = grant.scope
+        }
         try audit.record(
             .init(time: now, userID: userID, event: .sessionCreated, outcome: .success, ip: context.ip, requestID: context.requestID,
-                  details: ["session_id": session.id, "amr": amr.joined(separator: " ")]),
+                  details: details),
             on: connection)
         return (session, refreshToken)
     }
@@ -168,28 +175,76 @@ package final class SessionService: Sendable {
     }
 
     /// Signs an access token for the session and assembles the token response.
-    func tokenResponse(session: Session, refreshToken: String, user: User, created: Bool, now: Date) async throws -> TokenResponse {
+    func tokenResponse(
+        session: Session, refreshToken: String, user: User, created: Bool, audience: TokenAudience = .api, now: Date
+    ) async throws -> TokenResponse {
         TokenResponse(
-            accessToken: try await accessToken(for: session, now: now), expiresIn: accessTokenTTL, refreshToken: refreshToken,
-            session: session, user: user, created: created)
+            accessToken: try await accessToken(for: session, audience: audience, now: now), expiresIn: accessTokenTTL,
+            refreshToken: refreshToken, session: session, user: user, created: created)
     }
 
-    /// An access token exactly as docs/reference.md describes: `typ: at+jwt` (RFC 9068), ES256, `kid`.
-    func accessToken(for session: Session, now: Date) async throws -> String {
+    /// Whom an access token is for, its `aud`.
+    package enum TokenAudience: Sendable {
+        /// Latchkey's own API (`/v1`, and userinfo): sign-ins and first-party OAuth clients.
+        case api
+        /// Only the userinfo endpoint: what a third-party OAuth client gets, so that its tokens
+        /// can never call `/v1` (delete the account, list sessions) on the user's behalf.
+        case userinfo
+    }
+
+    /// The `aud` value of each ``TokenAudience``.
+    func audienceValue(_ audience: TokenAudience) -> String {
+        switch audience {
+        case .api: self.audience
+        case .userinfo: issuer + "/oauth/userinfo"
+        }
+    }
+
+    /// An access token exactly as docs/reference.md describes: `typ: at+jwt` (RFC 9068), ES256,
+    /// `kid`; an OAuth grant's also carries `client_id` and `scope`.
+    func accessToken(for session: Session, audience: TokenAudience = .api, now: Date) async throws -> String {
+        var claims = JWTClaims()
+        claims.subject = session.userID
+        claims["sid"] = .string(session.id)
+        claims["amr"] = .array(session.amr.map(JSONValue.string))
+        if let grant = session.grant {
+            claims["client_id"] = .string(grant.clientID)
+            claims["scope"] = .string(grant.scope)
+        }
+        return try await signAccessToken(claims, audience: audience, now: now)
+    }
+
+    /// Completes and signs access-token claims: `iss`, `aud`, `iat`, `exp`, `jti`.
+    func signAccessToken(_ claims: JWTClaims, audience: TokenAudience, now: Date) async throws -> String {
         guard let signer = try await keys.current(now: now).signer else {
             throw NoActiveSigningKey()
         }
-        var claims = JWTClaims()
-        let (issuer, audience) = identity.withLock { $0 }
+        var claims = claims
         claims.issuer = issuer
-        claims.subject = session.userID
-        claims.audience = [audience]
+        claims.audience = [audienceValue(audience)]
         claims.issuedAt = now
         claims.expiresAt = now.addingTimeInterval(TimeInterval(accessTokenTTL))
         claims.tokenID = Identifiers.secret()
-        claims["sid"] = .string(session.id)
-        claims["amr"] = .array(session.amr.map(JSONValue.string))
         return try signer.sign(claims, type: "at+jwt")
+    }
+
+    /// The claims of an access token this server signed: ES256, `typ: at+jwt`, this issuer,
+    /// one of `audiences`, not expired, with `sub` (and `sid` when `requiringSession`).
+    ///
+    /// - Throws: ``AuthError`` 401 `invalid_token` for anything else. Whether the session is
+    ///   still live is the caller's question (``isLive(_:of:now:)``).
+    func verifyAccessToken(
+        _ token: String, audiences: [TokenAudience], requiringSession: Bool = true, now: Date
+    ) async throws -> JWTClaims {
+        let snapshot = try await keys.current(now: now)
+        let policy = JWTValidationPolicy(
+            issuer: issuer, audiences: Set(audiences.map(audienceValue)), algorithms: [.es256],
+            requiredClaims: requiringSession ? ["exp", "iat", "sub", "sid"] : ["exp", "iat", "sub"], type: .exactly("at+jwt"))
+        do {
+            return try JWTVerifier(keys: snapshot.verificationKeys, policy: policy).verify(token, now: now).claims
+        } catch {
+            throw AuthError.invalidToken("the access token is not valid (\(error.code))")
+        }
     }
 
     // MARK: Refreshing
@@ -214,9 +269,15 @@ package final class SessionService: Sendable {
     /// successor has never been used, a retired token gets that same successor back (with a new
     /// access token), so a client whose answer was lost, or an app and its extension racing,
     /// keeps its session. Nothing rotates then: the session still has exactly one live token.
-    package func refresh(_ refreshToken: String, context: RequestContext) async throws -> TokenResponse {
+    ///
+    /// `client` is the OAuth client that authenticated at `/oauth/token`, `nil` at `/v1/token`.
+    /// A token refreshes only where it was issued: an OAuth grant's at its own client's token
+    /// endpoint (or at `/v1/token` when that client is first-party and public, as the SDK's web
+    /// sign-in is), a `/v1` session's only at `/v1/token`.
+    package func refresh(_ refreshToken: String, client: OAuthClient? = nil, context: RequestContext) async throws -> TokenResponse {
         let now = clock()
         let hash = refreshToken.sha256
+        let audience: TokenAudience = client.map { $0.isFirstParty ? .api : .userinfo } ?? .api
         let outcome: RefreshOutcome = try await database.write { connection in
             guard let presented = try self.repository.presentedToken(hash: hash, on: connection) else {
                 // The account may be gone with its sessions; a tombstone says so (docs/reference.md reasons).
@@ -224,6 +285,9 @@ package final class SessionService: Sendable {
                     return .refused(AuthError.Reason(rawValue: ended), "the account was deleted")
                 }
                 return .refused(.unknown, "the refresh token is not known")
+            }
+            guard try OAuthGrant.mayRefresh(presented.session.grant, presentedBy: client, on: connection) else {
+                return .refused(.unknown, "the refresh token was not issued to this client")
             }
             var session = presented.session
             func record(_ event: AuditEvent, _ outcome: AuditOutcome, _ details: [String: String] = [:]) throws {
@@ -272,10 +336,10 @@ package final class SessionService: Sendable {
         }
         switch outcome {
         case .rotated(let session, let token, let user):
-            return try await tokenResponse(session: session, refreshToken: token, user: user, created: false, now: now)
+            return try await tokenResponse(session: session, refreshToken: token, user: user, created: false, audience: audience, now: now)
         case .replayed(let session, let token, let user):
             metrics.increment(.refreshReplays)
-            return try await tokenResponse(session: session, refreshToken: token, user: user, created: false, now: now)
+            return try await tokenResponse(session: session, refreshToken: token, user: user, created: false, audience: audience, now: now)
         case .reused(let revokedNow):
             if revokedNow { metrics.increment(.refreshReuse) }
             throw AuthError.invalidGrant(.reused, "the refresh token was already used; the session is revoked")

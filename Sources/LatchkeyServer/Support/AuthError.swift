@@ -33,6 +33,12 @@ package struct AuthError: CodedError {
         package static let insufficientAuthentication = Code(rawValue: "insufficient_authentication")
         /// No such resource of the caller's.
         package static let notFound = Code(rawValue: "not_found")
+        /// An OAuth request the client is not registered for (RFC 6749 §5.2).
+        package static let unauthorizedClient = Code(rawValue: "unauthorized_client")
+        /// Scopes a client may not ask for (RFC 6749 §5.2).
+        package static let invalidScope = Code(rawValue: "invalid_scope")
+        /// A bearer token whose grant lacks the scope an endpoint needs (RFC 6750 §3.1).
+        package static let insufficientScope = Code(rawValue: "insufficient_scope")
         /// It already exists (a username, a device key, a confirmed TOTP).
         package static let conflict = Code(rawValue: "conflict")
         /// Too many failed attempts; ``retryAfter`` says when to come back.

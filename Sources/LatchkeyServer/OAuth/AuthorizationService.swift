@@ -1,0 +1,121 @@
+import FoundationEssentials
+import LatchkeyStore
+
+/// The authorization endpoint's decisions (OAuth 2.1 §4.1, OpenID Connect Core §3.1.2): which
+/// hosted page a request needs next, remembered consent, and authorization codes (S22).
+package struct AuthorizationService: Sendable {
+    /// What the browser sees next for a checked request.
+    package enum Step: Sendable, Hashable {
+        case signIn
+        case signUp
+        /// A third-party client asks for scopes the user has not granted it.
+        case consent
+        /// Back to the client, with a code or an error.
+        case respond(AuthorizationResponse)
+    }
+
+    let database: any SQLDatabase
+    let sessions: SessionService
+    let clients: ClientService
+    let codes = AuthorizationCodeRepository()
+    let consents = ConsentRepository()
+    let audit: AuditLog
+
+    init(database: any SQLDatabase, sessions: SessionService, clients: ClientService) {
+        self.database = database
+        self.sessions = sessions
+        self.clients = clients
+        self.audit = AuditLog(database: database)
+    }
+
+    /// The issuer, for the `iss` response parameter (RFC 9207).
+    package var issuer: String { sessions.issuer }
+
+    /// Checks an authorization request's parameters against its registered client.
+    package func check(_ parameters: [String: String]) async throws -> AuthorizationRequest {
+        let client: OAuthClient? =
+            if let id = parameters["client_id"], !id.isEmpty, id.utf8.count <= 256 { try await clients.client(id: id) } else { nil }
+        return try AuthorizationRequest.check(parameters, client: client)
+    }
+
+    /// The next step for a checked request, given the browser's signed-in session (if any).
+    ///
+    /// `prompt=login` and `max_age` ask for a sign-in now; `prompt=none` never shows a page and
+    /// answers `login_required` or `consent_required` instead; a first-party client never asks
+    /// for consent, a third-party one asks whenever it wants a scope not granted before, or
+    /// always with `prompt=consent`.
+    package func next(_ request: AuthorizationRequest, browserSession: BrowserSession?, context: RequestContext) async throws -> Step {
+        let now = sessions.clock()
+        let fresh = browserSession.map { session in
+            !request.prompts.contains(.login) && !request.prompts.contains(.create)
+                && request.maxAge.map { now.timeIntervalSince(session.authTime) <= TimeInterval($0) } ?? true
+        }
+        guard let browserSession, fresh == true else {
+            if request.prompts.contains(.none) { return .respond(error(request, "login_required", "the user is not signed in")) }
+            return request.prompts.contains(.create) ? .signUp : .signIn
+        }
+        if try await needsConsent(request, userID: browserSession.userID) {
+            if request.prompts.contains(.none) { return .respond(error(request, "consent_required", "the user has not granted these scopes")) }
+            return .consent
+        }
+        return .respond(try await issueCode(request, browserSession: browserSession, context: context))
+    }
+
+    /// The user's answer on the consent page: `allow` remembers the scopes and issues a code,
+    /// anything else answers `access_denied`.
+    package func decide(
+        allow: Bool, request: AuthorizationRequest, browserSession: BrowserSession, context: RequestContext
+    ) async throws -> AuthorizationResponse {
+        guard allow else {
+            try await audit.record(
+                .init(time: sessions.clock(), userID: browserSession.userID, event: .consentGranted, outcome: .failure, ip: context.ip,
+                      requestID: context.requestID, details: ["client_id": request.client.id, "scope": request.scope]))
+            return error(request, "access_denied", "the user did not allow the request")
+        }
+        return try await issueCode(request, browserSession: browserSession, rememberingConsent: true, context: context)
+    }
+
+    /// Whether the user must be asked before the client gets these scopes.
+    func needsConsent(_ request: AuthorizationRequest, userID: String) async throws -> Bool {
+        if request.client.isFirstParty { return false }
+        if request.prompts.contains(.consent) { return true }
+        let granted = try await database.read { connection in
+            try self.consents.scopes(userID: userID, clientID: request.client.id, on: connection)
+        }
+        return !(granted.map { Set(request.scopes).isSubset(of: $0) } ?? false)
+    }
+
+    /// Stores a new authorization code for the signed-in user (and, after the consent page, the
+    /// consent), with its audit entries, and returns the response that carries it.
+    private func issueCode(
+        _ request: AuthorizationRequest, browserSession: BrowserSession, rememberingConsent: Bool = false, context: RequestContext
+    ) async throws -> AuthorizationResponse {
+        let now = sessions.clock()
+        let code = Identifiers.secret()
+        let stored = AuthorizationCode(
+            hash: code.sha256, clientID: request.client.id, userID: browserSession.userID, browserSessionID: browserSession.id,
+            redirectURI: request.redirectURI, codeChallenge: request.codeChallenge, scope: request.scope, nonce: request.nonce,
+            authTime: browserSession.authTime, amr: browserSession.amr, createdAt: now,
+            expiresAt: now.addingTimeInterval(AuthorizationCode.lifetime))
+        try await database.write { connection in
+            if rememberingConsent {
+                try self.consents.remember(
+                    userID: browserSession.userID, clientID: request.client.id, scopes: Set(request.scopes), at: now, on: connection)
+                try self.audit.record(
+                    .init(time: now, userID: browserSession.userID, event: .consentGranted, outcome: .success, ip: context.ip,
+                          requestID: context.requestID, details: ["client_id": request.client.id, "scope": request.scope]),
+                    on: connection)
+            }
+            try self.codes.insert(stored, on: connection)
+            try self.audit.record(
+                .init(time: now, userID: browserSession.userID, event: .oauthCodeIssued, outcome: .success, ip: context.ip,
+                      requestID: context.requestID, details: ["client_id": request.client.id, "scope": request.scope]),
+                on: connection)
+        }
+        return AuthorizationResponse(redirectURI: request.redirectURI, mode: request.responseMode, state: request.state, result: .code(code))
+    }
+
+    private func error(_ request: AuthorizationRequest, _ error: String, _ description: String) -> AuthorizationResponse {
+        AuthorizationResponse(redirectURI: request.redirectURI, mode: request.responseMode, state: request.state, result: .error(error, description))
+    }
+}

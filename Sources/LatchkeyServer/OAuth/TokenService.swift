@@ -1,0 +1,159 @@
+import FoundationEssentials
+import LatchkeyJOSE
+import LatchkeyJSON
+import LatchkeyStore
+
+/// What `/oauth/token` hands a client.
+package struct OAuthTokens: Sendable {
+    package var accessToken: String
+    package var expiresIn: Int
+    package var refreshToken: String?
+    package var idToken: String?
+    package var scope: String
+}
+
+/// The token endpoint's grants (authorization code with PKCE, refresh token, client
+/// credentials), revocation (RFC 7009), introspection (RFC 7662) and userinfo.
+package struct TokenService: Sendable {
+    let database: any SQLDatabase
+    let sessions: SessionService
+    let codes = AuthorizationCodeRepository()
+    let audit: AuditLog
+
+    init(database: any SQLDatabase, sessions: SessionService) {
+        self.database = database
+        self.sessions = sessions
+        self.audit = AuditLog(database: database)
+    }
+
+    // MARK: Grants
+
+    private enum Exchange: Sendable {
+        case issued(Session, String, AuthorizationCode)
+        case refused(String)
+        /// The code came back after its exchange; `revoked` is what that exchange issued.
+        case replayed(revoked: String?)
+    }
+
+    /// Exchanges an authorization code (S22): once, within its lifetime, by the client it was
+    /// issued to, with the same redirect URI and the PKCE verifier of its challenge.
+    ///
+    /// The first presentation uses the code up whatever follows (a compare-and-set), so a
+    /// stolen code tried with a wrong verifier is gone; a second presentation revokes the
+    /// session the first one created.
+    package func exchange(
+        code: String, redirectURI: String?, verifier: String?, client: OAuthClient, context: RequestContext
+    ) async throws -> OAuthTokens {
+        guard client.grantTypes.contains(.authorizationCode) else {
+            throw AuthError(.unauthorizedClient, "the client may not use the authorization code grant")
+        }
+        let now = sessions.clock()
+        let hash = code.sha256
+        let outcome: Exchange = try await database.write { connection in
+            guard code.utf8.count <= 512, let stored = try self.codes.find(hash: hash, on: connection) else {
+                return .refused("the code is not known")
+            }
+            guard try self.codes.use(hash: hash, at: now, on: connection) else {
+                var revoked: String?
+                if let sessionID = stored.sessionID, try self.sessions.revoke(sessionID, reason: "reused", now: now, on: connection) {
+                    revoked = sessionID
+                }
+                try self.audit.record(
+                    .init(time: now, userID: stored.userID, event: .oauthCodeReplayed, outcome: .revoked, ip: context.ip,
+                          requestID: context.requestID, details: ["client_id": stored.clientID, "session_id": revoked ?? ""]),
+                    on: connection)
+                return .replayed(revoked: revoked)
+            }
+            guard stored.clientID == client.id else { return .refused("the code was issued to another client") }
+            guard now < stored.expiresAt else { return .refused("the code has expired") }
+            guard redirectURI == stored.redirectURI else { return .refused("redirect_uri differs from the authorization request's") }
+            guard let verifier else { return .refused("code_verifier is required") }
+            guard PKCE.verifies(verifier, challenge: stored.codeChallenge) else { return .refused("code_verifier does not match the challenge") }
+            let grant = OAuthGrant(clientID: client.id, scope: stored.scope, browserSessionID: stored.browserSessionID)
+            let (session, refreshToken) = try self.sessions.createSession(
+                userID: stored.userID, amr: stored.amr, secondFactorAt: stored.amr.contains("mfa") ? stored.authTime : nil, grant: grant,
+                context: context, now: now, on: connection)
+            try self.codes.attach(sessionID: session.id, toCode: hash, on: connection)
+            try self.audit.record(
+                .init(time: now, userID: stored.userID, event: .oauthCodeExchanged, outcome: .success, ip: context.ip,
+                      requestID: context.requestID, details: ["client_id": client.id, "session_id": session.id]),
+                on: connection)
+            return .issued(session, refreshToken, stored)
+        }
+        switch outcome {
+        case .refused(let description):
+            throw AuthError.invalidGrant(.unknown, description)
+        case .replayed:
+            throw AuthError.invalidGrant(.reused, "the code was already used; what it issued is revoked")
+        case .issued(let session, let refreshToken, let stored):
+            return try await tokens(
+                session: session, refreshToken: refreshToken, client: client, authTime: stored.authTime, nonce: stored.nonce, now: now)
+        }
+    }
+
+    /// Rotates a refresh token issued to this client, as `/v1/token` does (S8: reuse revokes the
+    /// grant), and answers with a new ID token when the grant has `openid`.
+    package func refresh(_ refreshToken: String, client: OAuthClient, context: RequestContext) async throws -> OAuthTokens {
+        guard client.grantTypes.contains(.refreshToken) else {
+            throw AuthError(.unauthorizedClient, "the client may not use the refresh token grant")
+        }
+        let response = try await sessions.refresh(refreshToken, client: client, context: context)
+        let authTime = response.session.secondFactorAt ?? response.session.createdAt
+        return try await tokens(
+            session: response.session, refreshToken: response.refreshToken, accessToken: response.accessToken, client: client,
+            authTime: authTime, nonce: nil, now: sessions.clock())
+    }
+
+    /// An access token for the client itself (RFC 6749 §4.4): confidential clients only, with
+    /// the client's own scopes (never the user scopes `openid`, `profile`, `email`,
+    /// `offline_access`), no refresh token and no ID token.
+    package func clientCredentials(client: OAuthClient, scope: String?, context: RequestContext) async throws -> OAuthTokens {
+        guard client.isConfidential, client.grantTypes.contains(.clientCredentials) else {
+            throw AuthError(.unauthorizedClient, "the client may not use the client credentials grant")
+        }
+        let allowed = client.scopes.subtracting(Self.userScopes)
+        let requested = scope.map { Set($0.split(separator: " ").map(String.init)) } ?? allowed
+        guard requested.isSubset(of: allowed) else { throw AuthError(.invalidScope, "the client may not ask for every scope requested") }
+        let granted = requested.sorted().joined(separator: " ")
+        var claims = JWTClaims()
+        claims.subject = client.id
+        claims["client_id"] = .string(client.id)
+        claims["scope"] = .string(granted)
+        let now = sessions.clock()
+        let token = try await sessions.signAccessToken(claims, audience: .userinfo, now: now)
+        try await audit.record(
+            .init(time: now, userID: nil, event: .oauthClientCredentials, outcome: .success, ip: context.ip, requestID: context.requestID,
+                  details: ["client_id": client.id, "scope": granted]))
+        return OAuthTokens(accessToken: token, expiresIn: sessions.accessTokenTTL, refreshToken: nil, idToken: nil, scope: granted)
+    }
+
+    /// Scopes about a user, which only a user's grant can carry.
+    static let userScopes: Set<String> = ["openid", "profile", "email", "offline_access"]
+
+    /// The token response for a grant's session: a refresh token only with `offline_access` or
+    /// for a first-party client, an ID token only with `openid`.
+    private func tokens(
+        session: Session, refreshToken: String, accessToken: String? = nil, client: OAuthClient, authTime: Date, nonce: String?,
+        now: Date
+    ) async throws -> OAuthTokens {
+        let grant = session.grant ?? OAuthGrant(clientID: client.id, scope: "", browserSessionID: nil)
+        let access: String
+        if let accessToken {
+            access = accessToken
+        } else {
+            access = try await sessions.accessToken(for: session, audience: client.isFirstParty ? .api : .userinfo, now: now)
+        }
+        var idToken: String?
+        if grant.scopes.contains("openid") {
+            let claims = IDTokenClaims(
+                issuer: sessions.issuer, subject: session.userID, audience: client.id, authorizedParty: client.id, issuedAt: now,
+                expiresAt: now.addingTimeInterval(TimeInterval(sessions.accessTokenTTL)), authTime: authTime, nonce: nonce, amr: session.amr,
+                sessionID: grant.browserSessionID, accessToken: access)
+            idToken = try await sessions.keys.signIDToken(claims, algorithm: IDTokenAlgorithm(rawValue: client.idTokenAlgorithm) ?? .rs256)
+        }
+        let keepsRefreshToken = client.isFirstParty || grant.scopes.contains("offline_access")
+        return OAuthTokens(
+            accessToken: access, expiresIn: sessions.accessTokenTTL, refreshToken: keepsRefreshToken ? refreshToken : nil, idToken: idToken,
+            scope: grant.scope)
+    }
+}

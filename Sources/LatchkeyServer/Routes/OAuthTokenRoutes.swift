@@ -1,0 +1,137 @@
+import FoundationEssentials
+import LatchkeyCrypto
+import LatchkeyHTTP
+import LatchkeyJSON
+import LatchkeyWire
+
+/// The OAuth provider's back-channel endpoints: `/oauth/token`, `/oauth/revoke` (RFC 7009),
+/// `/oauth/introspect` (RFC 7662) and `/oauth/userinfo` (OpenID Connect Core §5.3).
+struct OAuthTokenRoutes {
+    let tokens: TokenService
+    let clients: ClientService
+    /// The bearer check of userinfo: tokens for the API or for userinfo alone.
+    let userinfoBearer: BearerAuthenticator
+
+    func register(on router: Router) {
+        let (tokens, clients) = (tokens, clients)
+
+        router.post("/oauth/token") { request in
+            let form = try request.formBody()
+            let client = try await Self.authenticateClient(request, form: form, clients: clients)
+            let context = RequestContext(request)
+            let issued: OAuthTokens
+            switch form["grant_type"] {
+            case "authorization_code":
+                guard let code = form["code"], !code.isEmpty else { throw AuthError.invalidRequest("code is required") }
+                issued = try await tokens.exchange(
+                    code: code, redirectURI: form["redirect_uri"], verifier: form["code_verifier"], client: client, context: context)
+            case "refresh_token":
+                guard let token = form["refresh_token"], !token.isEmpty, token.utf8.count <= 512 else {
+                    throw AuthError.invalidRequest("refresh_token is required")
+                }
+                issued = try await tokens.refresh(token, client: client, context: context)
+            case "client_credentials":
+                issued = try await tokens.clientCredentials(client: client, scope: form["scope"], context: context)
+            case nil:
+                throw AuthError.invalidRequest("grant_type is required")
+            default:
+                throw AuthError(.unsupportedGrantType, "grant_type must be authorization_code, refresh_token or client_credentials")
+            }
+            return Self.noStore(
+                .json(
+                    WireOAuthTokenResponse(
+                        accessToken: issued.accessToken, expiresIn: issued.expiresIn, refreshToken: issued.refreshToken,
+                        idToken: issued.idToken, scope: issued.scope
+                    ).json))
+        }
+
+        router.post("/oauth/revoke") { request in
+            let form = try request.formBody()
+            let client = try await Self.authenticateClient(request, form: form, clients: clients)
+            guard let token = form["token"], !token.isEmpty else { throw AuthError.invalidRequest("token is required") }
+            try await tokens.revoke(token, client: client, context: RequestContext(request))
+            return .empty(status: 200)
+        }
+
+        router.post("/oauth/introspect") { request in
+            let form = try request.formBody()
+            let client = try await Self.authenticateClient(request, form: form, clients: clients)
+            guard client.isConfidential else { throw AuthError(.invalidClient, "introspection is for confidential clients") }
+            guard let token = form["token"], !token.isEmpty else { throw AuthError.invalidRequest("token is required") }
+            return Self.noStore(.json(Self.json(try await tokens.introspect(token, client: client))))
+        }
+
+        let userinfo = router.group("/oauth/userinfo", middleware: userinfoBearer)
+        let answer: @Sendable (HTTPRequest, LatchkeyContext) async throws -> HTTPResponse = { _, context in
+            let principal = try context.requirePrincipal()
+            return Self.noStore(.json(Self.json(try await tokens.userInfo(userID: principal.userID, scopes: principal.scopes))))
+        }
+        userinfo.get("", answer)
+        userinfo.post("", answer)
+    }
+
+    /// The client of a token-endpoint request (RFC 6749 §2.3): `client_secret_basic`,
+    /// `client_secret_post`, or a public client's bare `client_id`; one method per request.
+    ///
+    /// - Throws: `invalid_client` (401) for an unknown client or a wrong, missing or unexpected
+    ///   secret; `invalid_request` for two methods at once.
+    static func authenticateClient(_ request: HTTPRequest, form: [String: String], clients: ClientService) async throws -> OAuthClient {
+        var id = form["client_id"]
+        var secret = form["client_secret"]
+        if let header = request.headers["Authorization"] {
+            guard header.count > 6, header.prefix(6).lowercased() == "basic " else {
+                throw AuthError(.invalidClient, "the Authorization header must use the Basic scheme")
+            }
+            guard secret == nil else { throw AuthError.invalidRequest("use one client authentication method, not two") }
+            guard let decoded = Base64.decode(Array(header.dropFirst(6).trimmingWhitespace().utf8), padded: nil),
+                let text = String(validating: decoded, as: UTF8.self), let colon = text.firstIndex(of: ":"),
+                let basicID = PercentEncoding.decode(text[..<colon], plusIsSpace: true),
+                let basicSecret = PercentEncoding.decode(text[text.index(after: colon)...], plusIsSpace: true)
+            else { throw AuthError(.invalidClient, "the Basic credentials are malformed") }
+            if let id, id != basicID { throw AuthError.invalidRequest("client_id differs from the Basic credentials") }
+            id = basicID
+            secret = basicSecret
+        }
+        guard let id, !id.isEmpty, id.utf8.count <= 256, (secret?.utf8.count ?? 0) <= 512 else {
+            throw AuthError(.invalidClient, "the client is not identified")
+        }
+        return try await clients.authenticate(id: id, secret: secret)
+    }
+
+    /// Token responses and what they say of tokens are never cached (RFC 6749 §5.1).
+    static func noStore(_ response: HTTPResponse) -> HTTPResponse {
+        var response = response
+        response.headers.set("Cache-Control", "no-store")
+        response.headers.set("Pragma", "no-cache")
+        return response
+    }
+
+    static func json(_ introspection: TokenIntrospection) -> JSONValue {
+        guard introspection.active else { return ["active": false] }
+        var members: [String: JSONValue] = ["active": true]
+        if let scope = introspection.scope { members["scope"] = .string(scope) }
+        if let clientID = introspection.clientID { members["client_id"] = .string(clientID) }
+        if let subject = introspection.subject { members["sub"] = .string(subject) }
+        if let issuedAt = introspection.issuedAt { members["iat"] = .integer(Int(issuedAt.timeIntervalSince1970)) }
+        if let expiresAt = introspection.expiresAt { members["exp"] = .integer(Int(expiresAt.timeIntervalSince1970)) }
+        if let tokenType = introspection.tokenType { members["token_type"] = .string(tokenType) }
+        if let sessionID = introspection.sessionID { members["sid"] = .string(sessionID) }
+        return .object(members)
+    }
+
+    static func json(_ info: UserInfo) -> JSONValue {
+        var members: [String: JSONValue] = ["sub": .string(info.subject)]
+        if let profile = info.profile {
+            members["given_name"] = .optional(profile.givenName)
+            members["family_name"] = .optional(profile.familyName)
+            let name = [profile.givenName, profile.familyName].compactMap { $0 }.joined(separator: " ")
+            members["name"] = name.isEmpty ? .null : .string(name)
+        }
+        if let email = info.email {
+            members["email"] = .optional(email.address)
+            members["email_verified"] = .bool(email.verified)
+            members["is_private_email"] = .bool(email.isPrivate)
+        }
+        return .object(members)
+    }
+}
