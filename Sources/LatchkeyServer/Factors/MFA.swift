@@ -132,6 +132,11 @@ extension FactorService {
     /// Spending the proof and completing the token are both compare-and-set: of concurrent
     /// requests with one token, at most one signs in, and one that loses keeps nothing.
     func mfaVerify(token: String, proof: MFAProof, context: RequestContext) async throws -> TokenResponse {
+        try await mfaVerify(token: token, proof: proof, context: context, target: .api).tokens
+    }
+
+    /// ``mfaVerify(token:proof:context:)`` into an API session or a hosted page's browser session.
+    func mfaVerify(token: String, proof: MFAProof, context: RequestContext, target: SignInTarget) async throws -> SignedIn {
         let now = clock()
         let tokenHash = token.sha256
         var checked: CheckedDeviceProof?
@@ -141,9 +146,9 @@ extension FactorService {
             }
         }
         let device = checked
-        let (session, refreshToken, user): (Session, String, User)
+        let (landing, user): (SessionService.Landing, User)
         do {
-            (session, refreshToken, user) = try await commit { connection -> Result<(Session, String, User), AuthError> in
+            (landing, user) = try await commit { connection -> Result<(SessionService.Landing, User), AuthError> in
                 let mfa = try MFAToken.usable(token, now: now, on: connection)
                 let accountKey = LoginRateLimiter.Key(scope: "mfa_account", key: "mfa:account:" + mfa.userID, limit: self.failureLimiter.perAccount)
                 if let block = try self.failureLimiter.block([accountKey], now: now, on: connection) {
@@ -189,16 +194,16 @@ extension FactorService {
                     return .failure(.invalidGrant(.revoked, "the account no longer exists"))
                 }
                 try self.record(proof.usedEvent, .success, userID: mfa.userID, context: context, now: now, details: details, on: connection)
-                let (session, refreshToken) = try self.sessions.createSession(
-                    userID: mfa.userID, amr: Self.amr([mfa.firstFactor], adding: proof.amr), secondFactorAt: now, context: context, now: now,
-                    on: connection)
-                return .success((session, refreshToken, user))
+                let landing = try self.sessions.land(
+                    target, userID: mfa.userID, amr: Self.amr([mfa.firstFactor], adding: proof.amr), secondFactorAt: now, context: context,
+                    now: now, on: connection)
+                return .success((landing, user))
             }
         } catch {
             count(proof.factor, use: "mfa", false)
             throw error
         }
         count(proof.factor, use: "mfa", true)
-        return try await sessions.tokenResponse(session: session, refreshToken: refreshToken, user: user, created: false, now: now)
+        return try await sessions.finish(landing, user: user, created: false, now: now)
     }
 }

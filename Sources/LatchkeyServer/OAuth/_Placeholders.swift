@@ -55,3 +55,8 @@ extension AuditEvent {
 extension AuthError.Code {
     package static let invalidClient = AuthError.Code(rawValue: "invalid_client")
 }
+package struct BrowserSessionService: Sendable {
+    init(database: any SQLDatabase, clock: @escaping @Sendable () -> Date, lifetime: TimeInterval = 86_400) {}
+    package func current(token: String) async throws -> BrowserSession? { fatalError() }
+    func start(userID: String, amr: [String], context: RequestContext, now: Date, on connection: any SQLConnection) throws -> (BrowserSession, String) { fatalError() }
+}

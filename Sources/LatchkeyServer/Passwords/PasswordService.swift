@@ -54,6 +54,14 @@ package final class PasswordService: Sendable {
     ///   ``AuthError/Code/conflict`` when the username is taken (the UNIQUE constraint decides),
     ///   ``AuthError/Code/overloaded`` when the hashing queue is full.
     func signUp(username raw: String, password: String, givenName: String?, familyName: String?, context: RequestContext) async throws -> TokenResponse {
+        try await signUp(username: raw, password: password, givenName: givenName, familyName: familyName, context: context, target: .api).tokens
+    }
+
+    /// ``signUp(username:password:givenName:familyName:context:)`` into an API session or a
+    /// hosted page's browser session.
+    func signUp(
+        username raw: String, password: String, givenName: String?, familyName: String?, context: RequestContext, target: SignInTarget
+    ) async throws -> SignedIn {
         let username = try Username(raw)
         let normalized = try PasswordPolicy.normalize(password, field: "password")
         try policy.check(newPassword: normalized, field: "password")
@@ -65,7 +73,7 @@ package final class PasswordService: Sendable {
         let parameters = parameters
         let hash = try await pool.run { try Argon2id.hash(password: Array(normalized.utf8), parameters: parameters) }
         return try await Self.refusingTakenUsernames {
-            try await self.sessions.signIn(method: Self.method, context: context) { connection, now in
+            try await self.sessions.signIn(method: Self.method, context: context, target: target) { connection, now in
                 let user = try self.sessions.users.create(
                     email: username.isEmail ? username.value : nil, givenName: givenName, familyName: familyName, now: now, on: connection)
                 try credentials.insert(userID: user.id, username: username.value, hash: hash, now: now, on: connection)
@@ -84,6 +92,11 @@ package final class PasswordService: Sendable {
     /// - Throws: ``AuthError/Code/invalidCredentials`` (the same for an unknown user and a wrong
     ///   password), ``AuthError/Code/rateLimited``, ``AuthError/Code/overloaded``.
     func logIn(username raw: String, password: String, context: RequestContext) async throws -> TokenResponse {
+        try await logIn(username: raw, password: password, context: context, target: .api).tokens
+    }
+
+    /// ``logIn(username:password:context:)`` into an API session or a hosted page's browser session.
+    func logIn(username raw: String, password: String, context: RequestContext, target: SignInTarget) async throws -> SignedIn {
         // A name that breaks the rule cannot exist; it still costs a hash, as an unknown name does.
         let username = (try? Username(raw))?.value ?? raw
         let normalized = try PasswordPolicy.normalize(password, field: "password")
@@ -97,7 +110,7 @@ package final class PasswordService: Sendable {
             throw Self.invalidCredentials
         }
         let (limiter, credentials) = (limiter, credentials)
-        return try await sessions.signIn(method: Self.method, context: context) { connection, now in
+        return try await sessions.signIn(method: Self.method, context: context, target: target) { connection, now in
             // The password may have changed since it was read; then this check no longer counts.
             // Both the rehash and the plain check compare against the verified hash and hold the
             // row, so a concurrent change either waits for this sign-in or wins before it.

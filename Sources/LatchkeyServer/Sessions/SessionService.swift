@@ -30,6 +30,25 @@ package struct TokenResponse: Sendable {
     package var created: Bool
 }
 
+/// Where a sign-in lands: a `/v1` session with tokens, or a browser session of the hosted pages.
+package enum SignInTarget: Sendable {
+    case api
+    case browser
+}
+
+/// A completed sign-in.
+package enum SignedIn: Sendable {
+    case api(TokenResponse)
+    /// The browser session and the token for its cookie.
+    case browser(BrowserSession, token: String)
+
+    /// The tokens of a sign-in whose target was ``SignInTarget/api``.
+    var tokens: TokenResponse {
+        guard case .api(let tokens) = self else { preconditionFailure("an API sign-in lands in an API session") }
+        return tokens
+    }
+}
+
 /// Sessions and their tokens: creation, refresh-token rotation with reuse detection, expiry and
 /// revocation (docs/security.md S7–S9), each written with its audit entry in one transaction (S27, S28).
 package final class SessionService: Sendable {
@@ -48,6 +67,8 @@ package final class SessionService: Sendable {
     /// `refresh_token_reuse_grace`: how long a rotated token may still get its unused successor
     /// back (S8); 0 turns the grace off.
     let reuseGrace: TimeInterval
+    /// The hosted pages' sign-ins, which end with the user's other sessions (S29).
+    let browserSessions: BrowserSessionService
     /// The issuer and audience; known only once the server has bound its port.
     let identity: Mutex<(issuer: String, audience: String)>
     /// Recent answers to "whose live session is this?" (`nil`: nobody's, it has ended or never
@@ -72,6 +93,7 @@ package final class SessionService: Sendable {
         self.idleTTL = TimeInterval(configuration.refreshTokenIdleTTL)
         self.absoluteTTL = TimeInterval(configuration.refreshTokenAbsoluteTTL)
         self.reuseGrace = TimeInterval(configuration.refreshTokenReuseGrace)
+        self.browserSessions = BrowserSessionService(database: database, clock: clock)
         self.identity = Mutex((configuration.publicURL ?? "", configuration.audience ?? configuration.publicURL ?? ""))
     }
 
@@ -139,13 +161,14 @@ package final class SessionService: Sendable {
     /// (S28). Sign-ins are counted in `/metrics` by method and outcome.
     ///
     /// A user with a second factor gets `403 mfa_required` with an `mfa_token` instead of a
-    /// session (``beginSecondFactor(after:context:now:on:)``), so every method inherits MFA.
+    /// session (``beginSecondFactor(after:context:now:on:)``), so every method inherits MFA,
+    /// whether it lands in an API session or a hosted page's browser session.
     func signIn(
-        method: String, context: RequestContext,
+        method: String, context: RequestContext, target: SignInTarget,
         authenticate: @escaping @Sendable (any SQLConnection, Date) throws -> FirstFactor
-    ) async throws -> TokenResponse {
+    ) async throws -> SignedIn {
         enum Outcome: Sendable {
-            case signedIn(FirstFactor, Session, String)
+            case signedIn(FirstFactor, Landing)
             case secondFactorRequired(AuthError)
         }
         let now = clock()
@@ -156,9 +179,9 @@ package final class SessionService: Sendable {
                 if let mfaRequired = try self.beginSecondFactor(after: factor, context: context, now: now, on: connection) {
                     return .secondFactorRequired(mfaRequired)
                 }
-                let (session, refreshToken) = try self.createSession(
-                    userID: factor.user.id, amr: [factor.method], context: context, now: now, on: connection)
-                return .signedIn(factor, session, refreshToken)
+                let landing = try self.land(
+                    target, userID: factor.user.id, amr: [factor.method], secondFactorAt: nil, context: context, now: now, on: connection)
+                return .signedIn(factor, landing)
             }
         } catch {
             metrics.increment(.signIns, ["method": method, "outcome": "failure"])
@@ -168,9 +191,48 @@ package final class SessionService: Sendable {
         case .secondFactorRequired(let mfaRequired):
             metrics.increment(.signIns, ["method": method, "outcome": "mfa_required"])
             throw mfaRequired
-        case .signedIn(let factor, let session, let refreshToken):
+        case .signedIn(let factor, let landing):
             metrics.increment(.signIns, ["method": method, "outcome": "success"])
-            return try await tokenResponse(session: session, refreshToken: refreshToken, user: factor.user, created: factor.created, now: now)
+            return try await finish(landing, user: factor.user, created: factor.created, now: now)
+        }
+    }
+
+    /// ``signIn(method:context:target:authenticate:)`` into an API session.
+    func signIn(
+        method: String, context: RequestContext, authenticate: @escaping @Sendable (any SQLConnection, Date) throws -> FirstFactor
+    ) async throws -> TokenResponse {
+        try await signIn(method: method, context: context, target: .api, authenticate: authenticate).tokens
+    }
+
+    /// What a sign-in created inside its transaction, before the access token is signed.
+    enum Landing: Sendable {
+        case api(Session, refreshToken: String)
+        case browser(BrowserSession, token: String)
+    }
+
+    /// Creates what a completed sign-in leads to, inside the sign-in transaction.
+    func land(
+        _ target: SignInTarget, userID: String, amr: [String], secondFactorAt: Date?, context: RequestContext, now: Date,
+        on connection: any SQLConnection
+    ) throws -> Landing {
+        switch target {
+        case .api:
+            let (session, refreshToken) = try createSession(
+                userID: userID, amr: amr, secondFactorAt: secondFactorAt, context: context, now: now, on: connection)
+            return .api(session, refreshToken: refreshToken)
+        case .browser:
+            let (session, token) = try browserSessions.start(userID: userID, amr: amr, context: context, now: now, on: connection)
+            return .browser(session, token: token)
+        }
+    }
+
+    /// The answer to a sign-in, once its transaction has committed.
+    func finish(_ landing: Landing, user: User, created: Bool, now: Date) async throws -> SignedIn {
+        switch landing {
+        case .api(let session, let refreshToken):
+            .api(try await tokenResponse(session: session, refreshToken: refreshToken, user: user, created: created, now: now))
+        case .browser(let session, let token):
+            .browser(session, token: token)
         }
     }
 

@@ -1,0 +1,276 @@
+import FoundationEssentials
+import LatchkeyHTTP
+import LatchkeyJOSE
+import LatchkeyJSON
+
+/// The front channel of the OAuth provider: `GET /oauth/authorize` and the hosted pages' forms
+/// (sign in, sign up, second factor, consent), each of which answers `303` (S23) and checks the
+/// whole authorization request again from the hidden `request` field it carries.
+struct AuthorizeRoutes {
+    let authorization: AuthorizationService
+    let browserSessions: BrowserSessionService
+    let csrf: CSRFProtection
+    /// `nil` when passwords are off: the sign-in page then offers only Sign in with Apple.
+    let passwords: PasswordService?
+    let factors: FactorService
+
+    static let signInPath = "/oauth/authorize/sign-in"
+    static let signUpPath = "/oauth/authorize/sign-up"
+    static let secondFactorPath = "/oauth/authorize/second-factor"
+    static let consentPath = "/oauth/authorize/consent"
+
+    func register(on router: Router) {
+        let routes = self
+        router.get("/oauth/authorize") { request in try await routes.show(request, parameters: request.query) }
+        router.post(Self.signInPath) { request in try await routes.signIn(request, creating: false) }
+        router.post(Self.signUpPath) { request in try await routes.signIn(request, creating: true) }
+        router.get(Self.secondFactorPath) { request in try await routes.secondFactorPage(request) }
+        router.post(Self.secondFactorPath) { request in try await routes.secondFactor(request) }
+        router.post(Self.consentPath) { request in try await routes.consent(request) }
+    }
+
+    // MARK: The authorization endpoint
+
+    /// Checks the request and shows what it needs next: a hosted page, or the answer to the client.
+    func show(_ request: HTTPRequest, parameters: [String: String]) async throws -> HTTPResponse {
+        let authorizationRequest: AuthorizationRequest
+        do {
+            authorizationRequest = try await authorization.check(parameters)
+        } catch let failure as AuthorizationFailure {
+            return respond(failure)
+        }
+        let browserSession = try await currentBrowserSession(request)
+        let flash = HostedFlash(request)
+        var response: HTTPResponse
+        switch try await authorization.next(authorizationRequest, browserSession: browserSession, context: RequestContext(request)) {
+        case .respond(let answer):
+            response = respond(answer)
+        case .signIn, .signUp:
+            let creating = authorizationRequest.prompts.contains(.create) || flash?.page == "sign_up"
+            let (token, binding) = preSessionBinding(request)
+            let form = HostedForm(
+                action: creating ? Self.signUpPath : Self.signInPath, csrfToken: csrf.token(binding: binding),
+                hidden: [HiddenField(name: "request", value: Self.encode(authorizationRequest.parameters))])
+            let username = flash?.username ?? authorizationRequest.loginHint ?? ""
+            let clientName = authorizationRequest.client.name
+            let page: HTML =
+                creating
+                ? SignUpPage(
+                    clientName: clientName, form: form, username: username, error: flash?.error,
+                    signInLink: Self.authorizeURL(authorizationRequest.parameters.removing(prompt: .create))
+                ).render()
+                : SignInPage(
+                    clientName: clientName, form: form, username: username, error: flash?.error,
+                    signUpLink: passwords == nil ? nil : Self.authorizeURL(authorizationRequest.parameters.adding(prompt: .create)),
+                    appleLink: nil
+                ).render()
+            response = .page(page)
+            if let token { BrowserCookies.setCSRF(token, on: &response) }
+        case .consent:
+            guard let browserSession else { return respond(.untrusted("The sign-in ended; start again from the application.")) }
+            let form = HostedForm(
+                action: Self.consentPath, csrfToken: csrf.token(binding: browserSession.id),
+                hidden: [HiddenField(name: "request", value: Self.encode(authorizationRequest.parameters))])
+            response = .page(ConsentPage(clientName: authorizationRequest.client.name, scopes: authorizationRequest.scopes, form: form).render())
+        }
+        if flash != nil { HostedFlash.clear(on: &response) }
+        return response
+    }
+
+    // MARK: Forms
+
+    /// The sign-in and sign-up forms: on success a browser session and back to the
+    /// authorization endpoint; a second factor goes to its page; a refusal goes back to the
+    /// form with the reason and the username kept.
+    func signIn(_ request: HTTPRequest, creating: Bool) async throws -> HTTPResponse {
+        let form = try request.formBody()
+        let authorizationRequest: AuthorizationRequest
+        do {
+            authorizationRequest = try await resumed(form)
+        } catch let failure as AuthorizationFailure {
+            return respond(failure)
+        }
+        let back = Self.authorizeURL(authorizationRequest.parameters)
+        let username = String((form["username"] ?? "").prefix(256))
+        let page = creating ? "sign_up" : "sign_in"
+        guard let binding = BrowserCookies.csrf(from: request), csrf.verify(form["csrf_token"] ?? "", binding: binding) else {
+            return HostedFlash(page: page, error: "This page had expired. Please try again.", username: username).redirect(to: back)
+        }
+        guard let passwords else { return respond(.untrusted("Passwords are not enabled on this server.")) }
+        let context = RequestContext(request)
+        let password = form["password"] ?? ""
+        do {
+            let signedIn =
+                creating
+                ? try await passwords.signUp(username: username, password: password, givenName: nil, familyName: nil, context: context, target: .browser)
+                : try await passwords.logIn(username: username, password: password, context: context, target: .browser)
+            return signedInResponse(signedIn, next: authorizationRequest)
+        } catch let error as AuthError {
+            if error.code == .secondFactorRequired, let token = error.secondFactor?.token {
+                var response = HTTPResponse.seeOther(Self.secondFactorPath + "?" + Self.encode(authorizationRequest.parameters))
+                HostedFlash.setMFAToken(token, on: &response)
+                return response
+            }
+            return HostedFlash(page: page, error: Self.sentence(for: error, creating: creating), username: username).redirect(to: back)
+        }
+    }
+
+    /// The second-factor page, for a sign-in that proved its first factor.
+    func secondFactorPage(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let authorizationRequest: AuthorizationRequest
+        do {
+            authorizationRequest = try await authorization.check(request.query)
+        } catch let failure as AuthorizationFailure {
+            return respond(failure)
+        }
+        guard HostedFlash.mfaToken(from: request) != nil else { return .seeOther(Self.authorizeURL(authorizationRequest.parameters)) }
+        let (token, binding) = preSessionBinding(request)
+        let form = HostedForm(
+            action: Self.secondFactorPath, csrfToken: csrf.token(binding: binding),
+            hidden: [HiddenField(name: "request", value: Self.encode(authorizationRequest.parameters))])
+        let flash = HostedFlash(request)
+        var response = HTTPResponse.page(SecondFactorPage(form: form, error: flash?.error).render())
+        if let token { BrowserCookies.setCSRF(token, on: &response) }
+        if flash != nil { HostedFlash.clear(on: &response) }
+        return response
+    }
+
+    /// A TOTP code or a recovery code for the pending sign-in.
+    func secondFactor(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let form = try request.formBody()
+        let authorizationRequest: AuthorizationRequest
+        do {
+            authorizationRequest = try await resumed(form)
+        } catch let failure as AuthorizationFailure {
+            return respond(failure)
+        }
+        let again = Self.secondFactorPath + "?" + Self.encode(authorizationRequest.parameters)
+        guard let binding = BrowserCookies.csrf(from: request), csrf.verify(form["csrf_token"] ?? "", binding: binding) else {
+            return HostedFlash(page: "second_factor", error: "This page had expired. Please try again.", username: nil).redirect(to: again)
+        }
+        guard let mfaToken = HostedFlash.mfaToken(from: request) else { return .seeOther(Self.authorizeURL(authorizationRequest.parameters)) }
+        let code = (form["code"] ?? "").filter { !$0.isWhitespace }
+        let proof: MFAProof = code.count == 6 && code.allSatisfy { $0.isASCII && $0.isNumber } ? .totp(code) : .recoveryCode(code)
+        do {
+            let signedIn = try await factors.mfaVerify(token: mfaToken, proof: proof, context: RequestContext(request), target: .browser)
+            var response = signedInResponse(signedIn, next: authorizationRequest)
+            HostedFlash.clearMFAToken(on: &response)
+            return response
+        } catch let error as AuthError where error.code == .invalidGrant || error.code == .rateLimited {
+            if error.reason == .invalidCode || error.code == .rateLimited {
+                return HostedFlash(page: "second_factor", error: Self.sentence(for: error, creating: false), username: nil).redirect(to: again)
+            }
+            // The pending sign-in ended (expired, too many wrong codes): start it again.
+            var response = HostedFlash(page: "sign_in", error: "The sign-in took too long or had too many wrong codes. Please sign in again.", username: nil)
+                .redirect(to: Self.authorizeURL(authorizationRequest.parameters))
+            HostedFlash.clearMFAToken(on: &response)
+            return response
+        }
+    }
+
+    /// The consent page's answer.
+    func consent(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let form = try request.formBody()
+        let authorizationRequest: AuthorizationRequest
+        do {
+            authorizationRequest = try await resumed(form)
+        } catch let failure as AuthorizationFailure {
+            return respond(failure)
+        }
+        guard let browserSession = try await currentBrowserSession(request),
+            csrf.verify(form["csrf_token"] ?? "", binding: browserSession.id)
+        else { return .seeOther(Self.authorizeURL(authorizationRequest.parameters)) }
+        let answer = try await authorization.decide(
+            allow: form["decision"] == "allow", request: authorizationRequest, browserSession: browserSession, context: RequestContext(request))
+        return respond(answer)
+    }
+
+    // MARK: Helpers
+
+    /// The authorization request a form carries, checked again.
+    private func resumed(_ form: [String: String]) async throws -> AuthorizationRequest {
+        guard var encoded = form["request"], let parameters = encoded.withUTF8({ PercentEncoding.parseForm(UnsafeRawBufferPointer($0)) })
+        else { throw AuthorizationFailure.untrusted("The form did not carry its authorization request; start again from the application.") }
+        return try await authorization.check(parameters)
+    }
+
+    /// The browser session of the request's cookie, if it is live.
+    private func currentBrowserSession(_ request: HTTPRequest) async throws -> BrowserSession? {
+        guard let token = BrowserCookies.session(from: request) else { return nil }
+        return try await browserSessions.current(token: token)
+    }
+
+    /// The CSRF binding of a page shown before sign-in: the pre-session cookie, and a new one
+    /// to set when the browser has none.
+    private func preSessionBinding(_ request: HTTPRequest) -> (newCookie: String?, binding: String) {
+        if let existing = BrowserCookies.csrf(from: request) { return (nil, existing) }
+        let fresh = Identifiers.secret()
+        return (fresh, fresh)
+    }
+
+    /// A completed sign-in: the browser session cookie, and back to the authorization endpoint,
+    /// whose `prompt=login` and `max_age` that sign-in has satisfied.
+    private func signedInResponse(_ signedIn: SignedIn, next request: AuthorizationRequest) -> HTTPResponse {
+        var response = HTTPResponse.seeOther(Self.authorizeURL(request.afterSignIn))
+        if case .browser(let session, let token) = signedIn {
+            BrowserCookies.setSession(token, maxAge: Int(session.expiresAt.timeIntervalSince(session.createdAt)), on: &response)
+        }
+        return response
+    }
+
+    /// The answer to the client (303 to its redirect URI, or a form posted to it) or, when the
+    /// client or redirect URI cannot be trusted, an error page (S20).
+    func respond(_ failure: AuthorizationFailure) -> HTTPResponse {
+        switch failure {
+        case .untrusted(let message): .page(ErrorPage(title: "This sign-in link is not valid", message: message).render(), status: 400)
+        case .toClient(let answer): respond(answer)
+        }
+    }
+
+    func respond(_ answer: AuthorizationResponse) -> HTTPResponse {
+        let parameters = answer.parameters(issuer: authorization.issuer)
+        switch answer.mode {
+        case .query:
+            let separator = answer.redirectURI.contains("?") ? "&" : "?"
+            let query = parameters.map { PercentEncoding.encode($0.name) + "=" + PercentEncoding.encode($0.value) }.joined(separator: "&")
+            return .seeOther(answer.redirectURI + separator + query)
+        case .formPost:
+            return .formPost(to: answer.redirectURI, parameters.map { HiddenField(name: $0.name, value: $0.value) })
+        }
+    }
+
+    /// A refusal in words for the page.
+    static func sentence(for error: AuthError, creating: Bool) -> String {
+        switch error.code {
+        case .invalidCredentials: "The username or password is not right."
+        case .rateLimited: "Too many attempts. Please wait \(max(1, (error.retryAfter ?? 60) / 60)) minutes and try again."
+        case .overloaded, .unavailable: "The server is busy. Please try again in a moment."
+        case .conflict: "That username is taken. Please choose another."
+        case .invalidGrant: "That code is not right. Please try again."
+        case .invalidRequest: creating ? "The password cannot be used: \(error.message)." : "Please enter a username and a password."
+        default: "Something went wrong. Please try again."
+        }
+    }
+
+    static func encode(_ parameters: [String: String]) -> String { PercentEncoding.encodeForm(parameters) }
+
+    static func authorizeURL(_ parameters: [String: String]) -> String { "/oauth/authorize?" + encode(parameters) }
+}
+
+extension [String: String] {
+    /// The parameters with `prompt` holding `prompt` too.
+    fileprivate func adding(prompt: AuthorizationRequest.Prompt) -> [String: String] {
+        var copy = self
+        let values = Set((self["prompt"] ?? "").split(separator: " ").map(String.init)).union([prompt.rawValue])
+        copy["prompt"] = values.sorted().joined(separator: " ")
+        return copy
+    }
+
+    /// The parameters without `prompt` value `prompt`.
+    fileprivate func removing(prompt: AuthorizationRequest.Prompt) -> [String: String] {
+        var copy = self
+        let values = Set((self["prompt"] ?? "").split(separator: " ").map(String.init)).subtracting([prompt.rawValue])
+        copy["prompt"] = values.isEmpty ? nil : values.sorted().joined(separator: " ")
+        return copy
+    }
+}
