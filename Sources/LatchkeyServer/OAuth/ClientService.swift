@@ -75,7 +75,9 @@ package struct ClientService: Sendable {
     /// - Throws: `invalid_request` naming what is wrong (a redirect URI's broken rule, an
     ///   unknown algorithm, a bad scope); nothing is written then.
     package func register(_ registration: ClientRegistration) async throws -> (client: OAuthClient, secret: String?) {
-        let client = try Self.client(for: registration, id: Self.newClientID(), at: clock())
+        // Whole seconds, as the row keeps it, so the client returned is the one read back later.
+        let now = Date(timeIntervalSince1970: clock().timeIntervalSince1970.rounded(.down))
+        let client = try Self.client(for: registration, id: Self.newClientID(), at: now)
         let secret = registration.confidential ? Identifiers.secret() : nil
         try await database.write { connection in
             try self.repository.insert(client, secretHash: secret?.sha256, on: connection)

@@ -52,14 +52,14 @@ enum RedirectURI {
         let rest = uri[uri.index(after: colon)...]
         guard !rest.isEmpty else { throw refuse("must have more than a scheme") }
 
+        var authority: Substring?
+        if rest.hasPrefix("//") {
+            authority = rest.dropFirst(2).prefix { $0 != "/" && $0 != "?" }
+            guard authority?.contains("@") != true else { throw refuse("userinfo (user@) is not allowed") }
+        }
         var host: Substring?
         var port: Substring?
-        if rest.hasPrefix("//") {
-            let afterSlashes = rest.dropFirst(2)
-            let authority = afterSlashes.prefix { $0 != "/" && $0 != "?" }
-            guard !authority.contains("@") else { throw refuse("userinfo (user@) is not allowed") }
-            (host, port) = try split(authority: authority, refuse)
-        }
+        if let authority, scheme == "https" || scheme == "http" { (host, port) = try split(authority: authority, refuse) }
 
         switch scheme {
         case "https":
@@ -80,7 +80,7 @@ enum RedirectURI {
             guard !confidential else {
                 throw refuse("private-use schemes are for public (native) clients; a confidential client needs https")
             }
-            if let host { try refuseLocalhost(host, refuse) }
+            if let authority { try refuseLocalhost(authority.prefix { $0 != ":" }, refuse) }
         }
     }
 
