@@ -8,9 +8,9 @@
 /// - `com.example.app:/…`: a native client's private-use scheme, reverse-DNS with a dot, for
 ///   public clients only (RFC 8252 §7.1).
 ///
-/// Refused at registration: relative URIs, fragments, userinfo, `*`, the host `localhost` (it
-/// may resolve to something else, RFC 8252 §8.3), plain `http` anywhere else, other schemes,
-/// spaces, control and non-ASCII characters, backslashes.
+/// Refused at registration: relative URIs, fragments, userinfo, `*`, a percent-encoded host, the
+/// host `localhost` (it may resolve to something else, RFC 8252 §8.3), plain `http` anywhere
+/// else, other schemes, spaces, control and non-ASCII characters, backslashes.
 ///
 /// Matching compares exact strings: nothing is decoded, normalised or case-folded, so
 /// `https://app.example/cb`, `https://app.example/cb/`, `https://APP.example/cb` and
@@ -56,6 +56,8 @@ enum RedirectURI {
         if rest.hasPrefix("//") {
             authority = rest.dropFirst(2).prefix { $0 != "/" && $0 != "?" }
             guard authority?.contains("@") != true else { throw refuse("userinfo (user@) is not allowed") }
+            // A browser decodes `%6Cocalhost` to `localhost`: the host is checked as it is written.
+            guard authority?.contains("%") != true else { throw refuse("percent-encoding in the host is not allowed") }
         }
         var host: Substring?
         var port: Substring?
