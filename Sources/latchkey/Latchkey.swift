@@ -19,7 +19,7 @@ enum Latchkey {
         ServeCommands.serve,
         ServeCommands.migrate,
         DatabaseCopyCommand.copy,
-    ] + OperatorCommands.all + [
+    ] + OperatorCommands.all + ClientCommands.all + [
         BackupCommand.backup,
         AuditCommand.audit,
         JWTCommands.decode,

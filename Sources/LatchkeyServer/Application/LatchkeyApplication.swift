@@ -114,6 +114,7 @@ package final class LatchkeyApplication: Sendable {
         AppleRoutes(apple: apple).register(on: router)
         let factors = FactorService(sessions: sessions, masterKey: masterKey, failuresPerAccount: configuration.rateLimits.loginPerAccount15m)
         FactorRoutes(factors: factors, bearer: bearer).register(on: router)
+        GrantRoutes(grants: GrantService(sessions: sessions), bearer: bearer).register(on: router)
         let passwords = try PasswordService(database: database, sessions: sessions, metrics: metrics, configuration: configuration)
         if configuration.password.enabled { PasswordRoutes(passwords: passwords, bearer: bearer).register(on: router) }
 

@@ -58,6 +58,18 @@ extension AuditEvent {
     static let totpRemoved = AuditEvent(rawValue: "totp.removed")
     static let recoveryCodeUsed = AuditEvent(rawValue: "recovery_code.used")
     static let recoveryCodeFailed = AuditEvent(rawValue: "recovery_code.failed")
+
+    // OAuth clients and consent
+    /// An operator registered an OAuth client (`latchkey clients add`).
+    static let clientRegistered = AuditEvent(rawValue: "client.registered")
+    /// An operator removed an OAuth client; its sessions, codes and consents went with it.
+    static let clientRemoved = AuditEvent(rawValue: "client.removed")
+    /// An operator gave a confidential client a new secret; the old one stopped working.
+    static let clientSecretRotated = AuditEvent(rawValue: "client.secret_rotated")
+    /// A user consented to scopes for a third-party client.
+    static let consentGranted = AuditEvent(rawValue: "consent.granted")
+    /// A user withdrew their consent to a client; that client's sessions of theirs ended.
+    static let consentWithdrawn = AuditEvent(rawValue: "consent.withdrawn")
 }
 
 extension AuditOutcome {

@@ -3,34 +3,6 @@ package import FoundationEssentials
 import LatchkeyStore
 import LatchkeyJOSE
 
-package struct OAuthClient: Sendable, Hashable {
-    package enum GrantType: String, Sendable, Hashable, CaseIterable {
-        case authorizationCode = "authorization_code", refreshToken = "refresh_token", clientCredentials = "client_credentials"
-    }
-    package var id: String
-    package var name: String
-    package var isConfidential: Bool
-    package var isFirstParty: Bool
-    package var redirectURIs: [String]
-    package var postLogoutRedirectURIs: [String]
-    package var grantTypes: Set<GrantType>
-    package var scopes: Set<String>
-    package var idTokenAlgorithm: String
-    package var createdAt: Date
-    package func acceptsRedirectURI(_ uri: String) -> Bool { fatalError() }
-    package func acceptsPostLogoutRedirectURI(_ uri: String) -> Bool { fatalError() }
-}
-struct ClientRepository {
-    func find(id: String, on connection: any SQLConnection) throws -> OAuthClient? { fatalError() }
-}
-package struct ClientService: Sendable {
-    package func client(id: String) async throws -> OAuthClient? { fatalError() }
-    package func authenticate(id: String, secret: String?) async throws -> OAuthClient { fatalError() }
-}
-struct ConsentRepository {
-    func scopes(userID: String, clientID: String, on connection: any SQLConnection) throws -> Set<String>? { fatalError() }
-    func remember(userID: String, clientID: String, scopes: Set<String>, at: Date, on connection: any SQLConnection) throws { fatalError() }
-}
 package struct BrowserSession: Sendable, Hashable {
     package var id: String
     package var userID: String
@@ -48,12 +20,6 @@ package struct IDTokenClaims: Sendable, Hashable {
 }
 extension SigningKeyRing {
     package func signIDToken(_ claims: IDTokenClaims, algorithm: IDTokenAlgorithm) async throws -> String { fatalError() }
-}
-extension AuditEvent {
-    static let consentGranted = AuditEvent(rawValue: "consent.granted")
-}
-extension AuthError.Code {
-    package static let invalidClient = AuthError.Code(rawValue: "invalid_client")
 }
 package struct BrowserSessionService: Sendable {
     init(database: any SQLDatabase, clock: @escaping @Sendable () -> Date, lifetime: TimeInterval = 86_400) {}

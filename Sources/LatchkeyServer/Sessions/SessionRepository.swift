@@ -61,6 +61,15 @@ struct SessionRepository: Sendable {
         ).map(Self.session)
     }
 
+    /// A user's unrevoked sessions that an OAuth grant of the client created (`sessions.client_id`),
+    /// newest first.
+    func unrevoked(userID: String, clientID: String, on connection: any SQLConnection) throws -> [Session] {
+        try connection.query(
+            "SELECT * FROM sessions WHERE user_id = ? AND client_id = ? AND revoked_at IS NULL ORDER BY created_at DESC, id",
+            [.text(userID), .text(clientID)]
+        ).map(Self.session)
+    }
+
     /// Records a use: the session was last used at `at` and now idles out at `idleExpiresAt`.
     func touch(sessionID: String, at: Date, idleExpiresAt: Date, on connection: any SQLConnection) throws {
         try connection.execute(

@@ -23,6 +23,9 @@ package struct AuthError: CodedError {
         package static let unsupportedGrantType = Code(rawValue: "unsupported_grant_type")
         /// The caller's access token does not hold (absent, invalid, or its session ended).
         package static let invalidToken = Code(rawValue: "invalid_token")
+        /// An OAuth client failed to authenticate: unknown, wrong or missing secret, or a secret
+        /// from a public client (RFC 6749 §5.2).
+        package static let invalidClient = Code(rawValue: "invalid_client")
         /// Wrong username or password.
         package static let invalidCredentials = Code(rawValue: "invalid_credentials")
         /// An Apple identity token failed a check.

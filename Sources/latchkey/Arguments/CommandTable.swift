@@ -21,7 +21,7 @@ struct Command: Sendable {
     var usage: String {
         var line = "usage: latchkey " + path.joined(separator: " ")
         for option in options {
-            let text = "--" + option.name + (option.valueName.map { " " + $0 } ?? "")
+            let text = "--" + option.name + (option.valueName.map { " " + $0 } ?? "") + (option.isRepeatable ? " ..." : "")
             line += option.isRequired ? " \(text)" : " [\(text)]"
         }
         for argument in arguments { line += " \(argument)" }
@@ -54,15 +54,22 @@ struct Option: Sendable {
     var help: String
     /// Whether the command cannot run without it.
     var isRequired = false
+    /// Whether it may be given more than once (``ParsedArguments/subscript(all:)`` has every value).
+    var isRepeatable = false
 }
 
 /// The options and arguments one invocation gave.
 struct ParsedArguments: Sendable {
     var values: [String: String] = [:]
+    /// Every value of each option, in the order given.
+    var allValues: [String: [String]] = [:]
     var flags: Set<String> = []
     var arguments: [String: String] = [:]
 
+    /// The option's value; the last one when it was given more than once.
     subscript(option name: String) -> String? { values[name] }
+    /// Every value the option was given, in order; empty when it was not given.
+    subscript(all name: String) -> [String] { allValues[name] ?? [] }
     subscript(argument name: String) -> String { arguments[name] ?? "" }
 }
 
@@ -98,12 +105,17 @@ extension Command {
             if option.valueName == nil {
                 guard !body.contains("=") else { throw UsageError(message: "--\(name) takes no value") }
                 parsed.flags.insert(name)
-            } else if let equals = body.firstIndex(of: "=") {
-                parsed.values[name] = String(body[body.index(after: equals)...])
-            } else if let value = words.popFirst() {
-                parsed.values[name] = value
             } else {
-                throw UsageError(message: "--\(name) needs a value")
+                let value: String
+                if let equals = body.firstIndex(of: "=") {
+                    value = String(body[body.index(after: equals)...])
+                } else if let next = words.popFirst() {
+                    value = next
+                } else {
+                    throw UsageError(message: "--\(name) needs a value")
+                }
+                parsed.values[name] = value
+                parsed.allValues[name, default: []].append(value)
             }
         }
         if let missing = options.first(where: { $0.isRequired && parsed.values[$0.name] == nil }) {

@@ -1,0 +1,221 @@
+package import FoundationEssentials
+import LatchkeyCrypto
+import LatchkeyJOSE
+package import LatchkeyStore
+
+/// What an operator registers a client with (`latchkey clients add`).
+package struct ClientRegistration: Sendable {
+    /// The name users see on the consent page.
+    package var name: String
+    /// Where authorization responses may go; checked by the S20 rules (``RedirectURI``).
+    package var redirectURIs: [String]
+    /// Where RP-initiated logout may send the browser; the same rules.
+    package var postLogoutRedirectURIs: [String]
+    /// Whether the client gets a secret.
+    package var confidential: Bool
+    /// Whether the client is one of ours and skips consent.
+    package var firstParty: Bool
+    /// The grants it may use; `nil` for the defaults (``ClientService/defaultGrantTypes(confidential:)``).
+    package var grantTypes: Set<OAuthClient.GrantType>?
+    /// The scopes it may be granted; `nil` for ``ClientService/defaultScopes``.
+    package var scopes: Set<String>?
+    /// `RS256` or `ES256`.
+    package var idTokenAlgorithm: String
+
+    package init(
+        name: String, redirectURIs: [String], postLogoutRedirectURIs: [String] = [], confidential: Bool = false, firstParty: Bool = false,
+        grantTypes: Set<OAuthClient.GrantType>? = nil, scopes: Set<String>? = nil, idTokenAlgorithm: String = "RS256"
+    ) {
+        self.name = name
+        self.redirectURIs = redirectURIs
+        self.postLogoutRedirectURIs = postLogoutRedirectURIs
+        self.confidential = confidential
+        self.firstParty = firstParty
+        self.grantTypes = grantTypes
+        self.scopes = scopes
+        self.idTokenAlgorithm = idTokenAlgorithm
+    }
+}
+
+/// Registered OAuth clients: registration with the S20 redirect-URI rules, removal, secret
+/// rotation and client authentication at the token endpoint. Every change is written with its
+/// audit entry in one transaction (S27, S28).
+///
+/// Client ids are 128 random bits and secrets 256, both base64url; only a secret's SHA-256 is
+/// stored (S7), and the secret itself is returned once, by ``register(_:)`` or ``rotateSecret(id:)``.
+package struct ClientService: Sendable {
+    /// The scopes a client may be granted unless registered with others.
+    package static let defaultScopes: Set<String> = ["openid", "profile", "email", "offline_access"]
+    /// The ID-token algorithms a client may ask for.
+    package static let idTokenAlgorithms: Set<String> = ["RS256", "ES256"]
+    /// The longest client name.
+    static let maximumNameLength = 200
+
+    /// The grants a client may use unless registered with others: the authorization code and
+    /// refresh tokens, and for a confidential client also `client_credentials`.
+    package static func defaultGrantTypes(confidential: Bool) -> Set<OAuthClient.GrantType> {
+        confidential ? [.authorizationCode, .refreshToken, .clientCredentials] : [.authorizationCode, .refreshToken]
+    }
+
+    let database: any SQLDatabase
+    let clock: @Sendable () -> Date
+    let repository = ClientRepository()
+    let audit: AuditLog
+
+    package init(database: any SQLDatabase, clock: @escaping @Sendable () -> Date = { Date() }) {
+        self.database = database
+        self.clock = clock
+        self.audit = AuditLog(database: database)
+    }
+
+    /// Registers a client.
+    ///
+    /// - Returns: The client and, for a confidential one, its secret: shown this once, stored
+    ///   only as a hash.
+    /// - Throws: `invalid_request` naming what is wrong (a redirect URI's broken rule, an
+    ///   unknown algorithm, a bad scope); nothing is written then.
+    package func register(_ registration: ClientRegistration) async throws -> (client: OAuthClient, secret: String?) {
+        // Whole seconds, as the row keeps it, so the client returned is the one read back later.
+        let now = Date(timeIntervalSince1970: clock().timeIntervalSince1970.rounded(.down))
+        let client = try Self.client(for: registration, id: Self.newClientID(), at: now)
+        let secret = registration.confidential ? Identifiers.secret() : nil
+        try await database.write { connection in
+            try self.repository.insert(client, secretHash: secret?.sha256, on: connection)
+            try self.audit.record(
+                .init(time: client.createdAt, event: .clientRegistered, outcome: .success, details: [
+                    "client_id": client.id, "name": client.name, "confidential": String(client.isConfidential),
+                    "first_party": String(client.isFirstParty),
+                ]),
+                on: connection)
+        }
+        return (client, secret)
+    }
+
+    /// The client with this id, or `nil`.
+    package func client(id: String) async throws -> OAuthClient? {
+        try await database.read { try self.repository.find(id: id, on: $0) }
+    }
+
+    /// Every client, oldest first.
+    package func list() async throws -> [OAuthClient] {
+        try await database.read { try self.repository.list(on: $0) }
+    }
+
+    /// Removes a client; its sessions, codes and consents go with it.
+    ///
+    /// - Returns: Whether there was such a client.
+    package func remove(id: String) async throws -> Bool {
+        let now = clock()
+        return try await database.write { connection in
+            guard try self.repository.delete(id: id, on: connection) else { return false }
+            try self.audit.record(.init(time: now, event: .clientRemoved, outcome: .success, details: ["client_id": id]), on: connection)
+            return true
+        }
+    }
+
+    /// Gives a confidential client a new secret; the old one stops working at once.
+    ///
+    /// - Returns: The new secret, shown this once.
+    /// - Throws: `not_found` for an unknown client; `invalid_request` for a public one, which
+    ///   has no secret to rotate.
+    package func rotateSecret(id: String) async throws -> String {
+        let now = clock()
+        let secret = Identifiers.secret()
+        try await database.write { connection in
+            guard let client = try self.repository.find(id: id, on: connection) else { throw AuthError.notFound("no client \(id)") }
+            guard client.isConfidential, try self.repository.replaceSecret(id: id, hash: secret.sha256, at: now, on: connection) else {
+                throw AuthError.invalidRequest("client \(id) is public: it has no secret to rotate")
+            }
+            try self.audit.record(
+                .init(time: now, event: .clientSecretRotated, outcome: .success, details: ["client_id": id]), on: connection)
+        }
+        return secret
+    }
+
+    /// Client authentication at the token endpoint: a confidential client must send its secret
+    /// (its SHA-256 compared in constant time with the stored one), a public client must send none.
+    ///
+    /// - Parameters:
+    ///   - id: The `client_id` the request named.
+    ///   - secret: The `client_secret` it sent, if any.
+    /// - Returns: The authenticated client.
+    /// - Throws: `invalid_client` for an unknown client, a wrong or missing secret, or a secret
+    ///   sent by a public client; the message never says which of an id and a secret was wrong.
+    package func authenticate(id: String, secret: String?) async throws -> OAuthClient {
+        let failed = AuthError(.invalidClient, "client authentication failed")
+        guard let stored = try await database.read({ try self.repository.stored(id: id, on: $0) }) else { throw failed }
+        switch (stored.secretHash, secret) {
+        case (nil, nil):
+            return stored.client
+        case (nil, .some):
+            throw AuthError(.invalidClient, "client authentication failed: a public client sends no client_secret")
+        case (.some, nil):
+            throw AuthError(.invalidClient, "client authentication failed: this client must send its client_secret")
+        case (.some(let hash), .some(let secret)):
+            guard ConstantTime.equals(secret.sha256, hash) else { throw failed }
+            return stored.client
+        }
+    }
+
+    // MARK: Checks
+
+    /// A fresh client id: `cl_` and 128 random bits, base64url. The prefix keeps an id from
+    /// starting with `-` on a command line.
+    static func newClientID() -> String {
+        "cl_" + Base64URL.encode(SecureRandom.bytes(count: 16))
+    }
+
+    /// The client a registration describes, checked.
+    ///
+    /// - Throws: `invalid_request` naming what is wrong.
+    static func client(for registration: ClientRegistration, id: String, at now: Date) throws(AuthError) -> OAuthClient {
+        let trimmed = registration.name.drop(while: \.isWhitespace)
+        let name = String(trimmed.prefix(trimmed.count - trimmed.reversed().prefix(while: \.isWhitespace).count))
+        guard !name.isEmpty else { throw .invalidRequest("a client needs a name") }
+        guard name.count <= maximumNameLength else { throw .invalidRequest("the name is longer than \(maximumNameLength) characters") }
+        guard !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw .invalidRequest("the name must not hold control characters")
+        }
+        let grantTypes = registration.grantTypes ?? defaultGrantTypes(confidential: registration.confidential)
+        guard !grantTypes.isEmpty else { throw .invalidRequest("a client needs at least one grant type") }
+        if grantTypes.contains(.clientCredentials), !registration.confidential {
+            throw .invalidRequest("client_credentials is for confidential clients only")
+        }
+        let redirectURIs = unique(registration.redirectURIs)
+        if grantTypes.contains(.authorizationCode), redirectURIs.isEmpty {
+            throw .invalidRequest("a client of the authorization code grant needs at least one redirect URI")
+        }
+        for uri in redirectURIs { try RedirectURI.validate(uri, confidential: registration.confidential) }
+        let postLogoutRedirectURIs = unique(registration.postLogoutRedirectURIs)
+        for uri in postLogoutRedirectURIs {
+            do {
+                try RedirectURI.validate(uri, confidential: registration.confidential)
+            } catch {
+                throw .invalidRequest("post-logout " + error.message)
+            }
+        }
+        let scopes = registration.scopes ?? defaultScopes
+        for scope in scopes where !isScopeToken(scope) {
+            throw .invalidRequest("scope \(scope.debugDescription) is not a scope token (RFC 6749 §3.3: printable ASCII but space, \" and \\)")
+        }
+        guard idTokenAlgorithms.contains(registration.idTokenAlgorithm) else {
+            throw .invalidRequest("the ID-token algorithm must be RS256 or ES256, not \(registration.idTokenAlgorithm)")
+        }
+        return OAuthClient(
+            id: id, name: name, isConfidential: registration.confidential, isFirstParty: registration.firstParty, redirectURIs: redirectURIs,
+            postLogoutRedirectURIs: postLogoutRedirectURIs, grantTypes: grantTypes, scopes: scopes,
+            idTokenAlgorithm: registration.idTokenAlgorithm, createdAt: now)
+    }
+
+    /// RFC 6749 §3.3: `scope-token = 1*( %x21 / %x23-5B / %x5D-7E )`.
+    static func isScopeToken(_ scope: String) -> Bool {
+        !scope.isEmpty && scope.utf8.count <= 128
+            && scope.unicodeScalars.allSatisfy { $0.value == 0x21 || (0x23...0x5B).contains($0.value) || (0x5D...0x7E).contains($0.value) }
+    }
+
+    /// The list without repeats, in its order.
+    private static func unique(_ list: [String]) -> [String] {
+        var seen = Set<String>()
+        return list.filter { seen.insert($0).inserted }
+    }
+}
