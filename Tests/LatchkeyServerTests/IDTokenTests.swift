@@ -133,6 +133,36 @@ struct IDTokenTests {
             #expect(refused.headers["WWW-Authenticate"] == #"Bearer error="invalid_token""#)
         }
     }
+
+    @Test("latchkey keys list shows each key's algorithm; keys rotate --algorithm rotates only that one, and both by default")
+    func keysCommandsByAlgorithm() async throws {
+        try await CLIPapercutTests.withDirectory { directory in
+            let dev = try ServerProcess(["serve", "--dev", "--listen", "127.0.0.1:0"], in: directory)
+            dev.send(SIGTERM)
+            #expect(dev.waitForExit(timeout: 15) == 0)
+            func rows() throws -> [[Substring]] {
+                let list = try CLIPapercutTests.latchkey(["keys", "list"], in: directory)
+                #expect(list.status == 0, "\(list.error)")
+                return list.output.split(separator: "\n").map { $0.split(separator: " ") }
+            }
+            let before = try rows()
+            #expect(before.first?.prefix(3) == ["KID", "ALG", "STATE"])
+            #expect(before.dropFirst().map { $0[1] }.sorted() == ["ES256", "RS256"])
+
+            let one = try CLIPapercutTests.latchkey(["keys", "rotate", "--algorithm", "RS256", "--activate-in", "330"], in: directory)
+            #expect(one.status == 0, "\(one.error)")
+            #expect(one.output.hasPrefix("published RS256 key ") && one.output.split(separator: "\n").count == 1, "\(one.output)")
+            #expect(try rows().dropFirst().map { $0[1] }.sorted() == ["ES256", "RS256", "RS256"])
+
+            let both = try CLIPapercutTests.latchkey(["keys", "rotate", "--activate-in", "330"], in: directory)
+            #expect(both.status == 0, "\(both.error)")
+            #expect(both.output.split(separator: "\n").map { $0.split(separator: " ")[1] } == ["ES256", "RS256"])
+            #expect(try rows().dropFirst().map { $0[1] }.sorted() == ["ES256", "ES256", "RS256", "RS256", "RS256"])
+
+            let wrong = try CLIPapercutTests.latchkey(["keys", "rotate", "--algorithm", "HS256"], in: directory)
+            #expect(wrong.status != 0 && wrong.error.contains("--algorithm must be ES256 or RS256"), "\(wrong.error)")
+        }
+    }
 }
 
 /// A relying party verifying our ID tokens with PyJWT against the JWKS it fetches over HTTP.
