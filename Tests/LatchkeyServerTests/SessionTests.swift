@@ -22,7 +22,7 @@ struct SessionTests {
         try await AuditLog(database: server.database).entries(userID: userID, limit: 1000).map(\.event.rawValue)
     }
 
-    @Test("S10: the JWKS publishes the ES256 key that signs access tokens, with Cache-Control")
+    @Test("S10: the JWKS publishes the ES256 key that signs access tokens and the RS256 ID-token key, with Cache-Control")
     func s10JWKS() async throws {
         try await TestServer.with { server in
             let response = try await server.request(.get, "/.well-known/jwks.json")
@@ -30,10 +30,13 @@ struct SessionTests {
             #expect(response.headers["Cache-Control"] == "public, max-age=300")
             // Raw JSON: the JWK Set is RFC 7517's format, not a /v1 body LatchkeyWire models.
             let keys = try #require(try response.json["keys"]?.arrayValue)
-            #expect(keys.count == 1)
-            let key = keys[0]
-            #expect(key["kty"] == "EC" && key["crv"] == "P-256" && key["use"] == "sig" && key["alg"] == "ES256")
+            #expect(keys.count == 2)
+            let key = try #require(keys.first { $0["alg"] == "ES256" })
+            #expect(key["kty"] == "EC" && key["crv"] == "P-256" && key["use"] == "sig")
             #expect(key["d"] == nil, "no private part")
+            let rsa = try #require(keys.first { $0["alg"] == "RS256" })
+            #expect(rsa["kty"] == "RSA" && rsa["use"] == "sig" && rsa["n"] != nil && rsa["e"] != nil && rsa["kid"] != nil)
+            #expect(rsa["d"] == nil && rsa["p"] == nil, "no private part")
             let user = try await server.createUser()
             let token = try await server.startSession(for: user)
             let header = try Insecure.unverifiedContents(of: token.accessToken).header
@@ -273,17 +276,19 @@ struct SessionTests {
             let oldKID = try Insecure.unverifiedContents(of: try await server.startSession(for: user).accessToken).header["kid"]?.stringValue
             let new = try await keys.rotate(activationDelay: 600, now: server.clock.now)
             // Raw JSON: the JWK Set is RFC 7517's format, not a /v1 body LatchkeyWire models.
-            let published = try await server.request(.get, "/.well-known/jwks.json").json["keys"]?.arrayValue?.compactMap { $0["kid"]?.stringValue }
+            let published = try await server.request(.get, "/.well-known/jwks.json").json["keys"]?.arrayValue?
+                .filter { $0["alg"] == "ES256" }.compactMap { $0["kid"]?.stringValue }
             #expect(Set(published ?? []) == [oldKID, new.id])
             #expect(try Insecure.unverifiedContents(of: try await server.startSession(for: user).accessToken).header["kid"]?.stringValue == oldKID)
             server.clock.advance(by: 601)
             let newToken = try await server.startSession(for: user)
             #expect(try Insecure.unverifiedContents(of: newToken.accessToken).header["kid"]?.stringValue == new.id)
             #expect(try await server.request(.get, "/v1/me", headers: Self.bearer(newToken)).status == 200)
-            #expect(Set(keys.publishedKeys.map(\.id)) == [oldKID, new.id], "the retired key stays published")
+            let es256 = { keys.publishedKeys.filter { $0.algorithm == .es256 }.map(\.id) }
+            #expect(Set(es256()) == [oldKID, new.id], "the retired key stays published")
             server.clock.advance(by: 900 + 61)
             _ = try await server.startSession(for: user)
-            #expect(keys.publishedKeys.map(\.id) == [new.id], "and leaves once its tokens have expired")
+            #expect(es256() == [new.id], "and leaves once its tokens have expired")
         }
     }
 

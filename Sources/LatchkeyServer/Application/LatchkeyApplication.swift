@@ -110,6 +110,8 @@ package final class LatchkeyApplication: Sendable {
         router.add(middleware: StoreErrorMiddleware())
         OperationsRoutes(configuration: configuration, database: database, metrics: metrics).register(on: router)
         SessionRoutes(sessions: sessions, bearer: bearer).register(on: router)
+        // Every OAuth endpoint is listed: the provider's routes are mounted alongside.
+        DiscoveryRoutes(sessions: sessions, mounted: .all).register(on: router)
         AccountRoutes(sessions: sessions, apple: apple, bearer: bearer).register(on: router)
         AppleRoutes(apple: apple).register(on: router)
         let factors = FactorService(sessions: sessions, masterKey: masterKey, failuresPerAccount: configuration.rateLimits.loginPerAccount15m)

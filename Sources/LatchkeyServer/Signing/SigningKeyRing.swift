@@ -4,16 +4,19 @@ package import LatchkeyJOSE
 package import LatchkeyStore
 import Synchronization
 
-/// The server's ES256 signing keys: generated here, sealed at rest under the master key,
+/// The server's signing keys: ES256 (access tokens, and ID tokens for clients that ask for it)
+/// and RS256 (ID tokens by default). Generated here, sealed at rest under the master key,
 /// published in the JWKS before first use and until every token they signed has expired
-/// (docs/security.md S10).
+/// (docs/security.md S10). Each algorithm has its own active key and rotates on its own.
 ///
 /// The `signing_keys` table is the truth, so several processes on one database agree: the
 /// active key is the one with the latest `activates_at` that has passed. Each process keeps a
 /// snapshot and reloads it when the database announces a key change (``followChanges(_:)``:
 /// `NOTIFY` on PostgreSQL, `PRAGMA data_version` on SQLite, so within about a second), every
-/// ``reloadInterval`` as a safety net, and whenever a key's activation or expiry passes. `latchkey keys rotate` adds a key that activates after a delay longer than the JWKS
-/// cache lifetime, so clients see the new key before any token carries it.
+/// ``reloadInterval`` as a safety net, and whenever a key's activation or expiry passes. The
+/// active key of an algorithm is the one of that algorithm with the latest `activates_at` that
+/// has passed. `latchkey keys rotate` adds a key that activates after a delay longer than the
+/// JWKS cache lifetime, so clients see the new key before any token carries it.
 package final class SigningKeyRing: Sendable {
     /// One row of `signing_keys`, public part only.
     package struct Key: Sendable, Hashable {
@@ -26,6 +29,9 @@ package final class SigningKeyRing: Sendable {
         /// When it leaves the JWKS: its retirement plus the longest life of a token it signed.
         package var expiresAt: Date?
 
+        /// What it signs with: its JWK's `alg` (`ES256` or `RS256`).
+        package var algorithm: JWSAlgorithm { publicJWK.algorithm ?? .es256 }
+
         /// `pending`, `active`, `retired` (still published) or `expired`, at `now`.
         package func state(at now: Date) -> String {
             if now < activatesAt { return "pending" }
@@ -35,10 +41,15 @@ package final class SigningKeyRing: Sendable {
         }
     }
 
+    /// The algorithms the ring keeps an active key of.
+    package static let algorithms: [JWSAlgorithm] = [.es256, .rs256]
+
     struct Snapshot: Sendable {
         var keys: [Key]
-        var signer: JWSSigner?
-        var signerID: String?
+        /// The private keys of the pending and active keys, by id.
+        var privateKeys: [String: JWSSigner]
+        /// The active key of each algorithm that has one, at ``loadedAt``.
+        var signers: [JWSAlgorithm: JWSSigner]
         /// The published public keys, as `GET /.well-known/jwks.json` shows them.
         var jwks: JWKSet
         /// Changes exactly when ``jwks`` does, so the route layer rebuilds its answer once per
@@ -47,6 +58,15 @@ package final class SigningKeyRing: Sendable {
         var verificationKeys: JWSKeySet
         var loadedAt: Date
         var nextTransition: Date?
+
+        /// The ES256 signer of access tokens.
+        var signer: JWSSigner? { signers[.es256] }
+
+        /// The key of `algorithm` that signs at `date`, from the keys this snapshot holds (the
+        /// latest activation, then the greatest id), without reloading.
+        func signer(_ algorithm: JWSAlgorithm, at date: Date) -> JWSSigner? {
+            keys.last { $0.algorithm == algorithm && $0.state(at: date) == "active" }.flatMap { privateKeys[$0.id] }
+        }
     }
 
     /// How long caches may keep the JWKS (`Cache-Control: max-age`).
@@ -71,63 +91,92 @@ package final class SigningKeyRing: Sendable {
         self.snapshot = Mutex(snapshot)
     }
 
-    /// Loads the keys, first creating one that is active at once when none is.
+    /// Loads the keys, first creating, for each of ``algorithms``, one that is active at once when
+    /// none of that algorithm is.
     ///
     /// Two processes starting at once on an empty table may each create one; that is harmless:
     /// both are published, every process picks the same signer (the latest activation, then the
-    /// greatest id) and the next rotation retires both.
+    /// greatest id) and the next rotation of that algorithm retires both.
     package static func open(database: any SQLDatabase, masterKey: MasterKey, accessTokenTTL: Int, now: Date) async throws -> SigningKeyRing {
         let lifetime = TimeInterval(accessTokenTTL) + 60
         let repository = SigningKeyRepository()
         try await database.write { connection in
-            if try !repository.hasActiveKey(at: now, on: connection) {
-                _ = try Self.insertKey(activatesAt: now, now: now, masterKey: masterKey, on: connection)
+            for algorithm in Self.algorithms where try !repository.hasActiveKey(algorithm, at: now, on: connection) {
+                _ = try Self.insertKey(algorithm, activatesAt: now, now: now, masterKey: masterKey, on: connection)
             }
         }
-        let snapshot = try await load(database: database, masterKey: masterKey, now: now)
+        let snapshot = try await load(database: database, masterKey: masterKey, now: now, known: [:])
         return SigningKeyRing(database: database, masterKey: masterKey, tokenLifetime: lifetime, snapshot: snapshot)
     }
 
-    /// Adds a key that starts signing at `now + activationDelay`; the current newest key retires
-    /// then and stays published for one token lifetime more.
+    /// Adds a key of `algorithm` that starts signing at `now + activationDelay`; the current
+    /// newest key of that algorithm retires then and stays published for one token lifetime more.
+    /// Keys of the other algorithm are untouched.
     ///
     /// - Throws: ``AuthError/Code/conflict`` when a concurrent rotation retired the newest key
     ///   first; nothing is written and the caller may rotate again.
     @discardableResult
-    package func rotate(activationDelay: TimeInterval, now: Date) async throws -> Key {
+    package func rotate(_ algorithm: JWSAlgorithm = .es256, activationDelay: TimeInterval, now: Date) async throws -> Key {
+        precondition(Self.algorithms.contains(algorithm), "SigningKeyRing: no \(algorithm) keys")
         let lifetime = tokenLifetime
         let masterKey = masterKey
         let repository = repository
         let id = try await database.write { connection in
             let activatesAt = now.addingTimeInterval(activationDelay)
-            guard try repository.retireUnretired(at: activatesAt, expiresAt: activatesAt.addingTimeInterval(lifetime), on: connection) > 0 else {
+            guard try repository.retireUnretired(algorithm, at: activatesAt, expiresAt: activatesAt.addingTimeInterval(lifetime), on: connection) > 0 else {
                 throw AuthError.conflict("another key rotation retired the newest key at the same time; rotate again if a new key is still wanted")
             }
-            return try Self.insertKey(activatesAt: activatesAt, now: now, masterKey: masterKey, on: connection)
+            return try Self.insertKey(algorithm, activatesAt: activatesAt, now: now, masterKey: masterKey, on: connection)
         }
         try await reload(now: now)
         return cached.keys.first { $0.id == id }!
     }
 
-    /// Makes a key, seals its private part under the master key and stores it.
+    /// Makes a key (P-256 for ES256, RSA 2048 for RS256), seals its private part under the master
+    /// key and stores it.
     ///
     /// - Returns: Its id (`kid`).
-    private static func insertKey(activatesAt: Date, now: Date, masterKey: MasterKey, on connection: any SQLConnection) throws -> String {
-        let key = P256.Signing.PrivateKey()
+    private static func insertKey(
+        _ algorithm: JWSAlgorithm, activatesAt: Date, now: Date, masterKey: MasterKey, on connection: any SQLConnection
+    ) throws -> String {
         let id = Base64URL.encode(SecureRandom.bytes(count: 12))
-        let stored = Key(id: id, publicJWK: JWK(key.publicKey, keyID: id), createdAt: now, activatesAt: activatesAt)
+        let publicJWK: JWK
+        let privateKey: [UInt8]
+        if algorithm == .rs256 {
+            let key = try RSA.Signing.PrivateKey(keySize: 2048)
+            publicJWK = JWK(key.publicKey, algorithm: .rs256, keyID: id)
+            privateKey = Array(key.pemRepresentation.utf8)
+        } else {
+            let key = P256.Signing.PrivateKey()
+            publicJWK = JWK(key.publicKey, keyID: id)
+            privateKey = key.rawRepresentation
+        }
+        let stored = Key(id: id, publicJWK: publicJWK, createdAt: now, activatesAt: activatesAt)
         try SigningKeyRepository().insert(
-            stored, sealedPrivateKey: try masterKey.seal(key.rawRepresentation, context: "signing_keys/\(id)"), on: connection)
+            stored, sealedPrivateKey: try masterKey.seal(privateKey, context: "signing_keys/\(id)"), on: connection)
         return id
     }
 
-    private static func load(database: any SQLDatabase, masterKey: MasterKey, now: Date) async throws -> Snapshot {
+    /// Opens the sealed private key of a row: the raw P-256 scalar for ES256, PEM for RS256.
+    private static func signer(_ row: SigningKeyRepository.StoredKey, masterKey: MasterKey) throws -> JWSSigner {
+        let id = row.key.id
+        let raw = try masterKey.unseal(row.sealedPrivateKey, context: "signing_keys/\(id)")
+        switch row.algorithm {
+        case .rs256: return .rs256(try RSA.Signing.PrivateKey(pemRepresentation: String(decoding: raw, as: UTF8.self)), keyID: id)
+        case .es256: return .es256(try P256.Signing.PrivateKey(rawRepresentation: raw), keyID: id)
+        default: throw UnknownSigningKeyAlgorithm(algorithm: row.algorithm.rawValue)
+        }
+    }
+
+    /// Reads the key table; `known` holds signers already opened, by key id, so a reload does not
+    /// unseal and check an RSA key again.
+    private static func load(database: any SQLDatabase, masterKey: MasterKey, now: Date, known: [String: JWSSigner]) async throws -> Snapshot {
         let rows = try await database.read { connection in
             try SigningKeyRepository().all(on: connection)
         }
         var keys = [Key]()
-        var signer: JWSSigner?
-        var signerID: String?
+        var privateKeys = [String: JWSSigner]()
+        var signers = [JWSAlgorithm: JWSSigner]()
         var transitions = [Date]()
         for row in rows {
             let key = row.key
@@ -136,15 +185,16 @@ package final class SigningKeyRing: Sendable {
             let state = key.state(at: now)
             if state == "expired" { continue }
             keys.append(key)
-            if state == "active" {
-                let raw = try masterKey.unseal(row.sealedPrivateKey, context: "signing_keys/\(id)")
-                signer = .es256(try P256.Signing.PrivateKey(rawRepresentation: raw), keyID: id)
-                signerID = id
+            // Rows come oldest activation first, so the last active one of an algorithm wins.
+            if state == "active" || state == "pending" {
+                let signer = try known[id] ?? signer(row, masterKey: masterKey)
+                privateKeys[id] = signer
+                if state == "active" { signers[row.algorithm] = signer }
             }
         }
         let published = JWKSet(keys: keys.map(\.publicJWK))
         return Snapshot(
-            keys: keys, signer: signer, signerID: signerID, jwks: published, revision: 0,
+            keys: keys, privateKeys: privateKeys, signers: signers, jwks: published, revision: 0,
             verificationKeys: try JWSKeySet(jwks: published), loadedAt: now, nextTransition: transitions.min())
     }
 
@@ -163,7 +213,7 @@ package final class SigningKeyRing: Sendable {
 
     /// Re-reads the key table; the revision moves on only when the published keys changed.
     package func reload(now: Date) async throws {
-        var fresh = try await Self.load(database: database, masterKey: masterKey, now: now)
+        var fresh = try await Self.load(database: database, masterKey: masterKey, now: now, known: cached.privateKeys)
         snapshot.withLock { current in
             fresh.revision = fresh.jwks == current.jwks ? current.revision : current.revision + 1
             current = fresh
@@ -194,7 +244,11 @@ package final class SigningKeyRing: Sendable {
 
     /// The snapshot as it is, without reloading: for synchronous readers and for a caller that
     /// has just reloaded.
-    private var cached: Snapshot { snapshot.withLock { $0 } }
+    var cached: Snapshot { snapshot.withLock { $0 } }
+
+    /// The longest a token signed by a key may live and still verify until it expires: a
+    /// retired key stays published that long (the access-token lifetime).
+    package var longestTokenLifetime: TimeInterval { tokenLifetime - 60 }
 
     /// The published keys (pending, active, retired), oldest first.
     package var publishedKeys: [Key] { cached.keys }
@@ -206,4 +260,10 @@ package final class SigningKeyRing: Sendable {
             try repository.all(on: connection).map(\.key)
         }
     }
+}
+
+/// A `signing_keys` row names an algorithm this server does not sign with.
+struct UnknownSigningKeyAlgorithm: Error, CustomStringConvertible {
+    var algorithm: String
+    var description: String { "signing_keys holds a key for \(algorithm), which this server does not sign with" }
 }

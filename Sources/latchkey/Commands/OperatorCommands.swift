@@ -13,9 +13,9 @@ enum OperatorCommands {
         try await withApplication(arguments) { application in
             let now = Date()
             let keys = try await application.signingKeys.allKeys()
-            var table = Table("KID", "STATE", "CREATED", "ACTIVATES", "RETIRES", "LEAVES JWKS")
+            var table = Table("KID", "ALG", "STATE", "CREATED", "ACTIVATES", "RETIRES", "LEAVES JWKS")
             for key in keys {
-                table.add(key.id, key.state(at: now), date(key.createdAt), date(key.activatesAt), date(key.retiresAt), date(key.expiresAt))
+                table.add(key.id, key.algorithm.rawValue, key.state(at: now), date(key.createdAt), date(key.activatesAt), date(key.retiresAt), date(key.expiresAt))
             }
             print(table.text, terminator: "")
             return 0
@@ -23,21 +23,34 @@ enum OperatorCommands {
     }
 
     static let keysRotate = Command(
-        path: ["keys", "rotate"], summary: "Publish a new signing key now; it signs after the activation delay.",
-        options: [config, Option(name: "activate-in", valueName: "SECONDS", help: "delay before it signs (default 900, at least 330)")],
+        path: ["keys", "rotate"], summary: "Publish new signing keys now; they sign after the activation delay.",
+        options: [
+            config, Option(name: "activate-in", valueName: "SECONDS", help: "delay before it signs (default 900, at least 330)"),
+            Option(name: "algorithm", valueName: "ALG", help: "rotate only the ES256 or the RS256 key (default both)"),
+        ],
         details: """
-            The new key appears in the JWKS at once and starts signing after the delay, so caches
-            (max-age 300 s) and other server processes (told within seconds, re-reading every
-            30 s at the latest) know it first. The old
-            key keeps being published until every token it signed has expired.
+            Each algorithm has its own key: ES256 signs access tokens (and the ID tokens of
+            clients that ask for ES256), RS256 signs ID tokens. The new key appears in the JWKS
+            at once and starts signing after the delay, so caches (max-age 300 s) and other
+            server processes (told within seconds, re-reading every 30 s at the latest) know it
+            first. The old key keeps being published until every token it signed has expired.
             """
     ) { arguments in
         guard let delay = TimeInterval(arguments[option: "activate-in"] ?? "900"), delay >= 330 else {
             throw UsageError(message: "--activate-in must be at least 330 seconds (JWKS max-age plus the reload interval)")
         }
+        var algorithms = SigningKeyRing.algorithms
+        if let name = arguments[option: "algorithm"] {
+            guard let algorithm = algorithms.first(where: { $0.rawValue == name.uppercased() }) else {
+                throw UsageError(message: "--algorithm must be ES256 or RS256")
+            }
+            algorithms = [algorithm]
+        }
         return try await withApplication(arguments) { application in
-            let key = try await application.signingKeys.rotate(activationDelay: delay, now: Date())
-            print("published \(key.id); it signs from \(date(key.activatesAt))")
+            for algorithm in algorithms {
+                let key = try await application.signingKeys.rotate(algorithm, activationDelay: delay, now: Date())
+                print("published \(key.algorithm) key \(key.id); it signs from \(date(key.activatesAt))")
+            }
             return 0
         }
     }

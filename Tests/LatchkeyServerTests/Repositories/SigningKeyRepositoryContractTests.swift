@@ -63,6 +63,35 @@ struct SigningKeyRepositoryContractTests {
         }
     }
 
+    @Test("S10: each algorithm is active and retires on its own, and a key reads back with its algorithm", arguments: ContractEngine.allCases)
+    func s10PerAlgorithm(engine: ContractEngine) async throws {
+        try await withContractDatabase(engine) { database in
+            let rsaID = "kid_rsa"
+            let rsa = SigningKeyRing.Key(
+                id: rsaID, publicJWK: JWK(try RSA.Signing.PrivateKey(keySize: 2048).publicKey, algorithm: .rs256, keyID: rsaID),
+                createdAt: now, activatesAt: now)
+            let (answers, retired, stored) = try await database.write { connection in
+                try self.repository.insert(self.key("kid_ec", activatesAt: self.now), sealedPrivateKey: [1], on: connection)
+                let onlyES256 = [
+                    try self.repository.hasActiveKey(.es256, at: self.now, on: connection),
+                    try self.repository.hasActiveKey(.rs256, at: self.now, on: connection),
+                ]
+                try self.repository.insert(rsa, sealedPrivateKey: [2], on: connection)
+                let retired = try self.repository.retireUnretired(
+                    .rs256, at: self.now.addingTimeInterval(10), expiresAt: self.now.addingTimeInterval(20), on: connection)
+                let afterRetiring = [
+                    try self.repository.hasActiveKey(.es256, at: self.now.addingTimeInterval(10), on: connection),
+                    try self.repository.hasActiveKey(.rs256, at: self.now.addingTimeInterval(10), on: connection),
+                ]
+                return (onlyES256 + afterRetiring, retired, try self.repository.all(on: connection))
+            }
+            #expect(answers == [true, false, true, false])
+            #expect(retired == 1, "only the RS256 key")
+            #expect(stored.map(\.algorithm) == [.es256, .rs256] && stored.map(\.key.algorithm) == [.es256, .rs256])
+            #expect(stored.first?.key.retiresAt == nil)
+        }
+    }
+
     @Test("S10: 20 concurrent rotations leave exactly one unretired key, and only winners add one", arguments: ContractEngine.allCases)
     func s10ConcurrentRotationsOneWinner(engine: ContractEngine) async throws {
         try await withContractDatabase(engine) { database in
