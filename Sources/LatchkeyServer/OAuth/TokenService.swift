@@ -149,7 +149,7 @@ package struct TokenService: Sendable {
                 issuer: sessions.issuer, subject: session.userID, audience: client.id, authorizedParty: client.id, issuedAt: now,
                 expiresAt: now.addingTimeInterval(TimeInterval(sessions.accessTokenTTL)), authTime: authTime, nonce: nonce, amr: session.amr,
                 sessionID: grant.browserSessionID, accessToken: access)
-            idToken = try await sessions.keys.signIDToken(claims, algorithm: IDTokenAlgorithm(rawValue: client.idTokenAlgorithm) ?? .rs256)
+            idToken = try sessions.keys.signIDToken(claims, algorithm: IDTokenAlgorithm(rawValue: client.idTokenAlgorithm) ?? .rs256)
         }
         let keepsRefreshToken = client.isFirstParty || grant.scopes.contains("offline_access")
         return OAuthTokens(
