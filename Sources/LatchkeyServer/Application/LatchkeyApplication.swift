@@ -109,6 +109,7 @@ package final class LatchkeyApplication: Sendable {
         let router = Router()
         router.add(middleware: StoreErrorMiddleware())
         OperationsRoutes(configuration: configuration, database: database, metrics: metrics).register(on: router)
+        StylesheetRoutes().register(on: router)
         SessionRoutes(sessions: sessions, bearer: bearer).register(on: router)
         AccountRoutes(sessions: sessions, apple: apple, bearer: bearer).register(on: router)
         AppleRoutes(apple: apple).register(on: router)

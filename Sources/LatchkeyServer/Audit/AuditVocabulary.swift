@@ -17,6 +17,11 @@ extension AuditEvent {
     static let sessionExpired = AuditEvent(rawValue: "session.expired")
     static let sessionRevoked = AuditEvent(rawValue: "session.revoked")
 
+    // Browser sessions of the hosted pages
+    static let browserSessionStarted = AuditEvent(rawValue: "browser_session.started")
+    /// Signed out on a hosted page, or ended with all of the user's sessions.
+    static let browserSessionEnded = AuditEvent(rawValue: "browser_session.ended")
+
     // Passwords
     static let passwordSignUp = AuditEvent(rawValue: "password.signup")
     static let passwordLogin = AuditEvent(rawValue: "password.login")
