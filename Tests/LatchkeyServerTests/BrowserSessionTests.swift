@@ -3,6 +3,7 @@ import LatchkeyCrypto
 import LatchkeyHTTP
 import LatchkeyJOSE
 import LatchkeyJSON
+import LatchkeySandbox
 @testable import LatchkeyServer
 import LatchkeyStore
 import LatchkeyWire
@@ -127,6 +128,27 @@ struct BrowserSessionTests {
             #expect(try await service.current(token: third) == nil)
             let reset = try await Self.audit(server, userID: userID, event: "browser_session.ended").filter { $0.details["reason"] == "password_reset" }
             #expect(reset.count == 1)
+        }
+    }
+
+    @Test("S29: Apple consent revoked ends the user's browser sessions; deleting the account removes them")
+    func endedByConsentRevokedAndDeletionS29() async throws {
+        try await TestServer.with { server in
+            let (body, subject, sandbox) = try await AppleLifecycleTests.signedIn(server)
+            let userID = body.user.id
+            let service = Self.service(server)
+            let (_, revoked) = try await service.start(userID: userID, amr: ["apple"], ip: nil, userAgent: nil)
+            #expect(try await sandbox.notify(subject: subject, type: "consent-revoked") == 200)
+            #expect(try await service.current(token: revoked) == nil)
+            let ended = try await Self.audit(server, userID: userID, event: "browser_session.ended")
+            #expect(ended.map { $0.details["reason"] } == ["consent_revoked"])
+
+            let (again, _) = try await AppleFlow.signIn(server, sandbox: sandbox, subject: subject)
+            let (session, deleted) = try await service.start(userID: userID, amr: ["apple"], ip: nil, userAgent: nil)
+            let deletion = try await server.request(.delete, "/v1/me", headers: try again.bearer)
+            #expect(deletion.status == 204)
+            #expect(try await service.current(token: deleted) == nil)
+            #expect(try await Self.row(server, id: session.id) == nil, "the row goes with the account")
         }
     }
 }

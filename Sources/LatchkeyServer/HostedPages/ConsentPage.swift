@@ -7,6 +7,7 @@ package struct ConsentPage: Sendable, Hashable {
     package var clientName: String
     /// The scopes it asks for, as requested.
     package var scopes: [String]
+    /// Where the form posts, its CSRF token and the request it carries.
     package var form: HostedForm
 
     /// Creates the page.

@@ -33,7 +33,9 @@ package struct HostedForm: Sendable, Hashable {
 
 /// One `<input type="hidden">` of a ``HostedForm``.
 package struct HiddenField: Sendable, Hashable {
+    /// The field's name, as the route reads it back.
     package var name: String
+    /// Its value, sent back as given.
     package var value: String
 
     /// Creates a hidden field.

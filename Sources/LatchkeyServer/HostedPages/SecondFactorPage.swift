@@ -2,6 +2,7 @@ package import LatchkeyHTTP
 
 /// The second step of signing in: a code from an authenticator app, or a recovery code.
 package struct SecondFactorPage: Sendable, Hashable {
+    /// Where the form posts, its CSRF token and the request it carries.
     package var form: HostedForm
     /// What went wrong, in words (a wrong code, too many attempts).
     package var error: String?

@@ -5,6 +5,7 @@ package import LatchkeyHTTP
 package struct SignUpPage: Sendable, Hashable {
     /// The application the user signs up for, when it has a name to show.
     package var clientName: String?
+    /// Where the form posts, its CSRF token and the request it carries.
     package var form: HostedForm
     /// The username typed last time, kept after an error; the password never is.
     package var username: String

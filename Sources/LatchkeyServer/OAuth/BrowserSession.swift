@@ -5,11 +5,13 @@ package import FoundationEssentials
 package struct BrowserSession: Sendable, Hashable {
     /// The row's id (`bs_…`): the binding of its forms' CSRF tokens and an ID token's `sid`.
     package var id: String
+    /// Who is signed in.
     package var userID: String
     /// How the user signed in (RFC 8176), as ID tokens issued under it report.
     package var amr: [String]
     /// When the user last proved who they are (the ID token's `auth_time`).
     package var authTime: Date
+    /// When it started.
     package var createdAt: Date
     /// When it ends however much it is used.
     package var expiresAt: Date
