@@ -109,6 +109,7 @@ package final class LatchkeyApplication: Sendable {
         let router = Router()
         router.add(middleware: StoreErrorMiddleware())
         OperationsRoutes(configuration: configuration, database: database, metrics: metrics).register(on: router)
+        StylesheetRoutes().register(on: router)
         SessionRoutes(sessions: sessions, bearer: bearer).register(on: router)
         // Every OAuth endpoint is listed: the provider's routes are mounted alongside.
         DiscoveryRoutes(sessions: sessions, mounted: .all).register(on: router)
@@ -119,6 +120,16 @@ package final class LatchkeyApplication: Sendable {
         GrantRoutes(grants: GrantService(sessions: sessions), bearer: bearer).register(on: router)
         let passwords = try PasswordService(database: database, sessions: sessions, metrics: metrics, configuration: configuration)
         if configuration.password.enabled { PasswordRoutes(passwords: passwords, bearer: bearer).register(on: router) }
+        let clients = ClientService(database: database, clock: clock)
+        OAuthTokenRoutes(
+            tokens: TokenService(database: database, sessions: sessions), clients: clients,
+            userinfoBearer: BearerAuthenticator(sessions: sessions, audiences: [.api, .userinfo])
+        ).register(on: router)
+        AuthorizeRoutes(
+            authorization: AuthorizationService(database: database, sessions: sessions, clients: clients),
+            browserSessions: sessions.browserSessions, csrf: CSRFProtection(masterKey: masterKey),
+            passwords: configuration.password.enabled ? passwords : nil, factors: factors
+        ).register(on: router)
 
         let (host, port) = configuration.listenAddress
         var serverConfiguration = HTTPServer.Configuration()

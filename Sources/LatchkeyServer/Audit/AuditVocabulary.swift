@@ -24,6 +24,11 @@ extension AuditEvent {
     static let oauthCodeReplayed = AuditEvent(rawValue: "oauth.code_replayed")
     static let oauthClientCredentials = AuditEvent(rawValue: "oauth.client_credentials")
 
+    // Browser sessions of the hosted pages
+    static let browserSessionStarted = AuditEvent(rawValue: "browser_session.started")
+    /// Signed out on a hosted page, or ended with all of the user's sessions.
+    static let browserSessionEnded = AuditEvent(rawValue: "browser_session.ended")
+
     // Passwords
     static let passwordSignUp = AuditEvent(rawValue: "password.signup")
     static let passwordLogin = AuditEvent(rawValue: "password.login")

@@ -12,12 +12,28 @@ import LatchkeyHTTP
 /// so a sealed value copied into another row does not open.
 package struct MasterKey: Sendable {
     private let sealingKey: [UInt8]
+    /// The 32 bytes of the file, kept to derive keys for other purposes (``derivedKey(label:)``).
+    private let bytes: [UInt8]
 
     /// Creates a master key from its 32 bytes.
     package init(bytes: [UInt8]) throws {
         guard bytes.count == 32 else { throw CryptoError.invalidParameter("a master key is 32 bytes") }
+        self.bytes = bytes
         sealingKey = try HKDF.deriveKey(
             inputKeyMaterial: bytes, salt: [UInt8](), info: Array("latchkey sealing key v1".utf8), outputByteCount: 32)
+    }
+
+    /// A 32-byte key for one purpose, derived with HKDF-SHA256 under `label` as its info, so
+    /// that keys of different labels are independent of each other and of the sealing key.
+    ///
+    /// - Parameter label: What the key is for, e.g. `latchkey csrf key v1`; never reused.
+    package func derivedKey(label: String) -> [UInt8] {
+        do {
+            return try HKDF.deriveKey(inputKeyMaterial: bytes, salt: [UInt8](), info: Array(label.utf8), outputByteCount: 32)
+        } catch {
+            // Only an out-of-range length or a failing allocation inside OpenSSL can stop it.
+            fatalError("HKDF of a 32-byte key failed: \(error)")
+        }
     }
 
     /// Reads the key file, or in development mode creates it (mode 0600) when it is missing.

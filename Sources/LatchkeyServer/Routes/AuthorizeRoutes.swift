@@ -27,6 +27,31 @@ struct AuthorizeRoutes {
         router.get(Self.secondFactorPath) { request in try await routes.secondFactorPage(request) }
         router.post(Self.secondFactorPath) { request in try await routes.secondFactor(request) }
         router.post(Self.consentPath) { request in try await routes.consent(request) }
+        router.get("/oauth/logout") { request in try await routes.logout(request, parameters: request.query) }
+        router.post("/oauth/logout") { request in try await routes.logout(request, parameters: try request.formBody()) }
+    }
+
+    // MARK: Logout
+
+    /// RP-initiated logout: ends the browser session, then back to the client or the
+    /// signed-out page.
+    func logout(_ request: HTTPRequest, parameters: [String: String]) async throws -> HTTPResponse {
+        let outcome: LogoutOutcome
+        do {
+            outcome = try await authorization.logout(parameters, browserToken: request.browserSessionToken, context: RequestContext(request))
+        } catch let failure as AuthorizationFailure {
+            return respond(failure)
+        }
+        var response: HTTPResponse
+        switch outcome {
+        case .redirect(let uri, let state):
+            let query = state.map { (uri.contains("?") ? "&" : "?") + "state=" + PercentEncoding.encode($0) } ?? ""
+            response = .seeOther(uri + query)
+        case .signedOut:
+            response = .page(SignedOutPage(returnLink: nil).render())
+        }
+        response.clearBrowserSessionCookie()
+        return response
     }
 
     // MARK: The authorization endpoint
@@ -65,7 +90,7 @@ struct AuthorizeRoutes {
                     appleLink: nil
                 ).render()
             response = .page(page)
-            if let token { BrowserCookies.setCSRF(token, on: &response) }
+            if let token { try response.setPreSessionCSRFCookie(token) }
         case .consent:
             guard let browserSession else { return respond(.untrusted("The sign-in ended; start again from the application.")) }
             let form = HostedForm(
@@ -93,7 +118,7 @@ struct AuthorizeRoutes {
         let back = Self.authorizeURL(authorizationRequest.parameters)
         let username = String((form["username"] ?? "").prefix(256))
         let page = creating ? "sign_up" : "sign_in"
-        guard let binding = BrowserCookies.csrf(from: request), csrf.verify(form["csrf_token"] ?? "", binding: binding) else {
+        guard let binding = request.preSessionCSRFValue, csrf.verify(form["csrf_token"] ?? "", binding: binding) else {
             return HostedFlash(page: page, error: "This page had expired. Please try again.", username: username).redirect(to: back)
         }
         guard let passwords else { return respond(.untrusted("Passwords are not enabled on this server.")) }
@@ -104,7 +129,7 @@ struct AuthorizeRoutes {
                 creating
                 ? try await passwords.signUp(username: username, password: password, givenName: nil, familyName: nil, context: context, target: .browser)
                 : try await passwords.logIn(username: username, password: password, context: context, target: .browser)
-            return signedInResponse(signedIn, next: authorizationRequest)
+            return try signedInResponse(signedIn, next: authorizationRequest)
         } catch let error as AuthError {
             if error.code == .secondFactorRequired, let token = error.secondFactor?.token {
                 var response = HTTPResponse.seeOther(Self.secondFactorPath + "?" + Self.encode(authorizationRequest.parameters))
@@ -130,7 +155,7 @@ struct AuthorizeRoutes {
             hidden: [HiddenField(name: "request", value: Self.encode(authorizationRequest.parameters))])
         let flash = HostedFlash(request)
         var response = HTTPResponse.page(SecondFactorPage(form: form, error: flash?.error).render())
-        if let token { BrowserCookies.setCSRF(token, on: &response) }
+        if let token { try response.setPreSessionCSRFCookie(token) }
         if flash != nil { HostedFlash.clear(on: &response) }
         return response
     }
@@ -145,7 +170,7 @@ struct AuthorizeRoutes {
             return respond(failure)
         }
         let again = Self.secondFactorPath + "?" + Self.encode(authorizationRequest.parameters)
-        guard let binding = BrowserCookies.csrf(from: request), csrf.verify(form["csrf_token"] ?? "", binding: binding) else {
+        guard let binding = request.preSessionCSRFValue, csrf.verify(form["csrf_token"] ?? "", binding: binding) else {
             return HostedFlash(page: "second_factor", error: "This page had expired. Please try again.", username: nil).redirect(to: again)
         }
         guard let mfaToken = HostedFlash.mfaToken(from: request) else { return .seeOther(Self.authorizeURL(authorizationRequest.parameters)) }
@@ -153,7 +178,7 @@ struct AuthorizeRoutes {
         let proof: MFAProof = code.count == 6 && code.allSatisfy { $0.isASCII && $0.isNumber } ? .totp(code) : .recoveryCode(code)
         do {
             let signedIn = try await factors.mfaVerify(token: mfaToken, proof: proof, context: RequestContext(request), target: .browser)
-            var response = signedInResponse(signedIn, next: authorizationRequest)
+            var response = try signedInResponse(signedIn, next: authorizationRequest)
             HostedFlash.clearMFAToken(on: &response)
             return response
         } catch let error as AuthError where error.code == .invalidGrant || error.code == .rateLimited {
@@ -196,24 +221,24 @@ struct AuthorizeRoutes {
 
     /// The browser session of the request's cookie, if it is live.
     private func currentBrowserSession(_ request: HTTPRequest) async throws -> BrowserSession? {
-        guard let token = BrowserCookies.session(from: request) else { return nil }
+        guard let token = request.browserSessionToken else { return nil }
         return try await browserSessions.current(token: token)
     }
 
     /// The CSRF binding of a page shown before sign-in: the pre-session cookie, and a new one
     /// to set when the browser has none.
     private func preSessionBinding(_ request: HTTPRequest) -> (newCookie: String?, binding: String) {
-        if let existing = BrowserCookies.csrf(from: request) { return (nil, existing) }
-        let fresh = Identifiers.secret()
+        if let existing = request.preSessionCSRFValue { return (nil, existing) }
+        let fresh = BrowserCookies.newCSRFValue()
         return (fresh, fresh)
     }
 
     /// A completed sign-in: the browser session cookie, and back to the authorization endpoint,
     /// whose `prompt=login` and `max_age` that sign-in has satisfied.
-    private func signedInResponse(_ signedIn: SignedIn, next request: AuthorizationRequest) -> HTTPResponse {
+    private func signedInResponse(_ signedIn: SignedIn, next request: AuthorizationRequest) throws -> HTTPResponse {
         var response = HTTPResponse.seeOther(Self.authorizeURL(request.afterSignIn))
         if case .browser(let session, let token) = signedIn {
-            BrowserCookies.setSession(token, maxAge: Int(session.expiresAt.timeIntervalSince(session.createdAt)), on: &response)
+            try response.setBrowserSessionCookie(token, maxAge: Int(session.expiresAt.timeIntervalSince(session.createdAt)))
         }
         return response
     }

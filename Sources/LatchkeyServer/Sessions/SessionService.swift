@@ -514,7 +514,8 @@ package final class SessionService: Sendable {
     }
 
     /// Ends every live session of a user but `kept` inside the caller's transaction, with an
-    /// audit entry each (consent revoked, password changed or reset, account deleted).
+    /// audit entry each (consent revoked, password changed or reset, account deleted), and every
+    /// browser session of the user, `kept` or not.
     ///
     /// - Returns: The sessions this call revoked.
     @discardableResult
@@ -522,6 +523,8 @@ package final class SessionService: Sendable {
         userID: String, except kept: String? = nil, reason: String, context: RequestContext, now: Date, on connection: any SQLConnection
     ) throws -> [String] {
         let sessions = try repository.unrevoked(userID: userID, on: connection).filter { $0.id != kept }
+        // The hosted pages' sessions end with them, all of them (S29).
+        try BrowserSessionService.endAll(userID: userID, reason: reason, context: context, now: now, audit: audit, on: connection)
         return try revoke(sessions, reason: reason, context: context, now: now, on: connection)
     }
 

@@ -1,0 +1,60 @@
+import LatchkeyHTTP
+
+/// The frame every hosted page shares: one `<main>` column, the stylesheet, no script.
+///
+/// Values reach the markup only through ``HTML`` interpolation, which escapes them for element
+/// content and quoted attributes (S29); URLs also pass ``safeURL(_:)``, since escaping does not
+/// make a `javascript:` link harmless.
+enum PageLayout {
+    /// A whole document: `<html lang="en">`, a viewport for phones, the stylesheet, and `body`
+    /// inside `<main>`.
+    static func document(title: String, body: HTML) -> HTML {
+        """
+        <!DOCTYPE html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <meta name="color-scheme" content="light dark">
+        <meta name="referrer" content="no-referrer">
+        <title>\(title)</title>
+        <link rel="stylesheet" href="\(Stylesheet.path)">
+        </head>
+        <body>
+        <main>
+        <div class="card">
+        \(body)</div>
+        </main>
+        </body>
+        </html>
+
+        """
+    }
+
+    /// The error, in words, announced to screen readers; nothing when there is none.
+    static func alert(_ message: String?) -> HTML {
+        guard let message, !message.isEmpty else { return "" }
+        return "<p class=\"alert\" role=\"alert\">\(message)</p>\n"
+    }
+
+    /// A link styled as a button, or a plain link; nothing when `url` is missing or unsafe.
+    static func link(_ url: String?, _ text: String, button: Bool = false) -> HTML {
+        guard let url = url.flatMap(safeURL) else { return "" }
+        return button ? "<a class=\"button secondary\" href=\"\(url)\">\(text)</a>\n" : "<a href=\"\(url)\">\(text)</a>"
+    }
+
+    /// `url` when it is a path on this server (`/…` but not `//…`) or an `https:` or `http:` URL;
+    /// `nil` for anything else (`javascript:`, `data:`, a scheme-relative URL).
+    static func safeURL(_ url: String) -> String? {
+        let lowered = url.lowercased()
+        if lowered.hasPrefix("https://") || lowered.hasPrefix("http://") { return url }
+        if url.hasPrefix("/") && !url.hasPrefix("//") && !url.hasPrefix("/\\") { return url }
+        return nil
+    }
+
+    /// "to continue to Example", or nothing without a client name.
+    static func continuing(to clientName: String?) -> HTML {
+        guard let clientName, !clientName.isEmpty else { return "" }
+        return "<p class=\"lead\">to continue to \(clientName)</p>\n"
+    }
+}

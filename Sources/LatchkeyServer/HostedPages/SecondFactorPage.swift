@@ -1,0 +1,33 @@
+package import LatchkeyHTTP
+
+/// The second step of signing in: a code from an authenticator app, or a recovery code.
+package struct SecondFactorPage: Sendable, Hashable {
+    /// Where the form posts, its CSRF token and the request it carries.
+    package var form: HostedForm
+    /// What went wrong, in words (a wrong code, too many attempts).
+    package var error: String?
+
+    /// Creates the page.
+    package init(form: HostedForm, error: String? = nil) {
+        self.form = form
+        self.error = error
+    }
+
+    /// The document.
+    package func render() -> HTML {
+        PageLayout.document(
+            title: "Enter your code",
+            body: """
+                <h1>Enter your code</h1>
+                <p class="lead">Open your authenticator app and enter the code it shows for this account.</p>
+                \(PageLayout.alert(error))\(form.opening)<div class="field">
+                <label for="code">Code</label>
+                <span class="hint" id="code-hint">A recovery code also works here.</span>
+                <input type="text" id="code" name="code" autocomplete="one-time-code" inputmode="numeric" autocapitalize="none" spellcheck="false" aria-describedby="code-hint" required>
+                </div>
+                <button type="submit">Continue</button>
+                </form>
+
+                """)
+    }
+}

@@ -1,0 +1,50 @@
+package import LatchkeyHTTP
+
+/// The sign-up page: a new username and password (`autocomplete="new-password"`, so password
+/// managers offer a strong one and save it).
+package struct SignUpPage: Sendable, Hashable {
+    /// The application the user signs up for, when it has a name to show.
+    package var clientName: String?
+    /// Where the form posts, its CSRF token and the request it carries.
+    package var form: HostedForm
+    /// The username typed last time, kept after an error; the password never is.
+    package var username: String
+    /// What went wrong, in words (a taken username, a password the policy refuses).
+    package var error: String?
+    /// Where the sign-in page is, for those who have an account.
+    package var signInLink: String?
+
+    /// Creates the page.
+    package init(clientName: String? = nil, form: HostedForm, username: String = "", error: String? = nil, signInLink: String? = nil) {
+        self.clientName = clientName
+        self.form = form
+        self.username = username
+        self.error = error
+        self.signInLink = signInLink
+    }
+
+    /// The document.
+    package func render() -> HTML {
+        let signIn: HTML = PageLayout.safeURL(signInLink ?? "") == nil ? "" : """
+            <div class="links"><p>Have an account? \(PageLayout.link(signInLink, "Sign in"))</p></div>
+
+            """
+        return PageLayout.document(
+            title: "Create an account",
+            body: """
+                <h1>Create an account</h1>
+                \(PageLayout.continuing(to: clientName))\(PageLayout.alert(error))\(form.opening)<div class="field">
+                <label for="username">Username</label>
+                <input type="text" id="username" name="username" value="\(username)" autocomplete="username" autocapitalize="none" spellcheck="false" required>
+                </div>
+                <div class="field">
+                <label for="password">Password</label>
+                <span class="hint" id="password-hint">At least 8 characters; a long phrase is best.</span>
+                <input type="password" id="password" name="password" autocomplete="new-password" aria-describedby="password-hint" required>
+                </div>
+                <button type="submit">Create account</button>
+                </form>
+                \(signIn)
+                """)
+    }
+}
