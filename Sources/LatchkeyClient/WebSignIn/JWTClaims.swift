@@ -10,7 +10,7 @@ enum JWTClaims {
     /// The payload of `token` as a JSON object.
     ///
     /// - Returns: `nil` when `token` is not three base64url parts whose middle one is a JSON object.
-    static func payload(of token: String) -> [String: JSONValue]? {
+    static func unverifiedPayload(of token: String) -> [String: JSONValue]? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let bytes = Base64URL.decode(String(parts[1])),
             let json = try? JSONValue(parsing: Array(bytes))

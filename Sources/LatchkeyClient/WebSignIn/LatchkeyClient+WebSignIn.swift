@@ -143,13 +143,13 @@ struct WebSignInTokens {
             throw LatchkeyError(
                 .invalidResponse, "/oauth/token answered no refresh token; register the app as a first-party native client")
         }
-        guard let claims = JWTClaims.payload(of: response.accessToken), let sessionID = claims["sid"]?.stringValue,
+        guard let claims = JWTClaims.unverifiedPayload(of: response.accessToken), let sessionID = claims["sid"]?.stringValue,
             let subject = claims["sub"]?.stringValue
         else {
             throw LatchkeyError(.invalidResponse, "the access token is not a JWT with sid and sub")
         }
         if let idToken = response.idToken {
-            guard let id = JWTClaims.payload(of: idToken) else { throw LatchkeyError(.invalidResponse, "the ID token is not a JWT") }
+            guard let id = JWTClaims.unverifiedPayload(of: idToken) else { throw LatchkeyError(.invalidResponse, "the ID token is not a JWT") }
             let audience = id["aud"]?.stringValue.map { [$0] } ?? id["aud"]?.arrayValue?.compactMap(\.stringValue) ?? []
             guard id["iss"]?.stringValue == request.issuer, audience.contains(request.clientID), id["sub"]?.stringValue == subject else {
                 throw LatchkeyError(.invalidResponse, "the ID token is not for this client and user from this server")
