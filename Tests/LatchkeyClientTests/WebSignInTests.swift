@@ -83,13 +83,16 @@ struct WebSignInTests {
         "family_name":null,"created_at":"2026-01-01T00:00:00Z"},"username":null,"identities":[],"factors":[]}
         """
 
-    /// The server's side of the exchange: `/oauth/token` answers `token`, `/v1/me` the account,
-    /// `/v1/token` a rotation.
-    static func server(token: @escaping @Sendable () -> (Int, String)) -> ScriptedTransport {
+    /// The server's side of the exchange: `/oauth/token` answers `token`, `/v1/me` answers `me`
+    /// (the account), `/v1/token` a rotation, `/v1/revoke` 200.
+    static func server(
+        token: @escaping @Sendable () -> (Int, String), me: @escaping @Sendable () -> (Int, String) = { (200, account) }
+    ) -> ScriptedTransport {
         ScriptedTransport { request in
             switch (request.httpMethod ?? "GET", request.url?.path ?? "") {
             case ("POST", "/oauth/token"): return token()
-            case ("GET", "/v1/me"): return (200, account)
+            case ("GET", "/v1/me"): return me()
+            case ("POST", "/v1/revoke"): return (200, "{}")
             case ("POST", "/v1/token"):
                 return (
                     200,
@@ -340,6 +343,27 @@ struct WebSignInTests {
         #expect(try store.load() == nil)
     }
 
+    @Test("When GET /v1/me fails after the exchange, nothing is stored and the new refresh token is revoked, not left live")
+    func meFailsRevokes() async throws {
+        let nonce = Shared("")
+        let transport = Self.server(
+            token: { (200, Self.tokenBody(idToken: Self.idToken(nonce: nonce.value))) },
+            me: { (503, #"{"error":"unavailable","error_description":"try later"}"#) })
+        let store = InMemoryCredentialStore()
+        let client = Self.client(transport, store: store)
+        let request = try await client.beginWebSignIn(redirectURI: Self.redirectURI)
+        nonce.value = request.nonce
+        let error = await #expect(throws: LatchkeyError.self) {
+            try await client.completeWebSignIn(request, callbackURL: Self.callback(request, [("code", "the-code"), ("state", "$state"), ("iss", "$iss")]))
+        }
+        #expect(error?.code == .server(code: "unavailable") && error?.status == 503)
+        #expect(transport.requests.map { $0.url?.path ?? "" } == ["/oauth/token", "/v1/me", "/v1/revoke"])
+        let revoke = try #require(transport.requests.last?.httpBody).map { Character(Unicode.Scalar($0)) }
+        #expect(String(revoke).contains(#""token":"rt-web-1""#))
+        #expect(try store.load() == nil)
+        #expect(await client.session == nil)
+    }
+
     /// A token response that must be refused before `/v1/me` is asked.
     struct BadTokens: Sendable, CustomTestStringConvertible {
         var label: String
@@ -357,7 +381,7 @@ struct WebSignInTests {
         BadTokens(label: "access token not a JWT") { tokenBody(accessToken: "opaque", idToken: idToken(nonce: $0)) },
     ]
 
-    @Test("A token response without what the session needs, or an ID token not for this request, is invalidResponse", arguments: badTokens)
+    @Test("A token response without what the session needs, or an ID token not for this request, is invalidResponse and its refresh token is revoked", arguments: badTokens)
     func badTokenResponse(bad: BadTokens) async throws {
         let nonce = Shared("")
         let transport = Self.server { (200, bad.body(nonce.value)) }
@@ -368,7 +392,9 @@ struct WebSignInTests {
         await #expect(throws: LatchkeyError(.invalidResponse, "")) {
             try await client.completeWebSignIn(request, callbackURL: Self.callback(request, [("code", "the-code"), ("state", "$state"), ("iss", "$iss")]))
         }
-        #expect(transport.requests.map { $0.url?.path ?? "" } == ["/oauth/token"])
+        // Never /v1/me; the refresh token, when there is one, is revoked rather than left live.
+        let revoked = bad.label == "no refresh token" ? [] : ["/v1/revoke"]
+        #expect(transport.requests.map { $0.url?.path ?? "" } == ["/oauth/token"] + revoked)
         #expect(try store.load() == nil)
     }
 }

@@ -44,7 +44,9 @@ extension LatchkeyClient {
     /// repeat no parameter, carry the server's `iss` and the request's `state`, and hold a code.
     /// Then the code is exchanged at `/oauth/token` with the PKCE verifier, the user is read with
     /// `GET /v1/me`, and the session is stored and announced as ``AuthEvent/signedIn(_:)``, as
-    /// every other sign-in. Its refresh token then refreshes through ``refresh()`` as usual.
+    /// every other sign-in. Its refresh token then refreshes through ``refresh()`` as usual. New
+    /// tokens that cannot be kept (a response that fails the checks, an unreadable user) are
+    /// revoked at the server, best effort.
     ///
     /// - Throws: ``LatchkeyError``: ``LatchkeyError/Code/invalidCallback`` for a callback that is
     ///   not this request's answer; ``LatchkeyError/Code/canceled`` (reason `access_denied`) when
@@ -55,14 +57,24 @@ extension LatchkeyClient {
         let code = try request.code(from: callbackURL)
         let issuedAt = configuration.now()
         let response = try await exchange(code, for: request)
-        let tokens = try WebSignInTokens(response, request: request)
+        // Tokens this client will not store are revoked rather than left live at the server with
+        // nobody holding them: a response that fails the checks, or one whose user cannot be read.
+        let tokens: WebSignInTokens
+        do {
+            tokens = try WebSignInTokens(response, request: request)
+        } catch {
+            if let refreshToken = response.refreshToken { await revoke(refreshToken) }
+            throw error
+        }
         let account: WireAccount
         do {
             account = try await api.call("GET", "/v1/me", bearer: tokens.accessToken, as: WireAccount.self)
-        } catch let failure as ServerAPI.Failure {
-            throw failure.error
+        } catch {
+            await revoke(tokens.refreshToken)
+            throw (error as? ServerAPI.Failure)?.error ?? error
         }
         guard account.user.id == tokens.subject else {
+            await revoke(tokens.refreshToken)
             throw LatchkeyError(.invalidResponse, "GET /v1/me answered another user than the access token's sub")
         }
         let session = Session(
@@ -95,6 +107,11 @@ extension LatchkeyClient {
         var text = configuration.baseURL.absoluteString
         while text.hasSuffix("/") { text.removeLast() }
         return text
+    }
+
+    /// Best effort: revokes a refresh token this client will not keep (RFC 7009).
+    private func revoke(_ refreshToken: String) async {
+        _ = try? await api.send("POST", "/v1/revoke", body: WireRevokeRequest(token: refreshToken, tokenTypeHint: "refresh_token"))
     }
 
     /// `POST /oauth/token` with `grant_type=authorization_code`, form-encoded, as a public client.
