@@ -1,3 +1,4 @@
+import Dispatch
 package import Foundation
 import Synchronization
 
@@ -16,6 +17,19 @@ package enum Subprocess {
         package var status: Int32
         package var output: String
         package var error: String
+    }
+
+    /// ``run(_:_:input:directory:)`` on a dispatch thread, for a child that talks to a server
+    /// running in this process: waiting for it on the cooperative pool (one thread per core)
+    /// could leave no thread for the server's own handlers.
+    package static func runDetached(
+        _ executable: URL, _ arguments: [String], input: String? = nil, directory: URL? = nil
+    ) async throws -> Result {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Swift.Result { try run(executable, arguments, input: input, directory: directory) })
+            }
+        }
     }
 
     /// Runs `executable` with `arguments`, feeding `input` on standard input.
