@@ -75,8 +75,12 @@ struct GrantsTests {
             let refused = try await server.request(.post, "/v1/token", json: ["grant_type": "refresh_token", "refresh_token": .string(photos1.refreshToken)])
             #expect(refused.status == 400)
             #expect(try refused.wireError.reason == "consent_revoked")
-            let kept = try await server.request(.post, "/v1/token", json: ["grant_type": "refresh_token", "refresh_token": .string(notes1.refreshToken)])
-            #expect(kept.status == 200)
+            // Notes is a public third-party client: its grant refreshes at its own token endpoint.
+            let kept = try await server.request(
+                .post, "/oauth/token",
+                body: Array(PercentEncoding.encodeForm(["grant_type": "refresh_token", "refresh_token": notes1.refreshToken, "client_id": notes.id]).utf8),
+                headers: ["Content-Type": "application/x-www-form-urlencoded"])
+            #expect(kept.status == 200, "\(kept.text)")
 
             let entries = try await AuditLog(database: server.database).entries(userID: ada.id, limit: 10)
             let withdrawal = try #require(entries.first { $0.event.rawValue == "consent.withdrawn" })

@@ -11,23 +11,25 @@ struct ClientRepository: Sendable {
         var client: OAuthClient
         /// The SHA-256 of its secret; `nil` for a public client.
         var secretHash: [UInt8]?
+        /// Its public keys (a JWK Set, JSON) when it authenticates with `private_key_jwt`.
+        var jwks: String?
     }
 
     /// Inserts a new client inside the caller's transaction.
     ///
     /// - Parameter secretHash: The SHA-256 of its secret; `nil` for a public client.
-    func insert(_ client: OAuthClient, secretHash: [UInt8]?, on connection: any SQLConnection) throws {
+    func insert(_ client: OAuthClient, secretHash: [UInt8]?, jwks: String? = nil, on connection: any SQLConnection) throws {
         try connection.execute(
             """
             INSERT INTO oauth_clients (id, name, secret_hash, first_party, redirect_uris, post_logout_redirect_uris, grant_types, scopes,
-                id_token_algorithm, created_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                id_token_algorithm, created_at, jwks)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 .text(client.id), .text(client.name), secretHash.map(SQLValue.blob) ?? .null, .bool(client.isFirstParty),
                 .text(Self.jsonArray(client.redirectURIs)), .text(Self.jsonArray(client.postLogoutRedirectURIs)),
                 .text(Self.jsonArray(client.grantTypes.map(\.rawValue).sorted())), .text(Self.jsonArray(client.scopes.sorted())),
-                .text(client.idTokenAlgorithm), .time(client.createdAt),
+                .text(client.idTokenAlgorithm), .time(client.createdAt), SQLValue(jwks),
             ])
     }
 
@@ -39,7 +41,7 @@ struct ClientRepository: Sendable {
     /// The client with this id and the hash of its secret.
     func stored(id: String, on connection: any SQLConnection) throws -> StoredClient? {
         guard let row = try connection.queryOne("SELECT * FROM oauth_clients WHERE id = ?", [.text(id)]) else { return nil }
-        return StoredClient(client: try Self.client(row), secretHash: row.optionalBlob("secret_hash"))
+        return StoredClient(client: try Self.client(row), secretHash: row.optionalBlob("secret_hash"), jwks: row.optionalString("jwks"))
     }
 
     /// Every client, oldest first.
@@ -83,7 +85,8 @@ struct ClientRepository: Sendable {
     /// An `oauth_clients` row.
     static func client(_ row: SQLRow) throws -> OAuthClient {
         OAuthClient(
-            id: try row.string("id"), name: try row.string("name"), isConfidential: row.optionalBlob("secret_hash") != nil,
+            id: try row.string("id"), name: try row.string("name"),
+            isConfidential: row.optionalBlob("secret_hash") != nil || row.optionalString("jwks") != nil,
             isFirstParty: try row.bool("first_party"), redirectURIs: try strings(try row.string("redirect_uris")),
             postLogoutRedirectURIs: try strings(try row.string("post_logout_redirect_uris")),
             // A grant type this build does not know is left out rather than failing the whole client.

@@ -21,11 +21,15 @@ package struct ClientRegistration: Sendable {
     package var scopes: Set<String>?
     /// `RS256` or `ES256`.
     package var idTokenAlgorithm: String
+    /// The client's public keys (a JWK Set, JSON) when it authenticates with `private_key_jwt`
+    /// instead of a secret: it is confidential then, and gets no secret.
+    package var jwks: String?
 
     package init(
         name: String, redirectURIs: [String], postLogoutRedirectURIs: [String] = [], confidential: Bool = false, firstParty: Bool = false,
-        grantTypes: Set<OAuthClient.GrantType>? = nil, scopes: Set<String>? = nil, idTokenAlgorithm: String = "RS256"
+        grantTypes: Set<OAuthClient.GrantType>? = nil, scopes: Set<String>? = nil, idTokenAlgorithm: String = "RS256", jwks: String? = nil
     ) {
+        self.jwks = jwks
         self.name = name
         self.redirectURIs = redirectURIs
         self.postLogoutRedirectURIs = postLogoutRedirectURIs
@@ -60,6 +64,7 @@ package struct ClientService: Sendable {
     let database: any SQLDatabase
     let clock: @Sendable () -> Date
     let repository = ClientRepository()
+    let assertions = ClientAssertionRepository()
     let audit: AuditLog
 
     package init(database: any SQLDatabase, clock: @escaping @Sendable () -> Date = { Date() }) {
@@ -75,12 +80,17 @@ package struct ClientService: Sendable {
     /// - Throws: `invalid_request` naming what is wrong (a redirect URI's broken rule, an
     ///   unknown algorithm, a bad scope); nothing is written then.
     package func register(_ registration: ClientRegistration) async throws -> (client: OAuthClient, secret: String?) {
+        var registration = registration
+        // Keys are credentials too: a client with them is confidential.
+        if registration.jwks != nil { registration.confidential = true }
         // Whole seconds, as the row keeps it, so the client returned is the one read back later.
         let now = Date(timeIntervalSince1970: clock().timeIntervalSince1970.rounded(.down))
         let client = try Self.client(for: registration, id: Self.newClientID(), at: now)
-        let secret = registration.confidential ? Identifiers.secret() : nil
+        if let jwks = registration.jwks { try ClientAssertion.checkRegistered(jwks) }
+        let jwks = registration.jwks
+        let secret = registration.confidential && jwks == nil ? Identifiers.secret() : nil
         try await database.write { connection in
-            try self.repository.insert(client, secretHash: secret?.sha256, on: connection)
+            try self.repository.insert(client, secretHash: secret?.sha256, jwks: jwks, on: connection)
             try self.audit.record(
                 .init(time: client.createdAt, event: .clientRegistered, outcome: .success, details: [
                     "client_id": client.id, "name": client.name, "confidential": String(client.isConfidential),
@@ -124,7 +134,7 @@ package struct ClientService: Sendable {
         try await database.write { connection in
             guard let client = try self.repository.find(id: id, on: connection) else { throw AuthError.notFound("no client \(id)") }
             guard client.isConfidential, try self.repository.replaceSecret(id: id, hash: secret.sha256, at: now, on: connection) else {
-                throw AuthError.invalidRequest("client \(id) is public: it has no secret to rotate")
+                throw AuthError.invalidRequest("client \(id) has no secret to rotate: it is public or authenticates with private_key_jwt")
             }
             try self.audit.record(
                 .init(time: now, event: .clientSecretRotated, outcome: .success, details: ["client_id": id]), on: connection)
@@ -144,6 +154,9 @@ package struct ClientService: Sendable {
     package func authenticate(id: String, secret: String?) async throws -> OAuthClient {
         let failed = AuthError(.invalidClient, "client authentication failed")
         guard let stored = try await database.read({ try self.repository.stored(id: id, on: $0) }) else { throw failed }
+        guard stored.jwks == nil else {
+            throw AuthError(.invalidClient, "client authentication failed: this client authenticates with private_key_jwt")
+        }
         switch (stored.secretHash, secret) {
         case (nil, nil):
             return stored.client
@@ -155,6 +168,32 @@ package struct ClientService: Sendable {
             guard ConstantTime.equals(secret.sha256, hash) else { throw failed }
             return stored.client
         }
+    }
+
+    /// `private_key_jwt` client authentication (RFC 7523 §2.2, OpenID Connect Core §9): an
+    /// assertion signed by one of the client's registered keys, `iss` and `sub` its client id,
+    /// `aud` one of `audiences`, alive at most five minutes, its `jti` never seen before.
+    ///
+    /// - Parameters:
+    ///   - assertion: The `client_assertion`.
+    ///   - clientID: The `client_id` the request named, if it named one.
+    ///   - audiences: What `aud` may be: the issuer and the endpoint's URL.
+    /// - Throws: `invalid_client`, saying which check failed but never anything of the key.
+    package func authenticate(assertion: String, clientID: String?, audiences: Set<String>) async throws -> OAuthClient {
+        let now = clock()
+        let subject = try ClientAssertion.subject(of: assertion)
+        guard clientID == nil || clientID == subject else {
+            throw AuthError(.invalidClient, "client authentication failed: client_id differs from the assertion's sub")
+        }
+        guard let stored = try await database.read({ try self.repository.stored(id: subject, on: $0) }), let jwks = stored.jwks else {
+            throw AuthError(.invalidClient, "client authentication failed: no client with this id authenticates with private_key_jwt")
+        }
+        let checked = try ClientAssertion.verify(assertion, clientID: subject, jwks: jwks, audiences: audiences, now: now)
+        let fresh = try await database.write { connection in
+            try self.assertions.remember(clientID: subject, jti: checked.jti, expiresAt: checked.expiresAt, on: connection)
+        }
+        guard fresh else { throw AuthError(.invalidClient, "client authentication failed: the assertion was already used") }
+        return stored.client
     }
 
     // MARK: Checks

@@ -17,7 +17,7 @@ struct OAuthTokenRoutes {
 
         router.post("/oauth/token") { request in
             let form = try request.formBody()
-            let client = try await Self.authenticateClient(request, form: form, clients: clients)
+            let client = try await Self.authenticateClient(request, form: form, clients: clients, issuer: tokens.sessions.issuer)
             let context = RequestContext(request)
             let issued: OAuthTokens
             switch form["grant_type"] {
@@ -47,7 +47,7 @@ struct OAuthTokenRoutes {
 
         router.post("/oauth/revoke") { request in
             let form = try request.formBody()
-            let client = try await Self.authenticateClient(request, form: form, clients: clients)
+            let client = try await Self.authenticateClient(request, form: form, clients: clients, issuer: tokens.sessions.issuer)
             guard let token = form["token"], !token.isEmpty else { throw AuthError.invalidRequest("token is required") }
             try await tokens.revoke(token, client: client, context: RequestContext(request))
             return .empty(status: 200)
@@ -55,7 +55,7 @@ struct OAuthTokenRoutes {
 
         router.post("/oauth/introspect") { request in
             let form = try request.formBody()
-            let client = try await Self.authenticateClient(request, form: form, clients: clients)
+            let client = try await Self.authenticateClient(request, form: form, clients: clients, issuer: tokens.sessions.issuer)
             guard client.isConfidential else { throw AuthError(.invalidClient, "introspection is for confidential clients") }
             guard let token = form["token"], !token.isEmpty else { throw AuthError.invalidRequest("token is required") }
             return Self.noStore(.json(Self.json(try await tokens.introspect(token, client: client))))
@@ -71,11 +71,25 @@ struct OAuthTokenRoutes {
     }
 
     /// The client of a token-endpoint request (RFC 6749 §2.3): `client_secret_basic`,
-    /// `client_secret_post`, or a public client's bare `client_id`; one method per request.
+    /// `client_secret_post`, `private_key_jwt`, or a public client's bare `client_id`; one
+    /// method per request.
     ///
     /// - Throws: `invalid_client` (401) for an unknown client or a wrong, missing or unexpected
-    ///   secret; `invalid_request` for two methods at once.
-    static func authenticateClient(_ request: HTTPRequest, form: [String: String], clients: ClientService) async throws -> OAuthClient {
+    ///   credential; `invalid_request` for two methods at once.
+    static func authenticateClient(
+        _ request: HTTPRequest, form: [String: String], clients: ClientService, issuer: String
+    ) async throws -> OAuthClient {
+        if let type = form["client_assertion_type"] {
+            guard type == ClientAssertion.type, let assertion = form["client_assertion"] else {
+                throw AuthError(.invalidClient, "client_assertion_type must be \(ClientAssertion.type), with a client_assertion")
+            }
+            guard form["client_secret"] == nil, request.headers["Authorization"] == nil else {
+                throw AuthError.invalidRequest("use one client authentication method, not two")
+            }
+            // The assertion is for this endpoint, or for the issuer or the token endpoint as a whole.
+            let audiences: Set<String> = [issuer, issuer + "/oauth/token", issuer + request.path]
+            return try await clients.authenticate(assertion: assertion, clientID: form["client_id"], audiences: audiences)
+        }
         var id = form["client_id"]
         var secret = form["client_secret"]
         if let header = request.headers["Authorization"] {
@@ -121,14 +135,15 @@ struct OAuthTokenRoutes {
 
     static func json(_ info: UserInfo) -> JSONValue {
         var members: [String: JSONValue] = ["sub": .string(info.subject)]
+        // A claim without a value is left out, not null (OpenID Connect Core §5.3.2).
         if let profile = info.profile {
-            members["given_name"] = .optional(profile.givenName)
-            members["family_name"] = .optional(profile.familyName)
+            if let given = profile.givenName { members["given_name"] = .string(given) }
+            if let family = profile.familyName { members["family_name"] = .string(family) }
             let name = [profile.givenName, profile.familyName].compactMap { $0 }.joined(separator: " ")
-            members["name"] = name.isEmpty ? .null : .string(name)
+            if !name.isEmpty { members["name"] = .string(name) }
         }
-        if let email = info.email {
-            members["email"] = .optional(email.address)
+        if let email = info.email, let address = email.address {
+            members["email"] = .string(address)
             members["email_verified"] = .bool(email.verified)
             members["is_private_email"] = .bool(email.isPrivate)
         }

@@ -349,6 +349,10 @@ package final class SessionService: Sendable {
                 return .refused(.unknown, "the refresh token is not known")
             }
             guard try OAuthGrant.mayRefresh(presented.session.grant, presentedBy: client, on: connection) else {
+                // An ended session says why it ended whoever asks; a live one is not this caller's to refresh.
+                if presented.session.revokedAt != nil, let stored = presented.session.revokedReason, Self.wireReasons.contains(stored) {
+                    return .refused(AuthError.Reason(rawValue: stored), "the session has ended")
+                }
                 return .refused(.unknown, "the refresh token was not issued to this client")
             }
             var session = presented.session

@@ -111,6 +111,17 @@ package enum LatchkeySchema {
             )
             """,
             "CREATE INDEX oauth_consents_client_id ON oauth_consents (client_id)",
+            // The `jti` of each private_key_jwt client assertion seen, until it expires: an
+            // assertion authenticates once (RFC 7523 §3, OpenID Connect Core §9).
+            """
+            CREATE TABLE oauth_client_assertions (
+                client_id TEXT NOT NULL REFERENCES oauth_clients (id) ON DELETE CASCADE,
+                jti TEXT NOT NULL,
+                expires_at \(time) NOT NULL,
+                PRIMARY KEY (client_id, jti)
+            )
+            """,
+            "CREATE INDEX oauth_client_assertions_expires_at ON oauth_client_assertions (expires_at)",
         ]
     }
 

@@ -19,6 +19,7 @@ enum ClientCommands {
             Option(name: "post-logout-redirect-uri", valueName: "URI", help: "where logout may send the browser (repeat for more)", isRepeatable: true),
             Option(name: "scope", valueName: "S", help: "a scope it may be granted (repeat; default openid profile email offline_access)", isRepeatable: true),
             Option(name: "id-token-alg", valueName: "ALG", help: "RS256 (default) or ES256"),
+            Option(name: "jwks-file", valueName: "FILE", help: "its public keys (a JWK Set): it authenticates with private_key_jwt, no secret"),
             json,
         ],
         details: """
@@ -27,16 +28,23 @@ enum ClientCommands {
             any port matches); for public clients also a private-use scheme in reverse-DNS form,
             such as com.example.app:/oauth/callback. Refused: localhost, fragments, wildcards,
             userinfo. A confidential client's secret is printed once and stored only as a SHA-256
-            hash; `clients rotate-secret` makes a new one. With --json the output is
-            {"client_id": …, "client_secret": …}, without client_secret for a public client.
+            hash; `clients rotate-secret` makes a new one. A client registered with --jwks-file is
+            confidential without a secret: it signs a client_assertion (private_key_jwt, RS256 or
+            ES256) with one of those keys. With --json the output is
+            {"client_id": …, "client_secret": …}, without client_secret when there is none.
             """
     ) { arguments in
+        var jwks: String?
+        if let path = arguments[option: "jwks-file"] {
+            guard let data = FileManager.default.contents(atPath: path) else { throw AuthError.invalidRequest("cannot read --jwks-file \(path)") }
+            jwks = String(decoding: data, as: UTF8.self)
+        }
         let registration = ClientRegistration(
             name: arguments[option: "name"] ?? "", redirectURIs: arguments[all: "redirect-uri"],
             postLogoutRedirectURIs: arguments[all: "post-logout-redirect-uri"], confidential: arguments.flags.contains("confidential"),
             firstParty: arguments.flags.contains("first-party"),
             scopes: arguments[all: "scope"].isEmpty ? nil : Set(arguments[all: "scope"]),
-            idTokenAlgorithm: arguments[option: "id-token-alg"] ?? "RS256")
+            idTokenAlgorithm: arguments[option: "id-token-alg"] ?? "RS256", jwks: jwks)
         return try await withClients(arguments) { clients in
             let (client, secret) = try await clients.register(registration)
             if arguments.flags.contains("json") {
