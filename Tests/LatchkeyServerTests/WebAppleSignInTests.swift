@@ -290,8 +290,8 @@ struct WebAppleSignInTests {
         }
     }
 
-    @Test("a bad state, a state without its browser's cookie, a replayed id_token, a wrong nonce and another aud are refused with an error page, audited")
-    func refusalsAreErrorPages() async throws {
+    @Test("S29: a bad state, a state without its browser's cookie, a replayed id_token, a wrong nonce and another aud are refused with an error page, audited")
+    func refusalsAreErrorPagesS29() async throws {
         try await WebApple.with { server, client in
             func expectRefused(_ page: ScriptedBrowser.Page, _ comment: Comment, sourceLocation: SourceLocation = #_sourceLocation) {
                 #expect(page.status == 400, comment, sourceLocation: sourceLocation)
@@ -343,6 +343,18 @@ struct WebAppleSignInTests {
 
             #expect(try await WebApple.refusedChecks(server) == ["state", "state", "state", "replay", "nonce", "aud", "state"])
             #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM audit_log WHERE event = 'sign_in' AND outcome = 'success'") == 1)
+        }
+    }
+
+    @Test("a user who signed in on the web only gets Apple's notifications, whose aud is the Services ID")
+    func notificationForServicesID() async throws {
+        try await WebApple.with { server, client in
+            let (_, post) = try await WebApple.signIn(server, client: client)
+            let identityToken = try #require(post["id_token"])
+            let subject = try #require(try WebApple.claims(identityToken)["sub"]?.stringValue)
+            let sandbox = try #require(server.application.sandbox)
+            #expect(try await sandbox.notify(subject: subject, type: "email-disabled") == 200)
+            #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM audit_log WHERE event = 'apple.notification' AND outcome = 'applied'") == 1)
         }
     }
 
@@ -435,10 +447,13 @@ struct WebAppleSignInTests {
         #expect(try ConfigurationLoader.load(file: nil, environment: [:], dev: true).apple.webClientID == "com.example.web")
         let set = try ConfigurationLoader.load(file: nil, environment: [
             "LATCHKEY_APPLE_WEB_CLIENT_ID": "com.a.web", "LATCHKEY_APPLE_AUTHORIZE_URL": "http://127.0.0.1:9/auth/authorize",
-        ])
+        ], dev: true)
         #expect(set.apple.webClientID == "com.a.web" && set.apple.authorizeURL == "http://127.0.0.1:9/auth/authorize")
         #expect(throws: ConfigurationError.self) {
             try ConfigurationLoader.load(file: nil, environment: ["LATCHKEY_APPLE_AUTHORIZE_URL": "http://apple.example/auth/authorize"])
+        }
+        #expect(throws: ConfigurationError.self, "a Services ID needs the team's key outside development mode") {
+            try ConfigurationLoader.load(file: nil, environment: ["LATCHKEY_APPLE_WEB_CLIENT_ID": "com.a.web"])
         }
     }
 

@@ -28,6 +28,9 @@ final class AppleSettings: Sendable {
     /// The Services ID of web sign-in (`apple.web_client_id`); `nil` when web sign-in is off.
     /// Identity tokens of the web flow must name it as `aud`, whether or not `client_ids` does.
     let webClientID: String?
+    /// Every client id of the team this server knows: `client_ids` and the Services ID. Apple's
+    /// notifications may name any of them.
+    var allClientIDs: Set<String> { clientIDs.union([webClientID].compactMap { $0 }) }
     let nonceRequired: Bool
     let teamKey: TeamKey?
     /// Whether this server answers for Apple itself (development mode without a team).

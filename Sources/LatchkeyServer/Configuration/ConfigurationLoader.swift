@@ -310,6 +310,9 @@ package enum ConfigurationLoader {
         if !configuration.dev, !apple.clientIDs.isEmpty, apple.teamID.isEmpty {
             problems.append("apple.team_id: needed with apple.client_ids, to exchange codes and revoke tokens when an account is deleted")
         }
+        if !configuration.dev, !apple.webClientID.isEmpty, apple.teamID.isEmpty {
+            problems.append("apple.team_id: needed with apple.web_client_id, to exchange the codes Apple posts to the sign-in page")
+        }
         let privateKeyFile = apple.privateKeyFile
         if !privateKeyFile.isEmpty, !FileManager.default.isReadableFile(atPath: privateKeyFile) {
             problems.append("apple.private_key_file: \(privateKeyFile) cannot be read")
