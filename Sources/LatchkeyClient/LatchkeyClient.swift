@@ -15,7 +15,8 @@ import LatchkeyWire
 public actor LatchkeyClient {
     /// How the client was set up.
     public nonisolated let configuration: LatchkeyConfiguration
-    private nonisolated let api: ServerAPI
+    /// The server's endpoints over the configured transport.
+    nonisolated let api: ServerAPI
     private nonisolated let hub: AuthEventHub
 
     /// The session as this client last read or wrote it; `loaded` is false until the store could
@@ -359,7 +360,12 @@ public actor LatchkeyClient {
 
     /// Stores the session a sign-in answered and announces it.
     private func signedIn(_ response: WireTokenResponse, appleUserID: String?) -> StoredSession {
-        let session = Session(response, now: configuration.now())
+        signedIn(Session(response, now: configuration.now()), appleUserID: appleUserID)
+    }
+
+    /// Stores a new session of a sign-in (keeping the device keys of the same user) and announces
+    /// it as ``AuthEvent/signedIn(_:)``.
+    func signedIn(_ session: Session, appleUserID: String?) -> StoredSession {
         let previous = current()
         let keys = previous?.session.user.id == session.user.id ? previous?.deviceKeyIDs ?? [:] : [:]
         let stored = StoredSession(session: session, appleUserID: appleUserID, deviceKeyIDs: keys)

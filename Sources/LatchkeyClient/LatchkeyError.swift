@@ -12,7 +12,8 @@ public struct LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         /// The code's name: `network`, `rate_limited`, `server`, ….
         public let name: String
-        /// For ``server(code:)``: the server's `error` member.
+        /// For ``server(code:)``: the server's `error` member; for ``webSignIn(error:)``: the
+        /// callback's `error` parameter.
         public let serverCode: String?
         /// For ``rateLimited(retryAfter:)``: how long the server asked to wait, when it said.
         public let retryAfter: Duration?
@@ -47,6 +48,18 @@ public struct LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible
         public static let sessionEnded = Code(name: "session_ended")
         /// `stepUp(with:)` got a key this SDK never registered (or registered for another account).
         public static let deviceKeyNotRegistered = Code(name: "device_key_not_registered")
+        /// A web sign-in's callback URL is not the answer to its request: another redirect URI,
+        /// a repeated parameter, a missing or foreign `iss`, a `state` that is not the request's,
+        /// or no code. Nothing was sent; start a new sign-in.
+        public static let invalidCallback = Code(name: "invalid_callback")
+        /// The server answered a web sign-in with an OAuth error other than `access_denied`
+        /// (which is ``canceled``): `error` is its code, e.g. `login_required` for `prompt=none`,
+        /// `invalid_scope`, `invalid_request`, or one added later, intact.
+        public static func webSignIn(error: String) -> Code { Code(name: "web_sign_in", serverCode: error) }
+        /// The call needs something the configuration lacks or has wrong (web sign-in without
+        /// ``LatchkeyConfiguration/clientID``, a redirect URI that is not an absolute URI, an
+        /// `https` callback on an OS without it); not something a retry fixes.
+        public static let invalidConfiguration = Code(name: "invalid_configuration")
         /// The server's answer was not what the wire contract describes.
         public static let invalidResponse = Code(name: "invalid_response")
         /// A file or other store failed for a reason other than being locked.
@@ -60,8 +73,8 @@ public struct LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible
             hasher.combine(serverCode)
         }
 
-        /// `network`, `rate_limited`, `server(conflict)`, ….
-        public var description: String { serverCode.map { "server(\($0))" } ?? name }
+        /// `network`, `rate_limited`, `server(conflict)`, `web_sign_in(login_required)`, ….
+        public var description: String { serverCode.map { "\(name)(\($0))" } ?? name }
     }
 
     /// What went wrong.
@@ -91,7 +104,8 @@ public struct LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible
         self.signOutReason = signOutReason
     }
 
-    /// The server's `error` member, for an error that came from a server answer.
+    /// The server's `error` member, for an error that came from a server answer (or the OAuth
+    /// `error` of a web sign-in's callback).
     public var serverCode: String? { code.serverCode }
 
     /// Equality compares codes only, so a test can write `#expect(throws: LatchkeyError(.network, ""))`.

@@ -41,10 +41,21 @@ struct ServerAPI: Sendable {
             request.httpBody = Data(body.json.serialized)
         }
         if let bearer { request.setValue("Bearer " + bearer, forHTTPHeaderField: "Authorization") }
-        let data: Data
-        let response: HTTPURLResponse
+        let (data, response) = try await perform(request)
+        guard (200..<300).contains(response.statusCode) else {
+            let retryAfter = response.value(forHTTPHeaderField: "Retry-After").flatMap(Int.init).map { Duration.seconds($0) }
+            throw Failure(status: response.statusCode, body: try? WireErrorBody(parsing: Array(data)), retryAfter: retryAfter)
+        }
+        return Answer(status: response.statusCode, body: data)
+    }
+
+    /// Sends `request` as it is and returns the answer, whatever its status.
+    ///
+    /// - Throws: ``LatchkeyError``: ``LatchkeyError/Code/canceled`` for a canceled request,
+    ///   ``LatchkeyError/Code/network`` when no answer came.
+    func perform(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
         do {
-            (data, response) = try await transport.send(request)
+            return try await transport.send(request)
         } catch let error as LatchkeyError {
             throw error
         } catch is CancellationError {
@@ -54,11 +65,6 @@ struct ServerAPI: Sendable {
         } catch {
             throw LatchkeyError(.network, "the server could not be reached")
         }
-        guard (200..<300).contains(response.statusCode) else {
-            let retryAfter = response.value(forHTTPHeaderField: "Retry-After").flatMap(Int.init).map { Duration.seconds($0) }
-            throw Failure(status: response.statusCode, body: try? WireErrorBody(parsing: Array(data)), retryAfter: retryAfter)
-        }
-        return Answer(status: response.statusCode, body: data)
     }
 
     /// Sends and decodes the answer as `Model`.

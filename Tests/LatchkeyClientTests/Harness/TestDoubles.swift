@@ -141,3 +141,25 @@ enum Authenticator {
         return String(repeating: "0", count: 6 - text.count) + text
     }
 }
+
+/// A transport without a server: answers each request with what `answer` returns for it, and
+/// keeps every request it was sent, so a test can check bodies and that nothing was sent at all.
+final class ScriptedTransport: HTTPTransport {
+    private let sent = Mutex<[URLRequest]>([])
+    private let answer: @Sendable (URLRequest) -> (status: Int, body: String)
+
+    init(_ answer: @escaping @Sendable (URLRequest) -> (status: Int, body: String)) {
+        self.answer = answer
+    }
+
+    /// Every request sent so far, in order.
+    var requests: [URLRequest] { sent.withLock { $0 } }
+
+    func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+        sent.withLock { $0.append(request) }
+        let (status, body) = answer(request)
+        let response = HTTPURLResponse(
+            url: request.url!, statusCode: status, httpVersion: "HTTP/1.1", headerFields: ["Content-Type": "application/json"])!
+        return (Data(body.utf8), response)
+    }
+}

@@ -1,0 +1,183 @@
+public import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LatchkeyJSON
+import LatchkeyWire
+
+extension LatchkeyClient {
+    /// Starts a web sign-in (OAuth 2.1 authorization code with PKCE `S256`, OpenID Connect) against
+    /// the server's `/oauth/authorize`, for the client in ``LatchkeyConfiguration/clientID``.
+    ///
+    /// Open ``WebSignInRequest/url`` in a browser (on Apple platforms, `signInWithWeb(redirectURI:anchor:…)`
+    /// does), then hand the URL the browser ends at to ``completeWebSignIn(_:callbackURL:)``.
+    ///
+    /// - Parameters:
+    ///   - redirectURI: one of the client's registered redirect URIs, exactly as registered.
+    ///   - prompt: `login`, `none`, `consent` or `create`, passed on as it is.
+    ///   - loginHint: the username to fill in on the sign-in page.
+    /// - Throws: ``LatchkeyError/Code/invalidConfiguration`` without a `clientID`, or for a redirect
+    ///   URI that is not an absolute URI without query and fragment.
+    public func beginWebSignIn(
+        redirectURI: String, scopes: [String] = ["openid", "profile", "email"], prompt: String? = nil, loginHint: String? = nil
+    ) throws -> WebSignInRequest {
+        var generator = SystemRandomNumberGenerator()
+        return try beginWebSignIn(redirectURI: redirectURI, scopes: scopes, prompt: prompt, loginHint: loginHint, using: &generator)
+    }
+
+    /// ``beginWebSignIn(redirectURI:scopes:prompt:loginHint:)`` with the random values from
+    /// `generator`, which must be cryptographically secure outside tests.
+    func beginWebSignIn(
+        redirectURI: String, scopes: [String], prompt: String?, loginHint: String?, using generator: inout some RandomNumberGenerator
+    ) throws -> WebSignInRequest {
+        guard let clientID = configuration.clientID, !clientID.isEmpty else {
+            throw LatchkeyError(.invalidConfiguration, "web sign-in needs LatchkeyConfiguration.clientID")
+        }
+        return try WebSignInRequest(
+            authorizeURL: api.url("/oauth/authorize"), issuer: issuer, clientID: clientID, redirectURI: redirectURI, scopes: scopes,
+            prompt: prompt, loginHint: loginHint, using: &generator)
+    }
+
+    /// Finishes a web sign-in with the URL the browser was sent back to.
+    ///
+    /// The callback is checked before anything is sent: it must be to the request's redirect URI,
+    /// repeat no parameter, carry the server's `iss` and the request's `state`, and hold a code.
+    /// Then the code is exchanged at `/oauth/token` with the PKCE verifier, the user is read with
+    /// `GET /v1/me`, and the session is stored and announced as ``AuthEvent/signedIn(_:)``, as
+    /// every other sign-in. Its refresh token then refreshes through ``refresh()`` as usual. New
+    /// tokens that cannot be kept (a response that fails the checks, an unreadable user) are
+    /// revoked at the server, best effort.
+    ///
+    /// - Throws: ``LatchkeyError``: ``LatchkeyError/Code/invalidCallback`` for a callback that is
+    ///   not this request's answer; ``LatchkeyError/Code/canceled`` (reason `access_denied`) when
+    ///   the user declined; ``LatchkeyError/Code/webSignIn(error:)`` for another error answer
+    ///   (`login_required`, `invalid_scope`, …); ``LatchkeyError/Code/server(code:)`` when the
+    ///   token endpoint refuses the code (`invalid_grant`, …); ``LatchkeyError/Code/network``.
+    public func completeWebSignIn(_ request: WebSignInRequest, callbackURL: URL) async throws -> Session {
+        let code = try request.code(from: callbackURL)
+        let issuedAt = configuration.now()
+        let response = try await exchange(code, for: request)
+        // Tokens this client will not store are revoked rather than left live at the server with
+        // nobody holding them: a response that fails the checks, or one whose user cannot be read.
+        let tokens: WebSignInTokens
+        do {
+            tokens = try WebSignInTokens(response, request: request)
+        } catch {
+            if let refreshToken = response.refreshToken { await revoke(refreshToken) }
+            throw error
+        }
+        let account: WireAccount
+        do {
+            account = try await api.call("GET", "/v1/me", bearer: tokens.accessToken, as: WireAccount.self)
+        } catch {
+            await revoke(tokens.refreshToken)
+            throw (error as? ServerAPI.Failure)?.error ?? error
+        }
+        guard account.user.id == tokens.subject else {
+            await revoke(tokens.refreshToken)
+            throw LatchkeyError(.invalidResponse, "GET /v1/me answered another user than the access token's sub")
+        }
+        let session = Session(
+            accessToken: tokens.accessToken, refreshToken: tokens.refreshToken,
+            expiresAt: issuedAt.addingTimeInterval(TimeInterval(response.expiresIn)), sessionID: tokens.sessionID,
+            user: Account.User(account.user))
+        return signedIn(session, appleUserID: nil).session
+    }
+
+    /// A whole web sign-in in one call: ``beginWebSignIn(redirectURI:scopes:prompt:loginHint:)``,
+    /// then `browser`, which opens the request's URL and returns the URL the server sent the
+    /// browser back to, then ``completeWebSignIn(_:callbackURL:)``.
+    ///
+    /// The Apple glue passes an `ASWebAuthenticationSession` as `browser`; tests and tools pass
+    /// their own user agent.
+    ///
+    /// - Throws: as ``beginWebSignIn(redirectURI:scopes:prompt:loginHint:)`` and
+    ///   ``completeWebSignIn(_:callbackURL:)``, and whatever `browser` throws.
+    public func signInWithWeb(
+        redirectURI: String, scopes: [String] = ["openid", "profile", "email"], prompt: String? = nil, loginHint: String? = nil,
+        browser: @Sendable (WebSignInRequest) async throws -> URL
+    ) async throws -> Session {
+        let request = try beginWebSignIn(redirectURI: redirectURI, scopes: scopes, prompt: prompt, loginHint: loginHint)
+        let callbackURL = try await browser(request)
+        return try await completeWebSignIn(request, callbackURL: callbackURL)
+    }
+
+    /// The server's issuer: its URL without a trailing slash.
+    nonisolated var issuer: String {
+        var text = configuration.baseURL.absoluteString
+        while text.hasSuffix("/") { text.removeLast() }
+        return text
+    }
+
+    /// Best effort: revokes a refresh token this client will not keep (RFC 7009).
+    private func revoke(_ refreshToken: String) async {
+        _ = try? await api.send("POST", "/v1/revoke", body: WireRevokeRequest(token: refreshToken, tokenTypeHint: "refresh_token"))
+    }
+
+    /// `POST /oauth/token` with `grant_type=authorization_code`, form-encoded, as a public client.
+    private func exchange(_ code: String, for request: WebSignInRequest) async throws -> WireOAuthTokenResponse {
+        var post = URLRequest(url: api.url("/oauth/token"))
+        post.httpMethod = "POST"
+        post.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+        post.setValue("application/json", forHTTPHeaderField: "Accept")
+        post.httpBody = Data(
+            FormEncoding.encode([
+                ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", request.redirectURI),
+                ("client_id", request.clientID), ("code_verifier", request.verifier),
+            ]).utf8)
+        let (data, response) = try await api.perform(post)
+        guard response.statusCode == 200 else {
+            guard let body = try? WireOAuthError(parsing: Array(data)) else {
+                let code = response.statusCode >= 500 ? "server_error" : "http_\(response.statusCode)"
+                throw LatchkeyError(.server(code: code), "/oauth/token answered HTTP \(response.statusCode)", status: response.statusCode)
+            }
+            let message = body.errorDescription.map { "/oauth/token refused the code: " + $0 } ?? "/oauth/token answered \(body.error)"
+            throw LatchkeyError(.server(code: body.error), message, status: response.statusCode)
+        }
+        do {
+            return try WireOAuthTokenResponse(parsing: Array(data))
+        } catch {
+            throw LatchkeyError(.invalidResponse, "/oauth/token answered a body the wire contract does not describe: \(error)")
+        }
+    }
+}
+
+/// What a web sign-in's token response must hold, checked: a Bearer access token whose claims
+/// name the session (`sid`) and the user (`sub`), a refresh token, and, when there is an ID
+/// token, one for this client, from this issuer, echoing this request's nonce.
+struct WebSignInTokens {
+    var accessToken: String
+    var refreshToken: String
+    var sessionID: String
+    var subject: String
+
+    /// - Throws: ``LatchkeyError/Code/invalidResponse`` naming the first thing missing or wrong.
+    init(_ response: WireOAuthTokenResponse, request: WebSignInRequest) throws {
+        guard response.tokenType.lowercased() == "bearer" else {
+            throw LatchkeyError(.invalidResponse, "/oauth/token answered token_type \(response.tokenType), not Bearer")
+        }
+        guard let refreshToken = response.refreshToken, !refreshToken.isEmpty else {
+            throw LatchkeyError(
+                .invalidResponse, "/oauth/token answered no refresh token; register the app as a first-party native client")
+        }
+        guard let claims = JWTClaims.unverifiedPayload(of: response.accessToken), let sessionID = claims["sid"]?.stringValue,
+            let subject = claims["sub"]?.stringValue
+        else {
+            throw LatchkeyError(.invalidResponse, "the access token is not a JWT with sid and sub")
+        }
+        if let idToken = response.idToken {
+            guard let id = JWTClaims.unverifiedPayload(of: idToken) else { throw LatchkeyError(.invalidResponse, "the ID token is not a JWT") }
+            let audience = id["aud"]?.stringValue.map { [$0] } ?? id["aud"]?.arrayValue?.compactMap(\.stringValue) ?? []
+            guard id["iss"]?.stringValue == request.issuer, audience.contains(request.clientID), id["sub"]?.stringValue == subject else {
+                throw LatchkeyError(.invalidResponse, "the ID token is not for this client and user from this server")
+            }
+            guard let nonce = id["nonce"]?.stringValue, WebSignInRequest.constantTimeEqual(nonce, request.nonce) else {
+                throw LatchkeyError(.invalidResponse, "the ID token does not echo this request's nonce")
+            }
+        }
+        self.accessToken = response.accessToken
+        self.refreshToken = refreshToken
+        self.sessionID = sessionID
+        self.subject = subject
+    }
+}
