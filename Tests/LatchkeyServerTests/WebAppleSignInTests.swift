@@ -1,110 +1,33 @@
 import Foundation
 import LatchkeyCrypto
 import LatchkeyHTTP
-import LatchkeyHTTPClient
 import LatchkeyJOSE
 import LatchkeyJSON
 import LatchkeySandbox
 @testable import LatchkeyServer
 import LatchkeyStore
+import LatchkeyTestSupport
 import LatchkeyWire
-import Synchronization
 import Testing
-
-/// A browser for the hosted pages over HTTP, as oauth_rp.py's `Browser`: it keeps cookies by
-/// hand and never follows a redirect. On a cross-site POST (Apple's form post) it sends only the
-/// cookies set with `SameSite=None`, as browsers do, so the callback proves it needs no other.
-final class ScriptedBrowser: Sendable {
-    /// What one request answered.
-    struct Page {
-        var status: Int
-        var headers: HTTPHeaders
-        var body: String
-        var location: String? { headers["Location"] }
-    }
-
-    struct Cookie: Sendable, Hashable {
-        var value: String
-        var sameSiteNone: Bool
-    }
-
-    let base: String
-    let cookies = Mutex<[String: Cookie]>([:])
-    private let client = EventHTTPClient()
-
-    init(base: String) { self.base = base }
-
-    func get(_ url: String) async throws -> Page {
-        try await send(OutboundRequest(url: absolute(url)), crossSite: false)
-    }
-
-    func post(_ url: String, _ fields: [String: String], crossSite: Bool = false) async throws -> Page {
-        try await send(.form(absolute(url), fields), crossSite: crossSite)
-    }
-
-    /// Follows 303s on this server; stops at a page, or at a redirect that leaves the server.
-    func follow(_ page: Page, limit: Int = 10) async throws -> Page {
-        var page = page
-        for _ in 0..<limit {
-            guard page.status == 303 || page.status == 302, let location = page.location,
-                location.hasPrefix("/") || location.hasPrefix(base)
-            else { return page }
-            page = try await get(location)
-        }
-        Issue.record("too many redirects")
-        return page
-    }
-
-    private func absolute(_ url: String) -> URL { URL(string: url.hasPrefix("/") ? base + url : url)! }
-
-    private func send(_ request: OutboundRequest, crossSite: Bool) async throws -> Page {
-        var request = request
-        let sent = cookies.withLock { jar in jar.filter { !crossSite || $0.value.sameSiteNone } }
-        if !sent.isEmpty { request.headers.set("Cookie", sent.map { "\($0.key)=\($0.value.value)" }.sorted().joined(separator: "; ")) }
-        let response = try await client.send(request)
-        for field in response.headers.values("Set-Cookie") {
-            let parts = field.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
-            guard let pair = parts.first, let equals = pair.firstIndex(of: "=") else { continue }
-            let name = String(pair[..<equals])
-            let value = String(pair[pair.index(after: equals)...])
-            let attributes = parts.dropFirst().map { $0.lowercased() }
-            cookies.withLock { jar in
-                if attributes.contains("max-age=0") {
-                    jar[name] = nil
-                } else {
-                    jar[name] = Cookie(value: value, sameSiteNone: attributes.contains("samesite=none"))
-                }
-            }
-        }
-        return Page(status: response.status, headers: response.headers, body: String(decoding: response.body, as: UTF8.self))
-    }
-
-    /// The action and hidden fields of the page's first form, unescaped.
-    static func form(_ html: String) throws -> (action: String, fields: [String: String]) {
-        let action = try #require(html.firstMatch(of: /<form[^>]*action="([^"]*)"/)).output.1
-        var fields: [String: String] = [:]
-        for match in html.matches(of: /<input type="hidden" name="([^"]+)" value="([^"]*)"/) {
-            fields[unescape(String(match.output.1))] = unescape(String(match.output.2))
-        }
-        return (unescape(String(action)), fields)
-    }
-
-    static func unescape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#39;", with: "'")
-            .replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&amp;", with: "&")
-    }
-
-    /// The query of a URL as a dictionary.
-    static func query(_ url: String) -> [String: String] {
-        URLComponents(string: url)?.queryItems?.reduce(into: [:]) { $0[$1.name] = $1.value ?? "" } ?? [:]
-    }
-}
 
 /// Walks web Sign in with Apple against a test server and its sandbox Apple.
 enum WebApple {
     static let servicesID = "com.example.web"
     static let redirectURI = "http://127.0.0.1/cb"
     static let verifier = "v" + String(repeating: "0123456789", count: 5)
+
+    static func browser(_ server: TestServer) -> HostedBrowser { HostedBrowser(base: URL(string: server.baseURL)!) }
+
+    /// The query of a URL as a dictionary.
+    static func query(_ url: String) -> [String: String] {
+        URLComponents(string: url)?.queryItems?.reduce(into: [:]) { $0[$1.name] = $1.value ?? "" } ?? [:]
+    }
+
+    /// An attribute value as the page wrote it, unescaped.
+    static func unescape(_ text: String) -> String {
+        text.replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#39;", with: "'")
+            .replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&amp;", with: "&")
+    }
 
     /// A development server with web sign-in on (the sandbox plays Apple's authorize page).
     static func with<T>(_ body: (TestServer, OAuthClient) async throws -> T) async throws -> T {
@@ -132,59 +55,59 @@ enum WebApple {
     }
 
     /// The client's authorization request → the sign-in page → its Apple link → the sandbox's page.
-    static func toApple(_ browser: ScriptedBrowser, client: OAuthClient) async throws -> AtApple {
+    static func toApple(_ browser: HostedBrowser, client: OAuthClient) async throws -> AtApple {
         let signInPage = try await browser.get(authorizePath(client))
         #expect(signInPage.status == 200)
-        let link = try #require(signInPage.body.firstMatch(of: /href="([^"]*)">Sign in with Apple</)).output.1
+        let link = try #require(signInPage.text.firstMatch(of: /href="([^"]*)">Sign in with Apple</)).output.1
         #expect(link.hasPrefix("/oauth/authorize/apple?"))
-        let toApple = try await browser.get(ScriptedBrowser.unescape(String(link)))
+        let toApple = try await browser.get(unescape(String(link)))
         #expect(toApple.status == 303)
         let appleURL = try #require(toApple.location)
         let applePage = try await browser.get(appleURL)
-        #expect(applePage.status == 200, "\(applePage.body)")
-        return AtApple(appleURL: appleURL, pageForm: try ScriptedBrowser.form(applePage.body))
+        #expect(applePage.status == 200, "\(applePage.text)")
+        return AtApple(appleURL: appleURL, pageForm: try #require(applePage.form))
     }
 
     /// Apple's page, filled in: the form post it answers with (action and fields).
     static func continueAtApple(
-        _ browser: ScriptedBrowser, _ at: AtApple, email: String = "ada@example.com", hideEmail: Bool = false,
+        _ browser: HostedBrowser, _ at: AtApple, email: String = "ada@example.com", hideEmail: Bool = false,
         names: (String, String) = ("Ada", "Lovelace"), changing: [String: String] = [:]
     ) async throws -> (action: String, fields: [String: String]) {
         var fields = at.pageForm.fields.merging(["email": email, "first_name": names.0, "last_name": names.1, "action": "continue"]) { $1 }
         if hideEmail { fields["hide_email"] = "true" }
         fields.merge(changing) { $1 }
-        let answer = try await browser.post(at.pageForm.action, fields)
-        #expect(answer.status == 200, "\(answer.body)")
-        return try ScriptedBrowser.form(answer.body)
+        let answer = try await browser.post(at.pageForm.action, form: fields)
+        #expect(answer.status == 200, "\(answer.text)")
+        return try #require(answer.form)
     }
 
     /// Posts Apple's answer to the callback as the cross-site POST it is.
-    static func callback(_ browser: ScriptedBrowser, _ post: (action: String, fields: [String: String])) async throws -> ScriptedBrowser.Page {
-        try await browser.post(post.action, post.fields, crossSite: true)
+    static func callback(_ browser: HostedBrowser, _ post: (action: String, fields: [String: String])) async throws -> HostedBrowser.Page {
+        try await browser.post(post.action, form: post.fields, crossSite: true)
     }
 
     /// The whole walk to the client's redirect URI and the token exchange; returns the token
     /// response and Apple's form post.
     static func signIn(
-        _ server: TestServer, client: OAuthClient, browser: ScriptedBrowser? = nil, email: String = "ada@example.com",
+        _ server: TestServer, client: OAuthClient, browser: HostedBrowser? = nil, email: String = "ada@example.com",
         names: (String, String) = ("Ada", "Lovelace")
     ) async throws -> (tokens: JSONValue, applePost: [String: String]) {
-        let browser = browser ?? ScriptedBrowser(base: server.baseURL)
+        let browser = browser ?? Self.browser(server)
         let at = try await toApple(browser, client: client)
         let post = try await continueAtApple(browser, at, email: email, names: names)
         let back = try await callback(browser, post)
-        #expect(back.status == 303, "\(back.body)")
+        #expect(back.status == 303, "\(back.text)")
         let atClient = try await browser.follow(back)
         let location = try #require(atClient.location)
         #expect(location.hasPrefix(redirectURI + "?"))
-        let query = ScriptedBrowser.query(location)
+        let query = WebApple.query(location)
         #expect(query["state"] == "rp-state" && query["iss"] == server.baseURL)
-        let exchange = try await browser.post("/oauth/token", [
+        let exchange = try await browser.post("/oauth/token", form: [
             "grant_type": "authorization_code", "code": try #require(query["code"]), "redirect_uri": redirectURI, "client_id": client.id,
             "code_verifier": verifier,
         ])
-        #expect(exchange.status == 200, "\(exchange.body)")
-        return (try JSONValue(parsing: Array(exchange.body.utf8)), post.fields)
+        #expect(exchange.status == 200, "\(exchange.text)")
+        return (try JSONValue(parsing: Array(exchange.text.utf8)), post.fields)
     }
 
     static func claims(_ jwt: String) throws -> JSONValue { try Insecure.unverifiedContents(of: jwt).claims }
@@ -210,17 +133,17 @@ struct WebAppleSignInTests {
     @Test("the whole walk: sign-in page → Apple link → sandbox page → form_post callback → code → tokens; native /v1/auth/apple with the same sub is the same user")
     func webSignInEndToEnd() async throws {
         try await WebApple.with { server, client in
-            let browser = ScriptedBrowser(base: server.baseURL)
+            let browser = WebApple.browser(server)
             let at = try await WebApple.toApple(browser, client: client)
             // The redirect to Apple carries Apple's parameters, and the binding cookie is SameSite=None.
             #expect(at.appleURL.hasPrefix(server.baseURL + "/sandbox/apple/auth/authorize?"))
-            let apple = ScriptedBrowser.query(at.appleURL)
+            let apple = WebApple.query(at.appleURL)
             #expect(apple["response_type"] == "code id_token" && apple["response_mode"] == "form_post" && apple["scope"] == "name email")
             #expect(apple["client_id"] == WebApple.servicesID && apple["redirect_uri"] == server.baseURL + "/oauth/apple/callback")
             let nonce = try #require(apple["nonce"])
             #expect(nonce.count == 64 && nonce.allSatisfy(\.isHexDigit), "the nonce is a SHA-256 in hex")
             #expect(apple["state"]?.isEmpty == false)
-            #expect(browser.cookies.withLock { $0["__Host-latchkey_apple"]?.sameSiteNone } == true)
+            #expect(browser.sameSiteNoneCookies.contains("__Host-latchkey_apple"))
 
             let post = try await WebApple.continueAtApple(browser, at)
             #expect(post.action == server.baseURL + "/oauth/apple/callback")
@@ -232,18 +155,18 @@ struct WebAppleSignInTests {
 
             // The callback is a cross-site POST: only the SameSite=None cookie goes with it.
             let back = try await WebApple.callback(browser, post)
-            #expect(back.status == 303, "\(back.body)")
+            #expect(back.status == 303, "\(back.text)")
             #expect(back.location?.hasPrefix("/oauth/authorize?") == true)
-            #expect(browser.cookies.withLock { $0["__Host-latchkey_apple"] } == nil, "the binding cookie is deleted")
-            #expect(browser.cookies.withLock { $0["__Host-latchkey_session"] } != nil, "a browser session")
+            #expect(browser.cookies["__Host-latchkey_apple"] == nil, "the binding cookie is deleted")
+            #expect(browser.cookies["__Host-latchkey_session"] != nil, "a browser session")
             let atClient = try await browser.follow(back)
-            let query = ScriptedBrowser.query(try #require(atClient.location))
-            let exchange = try await browser.post("/oauth/token", [
+            let query = WebApple.query(try #require(atClient.location))
+            let exchange = try await browser.post("/oauth/token", form: [
                 "grant_type": "authorization_code", "code": try #require(query["code"]), "redirect_uri": WebApple.redirectURI,
                 "client_id": client.id, "code_verifier": WebApple.verifier,
             ])
-            #expect(exchange.status == 200, "\(exchange.body)")
-            let tokens = try JSONValue(parsing: Array(exchange.body.utf8))
+            #expect(exchange.status == 200, "\(exchange.text)")
+            let tokens = try JSONValue(parsing: Array(exchange.text.utf8))
             let idClaims = try WebApple.claims(try #require(tokens["id_token"]?.stringValue))
             let userID = try #require(idClaims["sub"]?.stringValue)
             #expect(idClaims["amr"] == ["apple"] && idClaims["nonce"] == "rp-nonce")
@@ -278,7 +201,7 @@ struct WebAppleSignInTests {
             #expect(try WebApple.claims(secondToken)["sub"]?.stringValue == userID)
 
             // A user field on a later sign-in (not from Apple) does not rename the account.
-            let browser = ScriptedBrowser(base: server.baseURL)
+            let browser = WebApple.browser(server)
             let at = try await WebApple.toApple(browser, client: client)
             var post = try await WebApple.continueAtApple(browser, at)
             post.fields["user"] = #"{"name":{"firstName":"Eve","lastName":"Mallory"}}"#
@@ -293,16 +216,16 @@ struct WebAppleSignInTests {
     @Test("S29: a bad state, a state without its browser's cookie, a replayed id_token, a wrong nonce and another aud are refused with an error page, audited")
     func refusalsAreErrorPagesS29() async throws {
         try await WebApple.with { server, client in
-            func expectRefused(_ page: ScriptedBrowser.Page, _ comment: Comment, sourceLocation: SourceLocation = #_sourceLocation) {
+            func expectRefused(_ page: HostedBrowser.Page, _ comment: Comment, sourceLocation: SourceLocation = #_sourceLocation) {
                 #expect(page.status == 400, comment, sourceLocation: sourceLocation)
-                #expect(page.headers["Content-Type"] == "text/html; charset=utf-8", sourceLocation: sourceLocation)
-                #expect(page.body.contains("Sign in with Apple did not complete"), sourceLocation: sourceLocation)
-                #expect(page.headers["X-Frame-Options"] == "DENY", sourceLocation: sourceLocation)
-                #expect(!page.body.contains("eyJ"), "no token on the page", sourceLocation: sourceLocation)
+                #expect(page.headers["content-type"] == "text/html; charset=utf-8", sourceLocation: sourceLocation)
+                #expect(page.text.contains("Sign in with Apple did not complete"), sourceLocation: sourceLocation)
+                #expect(page.headers["x-frame-options"] == "DENY", sourceLocation: sourceLocation)
+                #expect(!page.text.contains("eyJ"), "no token on the page", sourceLocation: sourceLocation)
             }
 
             // A state whose request was changed.
-            let browser = ScriptedBrowser(base: server.baseURL)
+            let browser = WebApple.browser(server)
             let post = try await WebApple.continueAtApple(browser, try await WebApple.toApple(browser, client: client))
             var tampered = post
             let parts = try #require(post.fields["state"]).split(separator: ".").map(String.init)
@@ -313,35 +236,36 @@ struct WebAppleSignInTests {
             expectRefused(try await WebApple.callback(browser, tampered), "a malformed state")
 
             // Apple's genuine answer posted into another browser (login CSRF): no binding cookie.
-            let victim = ScriptedBrowser(base: server.baseURL)
+            let victim = WebApple.browser(server)
             expectRefused(try await WebApple.callback(victim, post), "another browser")
-            #expect(victim.cookies.withLock { $0["__Host-latchkey_session"] } == nil)
+            #expect(victim.cookies["__Host-latchkey_session"] == nil)
 
             // The genuine answer works once; replayed with the cookie kept, it is refused.
-            let kept = try #require(browser.cookies.withLock { $0["__Host-latchkey_apple"] })
+            let kept = try #require(browser.cookies["__Host-latchkey_apple"])
             #expect(try await WebApple.callback(browser, post).status == 303)
-            browser.cookies.withLock { $0["__Host-latchkey_apple"] = kept }
+            browser.setCookie("__Host-latchkey_apple", kept, sameSiteNone: true)
             expectRefused(try await WebApple.callback(browser, post), "a replayed id_token")
 
             // An identity token minted for another nonce.
-            let other = ScriptedBrowser(base: server.baseURL)
+            let other = WebApple.browser(server)
             let wrongNonce = try await WebApple.continueAtApple(
                 other, try await WebApple.toApple(other, client: client), changing: ["nonce": AppleFlow.nonce().hashed])
             expectRefused(try await WebApple.callback(other, wrongNonce), "a wrong nonce")
 
             // An identity token for the app's bundle id instead of the Services ID.
-            let third = ScriptedBrowser(base: server.baseURL)
+            let third = WebApple.browser(server)
             let wrongAudience = try await WebApple.continueAtApple(
                 third, try await WebApple.toApple(third, client: client), changing: ["client_id": "com.example.app"])
             expectRefused(try await WebApple.callback(third, wrongAudience), "aud of the native app")
 
             // A state older than ten minutes.
-            let late = ScriptedBrowser(base: server.baseURL)
+            let late = WebApple.browser(server)
             let latePost = try await WebApple.continueAtApple(late, try await WebApple.toApple(late, client: client))
             server.clock.advance(by: AppleWebSignIn.lifetime + 1)
             expectRefused(try await WebApple.callback(late, latePost), "an expired state")
 
-            #expect(try await WebApple.refusedChecks(server) == ["state", "state", "state", "replay", "nonce", "aud", "state"])
+            let checks = try await WebApple.refusedChecks(server)
+            #expect(checks == ["state", "state", "state", "replay", "nonce", "aud", "state"], "\(checks)")
             #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM audit_log WHERE event = 'sign_in' AND outcome = 'success'") == 1)
         }
     }
@@ -372,17 +296,17 @@ struct WebAppleSignInTests {
             #expect(confirm.status == 200, "\(confirm.text)")
             server.clock.advance(by: 30)
 
-            let browser = ScriptedBrowser(base: server.baseURL)
+            let browser = WebApple.browser(server)
             let post = try await WebApple.continueAtApple(browser, try await WebApple.toApple(browser, client: client))
             let back = try await WebApple.callback(browser, post)
             #expect(back.status == 303)
             #expect(back.location?.hasPrefix("/oauth/authorize/second-factor?") == true)
-            #expect(browser.cookies.withLock { $0["__Host-latchkey_session"] } == nil, "no browser session before the second factor")
+            #expect(browser.cookies["__Host-latchkey_session"] == nil, "no browser session before the second factor")
             let codePage = try await browser.get(try #require(back.location))
-            #expect(codePage.status == 200 && codePage.body.contains("one-time-code"))
-            var form = try ScriptedBrowser.form(codePage.body)
+            #expect(codePage.status == 200 && codePage.text.contains("one-time-code"))
+            var form = try #require(codePage.form)
             form.fields["code"] = TOTP.code(secret: secret, step: TOTP.step(at: server.clock.now))
-            let signedIn = try await browser.post(form.action, form.fields)
+            let signedIn = try await browser.post(form.action, form: form.fields)
             #expect(signedIn.status == 303)
             let atClient = try await browser.follow(signedIn)
             #expect(atClient.location?.hasPrefix(WebApple.redirectURI + "?code=") == true)
@@ -392,15 +316,15 @@ struct WebAppleSignInTests {
     @Test("cancelling at Apple goes back to the sign-in page, which says so")
     func cancelledAtApple() async throws {
         try await WebApple.with { server, client in
-            let browser = ScriptedBrowser(base: server.baseURL)
+            let browser = WebApple.browser(server)
             let at = try await WebApple.toApple(browser, client: client)
-            let answer = try await browser.post(at.pageForm.action, at.pageForm.fields.merging(["action": "cancel"]) { $1 })
-            let post = try ScriptedBrowser.form(answer.body)
+            let answer = try await browser.post(at.pageForm.action, form: at.pageForm.fields.merging(["action": "cancel"]) { $1 })
+            let post = try #require(answer.form)
             #expect(post.fields["error"] == "user_cancelled_authorize" && post.fields["code"] == nil)
             let back = try await WebApple.callback(browser, post)
             #expect(back.status == 303 && back.location?.hasPrefix("/oauth/authorize?") == true)
             let page = try await browser.follow(back)
-            #expect(page.status == 200 && page.body.contains("Sign in with Apple was cancelled."))
+            #expect(page.status == 200 && page.text.contains("Sign in with Apple was cancelled."))
         }
     }
 
@@ -409,20 +333,20 @@ struct WebAppleSignInTests {
         try await TestServer.with { server in
             let (client, _) = try await ClientService(database: server.database).register(
                 ClientRegistration(name: "Example App", redirectURIs: [WebApple.redirectURI], firstParty: true))
-            let browser = ScriptedBrowser(base: server.baseURL)
+            let browser = WebApple.browser(server)
             let page = try await browser.get(WebApple.authorizePath(client))
-            #expect(page.status == 200 && !page.body.contains("Sign in with Apple"))
+            #expect(page.status == 200 && !page.text.contains("Sign in with Apple"))
             let start = try await browser.get(WebApple.authorizePath(client).replacingOccurrences(of: "/oauth/authorize?", with: "/oauth/authorize/apple?"))
-            #expect(start.status == 400 && start.body.contains("Sign in with Apple is not set up"))
+            #expect(start.status == 400 && start.text.contains("Sign in with Apple is not set up"))
         }
     }
 
     @Test("the sandbox's authorize page: Apple's parameters checked, labelled fields, Hide My Email gives a relay address")
     func sandboxAuthorizePage() async throws {
         try await WebApple.with { server, client in
-            let browser = ScriptedBrowser(base: server.baseURL)
+            let browser = WebApple.browser(server)
             let at = try await WebApple.toApple(browser, client: client)
-            var bad = ScriptedBrowser.query(at.appleURL)
+            var bad = WebApple.query(at.appleURL)
             bad["client_id"] = "com.unknown.web"
             #expect(try await browser.get("/sandbox/apple/auth/authorize?" + PercentEncoding.encodeForm(bad)).status == 400)
             bad["client_id"] = WebApple.servicesID
@@ -430,7 +354,7 @@ struct WebAppleSignInTests {
             #expect(try await browser.get("/sandbox/apple/auth/authorize?" + PercentEncoding.encodeForm(bad)).status == 400)
             let page = try await browser.get(at.appleURL)
             for id in ["email", "hide_email", "first_name", "last_name"] {
-                #expect(page.body.contains("<label for=\"\(id)\">"), "\(id) has a label")
+                #expect(page.text.contains("<label for=\"\(id)\">"), "\(id) has a label")
             }
             let post = try await WebApple.continueAtApple(browser, at, email: "grace@example.com", hideEmail: true)
             let claims = try WebApple.claims(try #require(post.fields["id_token"]))
