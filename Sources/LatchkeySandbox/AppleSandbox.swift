@@ -57,12 +57,15 @@ package final class AppleSandbox: Sendable {
         package var nonce: String?
         /// The user's id at the team the app came from, during a team transfer.
         package var transferSubject: String?
+        /// The `redirect_uri` of a web authorization: the code is then exchanged only with it.
+        package var redirectURI: String?
 
         /// Creates an authorization request.
         package init(
             subject: String? = nil, email: String? = nil, isPrivateEmail: Bool = false, realUserStatus: Int = 2,
-            audience: String? = nil, nonce: String? = nil, transferSubject: String? = nil
+            audience: String? = nil, nonce: String? = nil, transferSubject: String? = nil, redirectURI: String? = nil
         ) {
+            self.redirectURI = redirectURI
             self.subject = subject
             self.email = email
             self.isPrivateEmail = isPrivateEmail
@@ -78,6 +81,9 @@ package final class AppleSandbox: Sendable {
         package var identityToken: String
         package var authorizationCode: String
         package var subject: String
+        /// Whether this was the user's first authorization (since any withdrawal of consent):
+        /// the one time Apple shares the user's name with a web flow.
+        package var isFirstAuthorization: Bool
     }
 
     /// A revocation the sandbox accepted. Never holds the token itself.
@@ -109,6 +115,8 @@ package final class AppleSandbox: Sendable {
         var used = false
         var email: String?
         var isPrivateEmail: Bool
+        /// A web authorization's `redirect_uri`, which the code exchange must repeat.
+        var redirectURI: String?
     }
 
     private struct State {
@@ -118,6 +126,8 @@ package final class AppleSandbox: Sendable {
         /// Refresh tokens by SHA-256, so a dump of the state holds no usable token.
         var refreshTokens: [[UInt8]: Grant] = [:]
         var revokedSubjects: Set<String> = []
+        /// Users who have authorized the team's apps, until they withdraw consent.
+        var authorizedSubjects: Set<String> = []
         var revocations: [Revocation] = []
         var notificationURL: URL?
         var keyRequests = 0
@@ -197,17 +207,24 @@ package final class AppleSandbox: Sendable {
         }
         if let transferSubject = request.transferSubject { claims["transfer_sub"] = .string(transferSubject) }
         let code = "c" + Self.token()
-        state.withLock { state in
+        let first = state.withLock { state in
             state.revokedSubjects.remove(subject)
-            state.codes[code] = Grant(subject: subject, clientID: audience, issuedAt: now, email: request.email, isPrivateEmail: request.isPrivateEmail)
+            state.codes[code] = Grant(
+                subject: subject, clientID: audience, issuedAt: now, email: request.email, isPrivateEmail: request.isPrivateEmail,
+                redirectURI: request.redirectURI)
+            return state.authorizedSubjects.insert(subject).inserted
         }
-        return Credential(identityToken: try currentSigner.sign(claims, type: nil), authorizationCode: code, subject: subject)
+        return Credential(
+            identityToken: try currentSigner.sign(claims, type: nil), authorizationCode: code, subject: subject, isFirstAuthorization: first)
     }
 
     /// The user withdraws the app's authorization in Settings: their tokens stop working. The
     /// matching notification is sent separately (``notify(subject:type:email:)``).
     package func revokeConsent(subject: String) {
-        _ = state.withLock { $0.revokedSubjects.insert(subject) }
+        state.withLock { state in
+            state.revokedSubjects.insert(subject)
+            state.authorizedSubjects.remove(subject)
+        }
     }
 
     /// Every revocation accepted so far, oldest first.
@@ -259,13 +276,15 @@ package final class AppleSandbox: Sendable {
             guard let code = form["code"] else { throw EndpointError(code: "invalid_request", description: "code is required") }
             let grant: Grant? = state.withLock { state in
                 guard var grant = state.codes[code], !grant.used, grant.clientID == clientID,
-                    now.timeIntervalSince(grant.issuedAt) < Self.codeLifetime
+                    now.timeIntervalSince(grant.issuedAt) < Self.codeLifetime, grant.redirectURI == nil || grant.redirectURI == form["redirect_uri"]
                 else { return nil }
                 grant.used = true
                 state.codes[code] = grant
                 return grant
             }
-            guard let grant else { throw EndpointError(code: "invalid_grant", description: "the code is unknown, used, expired or for another client") }
+            guard let grant else {
+                throw EndpointError(code: "invalid_grant", description: "the code is unknown, used, expired, for another client or another redirect_uri")
+            }
             let refreshToken = "r" + Self.token()
             state.withLock { $0.refreshTokens[Array(refreshToken.utf8).sha256] = grant }
             return try tokenResponse(grant, refreshToken: refreshToken, now: now)
@@ -394,7 +413,7 @@ package struct ClientSecretRules: Sendable {
 }
 
 extension String {
-    fileprivate func leftPadded(to width: Int) -> String {
+    func leftPadded(to width: Int) -> String {
         count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

@@ -14,6 +14,8 @@ extension AppleSandbox {
     /// Mounts the sandbox under `prefix` (docs/reference.md "Sandbox"):
     ///
     /// - `GET auth/keys`, `POST auth/token`, `POST auth/revoke`: Apple's endpoints, same shapes.
+    /// - `GET auth/authorize`, `POST auth/authorize`: Apple's web sign-in page and its answer, a
+    ///   form posted to `redirect_uri` (AppleSandboxAuthorizePage.swift).
     /// - `POST authorize` `{sub?, email?, is_private_email?, real_user_status?, aud?, nonce?,
     ///   transfer_sub?}` → `{identity_token, authorization_code, sub}`.
     /// - `POST notify` `{sub, type, email?}` → `{status}`: the status our endpoint answered; 400
@@ -23,6 +25,7 @@ extension AppleSandbox {
     ///   `auth/revoke` accepted, so a demo or a test can see that a deletion reached "Apple".
     package func register(on router: Router, prefix: String = "/sandbox/apple") {
         router.get("\(prefix)/auth/keys", synchronous: { _ in .json(self.jwks) })
+        registerAuthorizePage(on: router, prefix: prefix)
 
         router.post("\(prefix)/auth/token", synchronous: { request in
             do {

@@ -7,7 +7,8 @@ import Synchronization
 /// A scripted browser for the hosted pages: it keeps cookies by hand (the pages' cookies are
 /// `__Host-` and `Secure`, which URLSession's jar would not send over the loopback's plain
 /// http, though browsers do for 127.0.0.1), never follows a redirect by itself, and reads the
-/// one form of a page.
+/// one form of a page. A cross-site POST (an identity provider's form post) carries only the
+/// cookies set `SameSite=None`, as browsers send them.
 package final class HostedBrowser: Sendable {
     /// One answer, as the browser got it.
     package struct Page: Sendable {
@@ -57,17 +58,44 @@ package final class HostedBrowser: Sendable {
     }
 
     package let base: URL
-    private let session = URLSession(configuration: .ephemeral, delegate: NoRedirects(), delegateQueue: nil)
-    private let jar = Mutex<[String: String]>([:])
+    private let session = URLSession(configuration: HostedBrowser.configuration, delegate: NoRedirects(), delegateQueue: nil)
+
+    /// Ephemeral and without URLSession's own cookie handling, which would otherwise keep and
+    /// send cookies of its own beside the jar's (and send them on a cross-site POST too).
+    private static var configuration: URLSessionConfiguration {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.httpCookieAcceptPolicy = .never
+        return configuration
+    }
+    private let jar = Mutex<[String: Cookie]>([:])
+
+    private struct Cookie: Sendable {
+        var value: String
+        var sameSiteNone: Bool
+    }
 
     package init(base: URL) { self.base = base }
 
     /// The cookies the browser holds, by name.
-    package var cookies: [String: String] { jar.withLock { $0 } }
+    package var cookies: [String: String] { jar.withLock { $0.mapValues(\.value) } }
 
-    package func get(_ url: String) async throws -> Page { try await send("GET", url, form: nil) }
+    /// The names of the cookies set `SameSite=None`.
+    package var sameSiteNoneCookies: Set<String> { jar.withLock { Set($0.filter(\.value.sameSiteNone).keys) } }
 
-    package func post(_ url: String, form: [String: String]) async throws -> Page { try await send("POST", url, form: form) }
+    /// Puts a cookie in the jar as a server would have set it (a test replaying what it kept).
+    package func setCookie(_ name: String, _ value: String, sameSiteNone: Bool = false) {
+        jar.withLock { $0[name] = Cookie(value: value, sameSiteNone: sameSiteNone) }
+    }
+
+    package func get(_ url: String) async throws -> Page { try await send("GET", url, form: nil, crossSite: false) }
+
+    /// Posts a form; `crossSite` when another site's page posts it, which carries only the
+    /// `SameSite=None` cookies.
+    package func post(_ url: String, form: [String: String], crossSite: Bool = false) async throws -> Page {
+        try await send("POST", url, form: form, crossSite: crossSite)
+    }
 
     /// Follows 302/303s on this server and stops at the first that leaves it (a client's
     /// callback), returned as `location` of the last page.
@@ -87,12 +115,12 @@ package final class HostedBrowser: Sendable {
         return try await follow(try await post(form.action, form: form.fields.merging(fields) { $1 }))
     }
 
-    private func send(_ method: String, _ url: String, form: [String: String]?) async throws -> Page {
+    private func send(_ method: String, _ url: String, form: [String: String]?, crossSite: Bool) async throws -> Page {
         let target = url.hasPrefix("/") ? URL(string: base.absoluteString.trimmingSuffix("/") + url)! : URL(string: url)!
         var request = URLRequest(url: target)
         request.httpMethod = method
-        let cookies = jar.withLock { $0 }
-        if !cookies.isEmpty { request.setValue(cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; "), forHTTPHeaderField: "Cookie") }
+        let cookies = jar.withLock { $0.filter { !crossSite || $0.value.sameSiteNone } }
+        if !cookies.isEmpty { request.setValue(cookies.map { "\($0.key)=\($0.value.value)" }.joined(separator: "; "), forHTTPHeaderField: "Cookie") }
         if let form {
             request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
             request.httpBody = Data(Self.encode(form).utf8)
@@ -114,13 +142,18 @@ package final class HostedBrowser: Sendable {
         return marked.split(separator: "\n")
     }
 
-    private static func store(_ field: String, in jar: borrowing Mutex<[String: String]>) {
+    private static func store(_ field: String, in jar: borrowing Mutex<[String: Cookie]>) {
         let pair = field.split(separator: ";", maxSplits: 1).first.map(String.init) ?? ""
         guard let equals = pair.firstIndex(of: "=") else { return }
         let name = pair[..<equals].trimmingCharacters(in: .whitespaces)
         let value = String(pair[pair.index(after: equals)...])
         jar.withLock { cookies in
-            if field.lowercased().contains("max-age=0") { cookies[name] = nil } else { cookies[name] = value }
+            let attributes = field.lowercased()
+            if attributes.contains("max-age=0") {
+                cookies[name] = nil
+            } else {
+                cookies[name] = Cookie(value: value, sameSiteNone: attributes.contains("samesite=none"))
+            }
         }
     }
 

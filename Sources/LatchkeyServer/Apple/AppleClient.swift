@@ -36,10 +36,13 @@ final class AppleClient: Sendable {
     var isConfigured: Bool { settings.teamKey != nil }
 
     /// Exchanges an authorization code (single use, five minutes) for Apple's tokens.
-    func exchange(code: String, clientID: String) async throws(AppleError) -> Tokens {
-        let body = try await post(
-            settings.current.token,
-            ["grant_type": "authorization_code", "code": code, "client_id": clientID, "client_secret": try clientSecret(for: clientID)])
+    ///
+    /// - Parameter redirectURI: The `redirect_uri` of the web flow that got the code; `nil` for
+    ///   a code from an app.
+    func exchange(code: String, clientID: String, redirectURI: String? = nil) async throws(AppleError) -> Tokens {
+        var fields = ["grant_type": "authorization_code", "code": code, "client_id": clientID, "client_secret": try clientSecret(for: clientID)]
+        if let redirectURI { fields["redirect_uri"] = redirectURI }
+        let body = try await post(settings.current.token, fields)
         return Tokens(refreshToken: body["refresh_token"]?.stringValue, idToken: body["id_token"]?.stringValue)
     }
 

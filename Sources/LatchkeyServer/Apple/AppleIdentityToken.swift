@@ -46,9 +46,11 @@ struct AppleIdentityToken: Sendable {
 
     /// The policy identity tokens are held to: RS256 only (S1), Apple's issuer, one of our client
     /// ids, `exp` and `iat` within 60 s of our clock (S4), no `at+jwt` (S5).
-    static func policy(_ settings: AppleSettings) -> JWTValidationPolicy {
+    ///
+    /// - Parameter audiences: The accepted `aud` values; `client_ids` when `nil`.
+    static func policy(_ settings: AppleSettings, audiences: Set<String>? = nil) -> JWTValidationPolicy {
         JWTValidationPolicy(
-            issuer: settings.issuer, audiences: settings.clientIDs, algorithms: [.rs256], requiredClaims: ["iss", "aud", "exp", "iat", "sub"])
+            issuer: settings.issuer, audiences: audiences ?? settings.clientIDs, algorithms: [.rs256], requiredClaims: ["iss", "aud", "exp", "iat", "sub"])
     }
 
     /// Verifies an identity token and its nonce.
@@ -56,12 +58,17 @@ struct AppleIdentityToken: Sendable {
     /// - Parameters:
     ///   - token: The compact JWS the app received.
     ///   - rawNonce: The raw nonce the app sent; the token's `nonce` must be its SHA-256 in hex.
+    ///   - audiences: The accepted `aud` values: `client_ids` when `nil`, the Services ID alone
+    ///     for web sign-in.
     /// - Throws: ``AuthError`` `invalid_identity_token` naming the failed check; `apple_unavailable`
     ///   when Apple's keys cannot be fetched.
-    static func verify(_ token: String, rawNonce: String?, keys: AppleKeyCache, settings: AppleSettings) async throws -> AppleIdentityToken {
+    static func verify(
+        _ token: String, rawNonce: String?, audiences: Set<String>? = nil, keys: AppleKeyCache, settings: AppleSettings
+    ) async throws -> AppleIdentityToken {
+        let accepted = audiences ?? settings.clientIDs
         let claims: JWTClaims
         do {
-            claims = try await keys.verify(token, policy: policy(settings)).claims
+            claims = try await keys.verify(token, policy: policy(settings, audiences: accepted)).claims
         } catch let error as JOSEError {
             throw failure(check(for: error), error.message)
         } catch let error as AppleError {
@@ -73,7 +80,7 @@ struct AppleIdentityToken: Sendable {
         var replayKey = HashFunction.sha256.hash(Array(token.utf8))
         if let nonce { replayKey = HashFunction.sha256.hash(Array(("nonce:" + nonce).utf8)) }
         return AppleIdentityToken(
-            subject: subject, clientID: claims.audience.first { settings.clientIDs.contains($0) } ?? "",
+            subject: subject, clientID: claims.audience.first { accepted.contains($0) } ?? "",
             email: claims["email"]?.stringValue, emailVerified: flag(claims["email_verified"]) ?? false,
             isPrivateEmail: flag(claims["is_private_email"]) ?? false, realUserStatus: claims["real_user_status"]?.numberValue.map { Int($0) },
             transferSubject: claims["transfer_sub"]?.stringValue, expiresAt: claims.expiresAt ?? Date(), replayKey: replayKey)

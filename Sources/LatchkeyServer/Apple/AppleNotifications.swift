@@ -25,7 +25,7 @@ extension AppleService {
         let claims: JWTClaims
         do {
             let policy = JWTValidationPolicy(
-                issuer: settings.issuer, audiences: settings.clientIDs, algorithms: [.rs256], requiredClaims: ["iss", "aud", "iat", "jti", "events"])
+                issuer: settings.issuer, audiences: settings.allClientIDs, algorithms: [.rs256], requiredClaims: ["iss", "aud", "iat", "jti", "events"])
             claims = try await keys.verify(payload, policy: policy).claims
         } catch let error as JOSEError {
             throw AuthError.invalidRequest("the notification failed verification: \(AppleIdentityToken.check(for: error)): \(error.message)")

@@ -54,42 +54,62 @@ final class AppleService: Sendable {
     ///   token used before), `invalid_grant` for a code Apple refuses, `apple_unavailable` with
     ///   a retry time, `mfa_required`.
     func signIn(_ request: SignInRequest, context: RequestContext) async throws -> TokenResponse {
+        try await signIn(request, web: nil, context: context, target: .api).tokens
+    }
+
+    /// What a web sign-in adds to ``SignInRequest``: the token must be for the Services ID, and
+    /// the code is exchanged with the callback it was sent to.
+    struct WebFlow: Sendable, Hashable {
+        /// The Services ID (`apple.web_client_id`), the one `aud` accepted.
+        var clientID: String
+        /// The `redirect_uri` Apple posted the code to.
+        var redirectURI: String
+    }
+
+    /// Signs a user in with an Apple identity token, from an app (`web` `nil`: `/v1/auth/apple`)
+    /// or from the hosted sign-in page, into the session `target` names.
+    func signIn(_ request: SignInRequest, web: WebFlow?, context: RequestContext, target: SignInTarget) async throws -> SignedIn {
         let token: AppleIdentityToken
         var appleRefreshToken: String?
         do {
-            token = try await AppleIdentityToken.verify(request.identityToken, rawNonce: request.nonce, keys: keys, settings: settings)
+            token = try await AppleIdentityToken.verify(
+                request.identityToken, rawNonce: request.nonce, audiences: web.map { [$0.clientID] }, keys: keys, settings: settings)
             if let code = request.authorizationCode {
                 // A replay is refused for certain inside the sign-in transaction; checking first
                 // keeps a replayed token from spending a code at Apple.
                 let replays = replays
                 let seen = try await database.read { try replays.isIdentityTokenRemembered(key: token.replayKey, on: $0) }
                 if seen { throw Self.replayed }
-                appleRefreshToken = try await exchange(code: code, for: token)
+                appleRefreshToken = try await exchange(code: code, for: token, redirectURI: web?.redirectURI)
             }
         } catch let error as AuthError {
             sessions.metrics.increment(.signIns, ["method": "apple", "outcome": "failure"])
-            await recordFailure(error, context: context)
+            await recordFailure(error, web: web != nil, context: context)
             throw error
         }
         do {
             // Counts its own failures in the metrics.
-            return try await sessions.signIn(method: "apple", context: context) { [appleRefreshToken] connection, now in
-                try self.link(token, request: request, appleRefreshToken: appleRefreshToken, context: context, now: now, on: connection)
+            return try await sessions.signIn(method: "apple", context: context, target: target) { [appleRefreshToken] connection, now in
+                try self.link(token, request: request, appleRefreshToken: appleRefreshToken, web: web != nil, context: context, now: now, on: connection)
             }
         } catch let error as AuthError {
-            await recordFailure(error, context: context)
+            await recordFailure(error, web: web != nil, context: context)
             throw error
         }
     }
 
     /// The audit entry of a refused sign-in: which check failed, never the token (S26, S27). A
     /// failure to write it is logged, without the token, rather than hidden.
-    private func recordFailure(_ error: AuthError, context: RequestContext) async {
+    ///
+    /// - Parameter web: Whether it came from the hosted page (details `flow: web`).
+    func recordFailure(_ error: AuthError, web: Bool = false, context: RequestContext) async {
         let now = clock()
+        var details = ["method": "apple", "error": error.code.rawValue, "check": String(error.message.prefix { $0 != ":" }.prefix(40))]
+        if web { details["flow"] = "web" }
         do {
             try await audit.record(
                 .init(time: now, userID: nil, event: .signIn, outcome: .failure, ip: context.ip, requestID: context.requestID,
-                      details: ["method": "apple", "error": error.code.rawValue, "check": String(error.message.prefix { $0 != ":" }.prefix(40))]))
+                      details: details))
         } catch let failure {
             ServerLog.write(
                 .error, "audit_write_failed", time: now,
@@ -105,13 +125,13 @@ final class AppleService: Sendable {
     static let unconfiguredRetryAfter = 30
 
     /// Exchanges the authorization code, checking that Apple's answer is about the same user.
-    private func exchange(code: String, for token: AppleIdentityToken) async throws(AuthError) -> String? {
+    private func exchange(code: String, for token: AppleIdentityToken, redirectURI: String?) async throws(AuthError) -> String? {
         guard client.isConfigured else {
             throw AuthError(.appleUnavailable, "code exchange is not configured (apple.team_id)", retryAfter: Self.unconfiguredRetryAfter)
         }
         let tokens: AppleClient.Tokens
         do {
-            tokens = try await client.exchange(code: code, clientID: token.clientID)
+            tokens = try await client.exchange(code: code, clientID: token.clientID, redirectURI: redirectURI)
         } catch {
             throw error.authError
         }
@@ -128,7 +148,7 @@ final class AppleService: Sendable {
 
     /// Finds or creates the account for a verified token, inside the sign-in transaction.
     private func link(
-        _ token: AppleIdentityToken, request: SignInRequest, appleRefreshToken: String?, context: RequestContext, now: Date,
+        _ token: AppleIdentityToken, request: SignInRequest, appleRefreshToken: String?, web: Bool, context: RequestContext, now: Date,
         on connection: any SQLConnection
     ) throws -> SessionService.FirstFactor {
         guard try replays.rememberIdentityToken(key: token.replayKey, until: max(token.expiresAt, now).addingTimeInterval(60), on: connection) else {
@@ -202,9 +222,10 @@ final class AppleService: Sendable {
             if let appleRefreshToken { try storeRefreshToken(appleRefreshToken, clientID: token.clientID, identityID: identityID, now: now, on: connection) }
             created = true
         }
+        var details = ["method": "apple", "created": created ? "true" : "false", "code_exchanged": appleRefreshToken == nil ? "false" : "true"]
+        if web { details["flow"] = "web" }
         try audit.record(
-            .init(time: now, userID: user.id, event: event, outcome: .success, ip: context.ip, requestID: context.requestID,
-                  details: ["method": "apple", "created": created ? "true" : "false", "code_exchanged": appleRefreshToken == nil ? "false" : "true"]),
+            .init(time: now, userID: user.id, event: event, outcome: .success, ip: context.ip, requestID: context.requestID, details: details),
             on: connection)
         return .init(user: user, created: created, method: "apple")
     }

@@ -12,6 +12,8 @@ final class AppleSettings: Sendable {
         var keys: URL
         var token: URL
         var revoke: URL
+        /// Where web sign-in sends the browser (`apple.authorize_url`).
+        var authorize: URL
     }
 
     /// The team's client-secret key; `nil` when no code exchange is configured.
@@ -23,6 +25,12 @@ final class AppleSettings: Sendable {
 
     let issuer: String
     let clientIDs: Set<String>
+    /// The Services ID of web sign-in (`apple.web_client_id`); `nil` when web sign-in is off.
+    /// Identity tokens of the web flow must name it as `aud`, whether or not `client_ids` does.
+    let webClientID: String?
+    /// Every client id of the team this server knows: `client_ids` and the Services ID. Apple's
+    /// notifications may name any of them.
+    var allClientIDs: Set<String> { clientIDs.union([webClientID].compactMap { $0 }) }
     let nonceRequired: Bool
     let teamKey: TeamKey?
     /// Whether this server answers for Apple itself (development mode without a team).
@@ -37,6 +45,7 @@ final class AppleSettings: Sendable {
         let apple = configuration.apple
         issuer = apple.issuer
         clientIDs = Set(apple.clientIDs)
+        webClientID = apple.webClientID.isEmpty ? nil : apple.webClientID
         nonceRequired = apple.nonce == "required"
         usesSandbox = configuration.dev && apple.teamID.isEmpty
         if usesSandbox {
@@ -55,7 +64,8 @@ final class AppleSettings: Sendable {
         }
         // Validated by ConfigurationLoader; the fallback is never used.
         func url(_ text: String) -> URL { URL(string: text) ?? URL(string: "https://appleid.apple.com")! }
-        endpoints = Mutex(Endpoints(keys: url(apple.keysURL), token: url(apple.tokenURL), revoke: url(apple.revokeURL)))
+        endpoints = Mutex(
+            Endpoints(keys: url(apple.keysURL), token: url(apple.tokenURL), revoke: url(apple.revokeURL), authorize: url(apple.authorizeURL)))
     }
 
     var current: Endpoints { endpoints.withLock { $0 } }
@@ -63,7 +73,11 @@ final class AppleSettings: Sendable {
     /// Points every Apple URL at the sandbox mounted under `publicURL`.
     func useSandbox(at publicURL: String) {
         let base = publicURL + "/sandbox/apple/auth"
-        endpoints.withLock { $0 = Endpoints(keys: URL(string: base + "/keys")!, token: URL(string: base + "/token")!, revoke: URL(string: base + "/revoke")!) }
+        endpoints.withLock {
+            $0 = Endpoints(
+                keys: URL(string: base + "/keys")!, token: URL(string: base + "/token")!, revoke: URL(string: base + "/revoke")!,
+                authorize: URL(string: base + "/authorize")!)
+        }
     }
 
     /// Reads the sandbox team's key, creating it (mode 0600) on first start.

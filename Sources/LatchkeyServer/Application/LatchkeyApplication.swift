@@ -128,7 +128,8 @@ package final class LatchkeyApplication: Sendable {
         AuthorizeRoutes(
             authorization: AuthorizationService(database: database, sessions: sessions, clients: clients),
             browserSessions: sessions.browserSessions, csrf: CSRFProtection(masterKey: masterKey),
-            passwords: configuration.password.enabled ? passwords : nil, factors: factors
+            passwords: configuration.password.enabled ? passwords : nil, factors: factors,
+            appleWeb: AppleWebSignIn(apple: apple, masterKey: masterKey, clock: clock)
         ).register(on: router)
 
         let (host, port) = configuration.listenAddress
@@ -205,7 +206,8 @@ package final class LatchkeyApplication: Sendable {
         package var keyID: String
         /// The public half of the key that signs them.
         package var publicKey: P256.Signing.PublicKey
-        /// The client ids this server accepts, sorted; the first is the sandbox's default `aud`.
+        /// The client ids this server accepts, sorted, then the web Services ID; the first is the
+        /// sandbox's default `aud`.
         package var clientIDs: [String]
     }
 
@@ -218,7 +220,7 @@ package final class LatchkeyApplication: Sendable {
         guard configuration.dev, let teamKey = settings.teamKey else { return nil }
         return DevelopmentApple(
             issuer: settings.issuer, teamID: teamKey.teamID, keyID: teamKey.keyID, publicKey: teamKey.privateKey.publicKey,
-            clientIDs: settings.clientIDs.sorted())
+            clientIDs: settings.clientIDs.sorted() + [settings.webClientID].compactMap { $0 }.filter { !settings.clientIDs.contains($0) })
     }
 
     /// Adds routes of the caller's beside the server's own: registered now, behind the same

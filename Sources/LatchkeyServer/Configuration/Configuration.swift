@@ -82,6 +82,11 @@ package struct Configuration: Sendable, Equatable {
         package var revokeURL = "https://appleid.apple.com/auth/revoke"
         /// `nonce`: `required` or `optional`.
         package var nonce = "required"
+        /// `authorize_url`: where web Sign in with Apple sends the browser.
+        package var authorizeURL = "https://appleid.apple.com/auth/authorize"
+        /// `web_client_id`: the Services ID of web Sign in with Apple on the hosted sign-in page;
+        /// empty for none.
+        package var webClientID = ""
     }
 
     /// Password account settings (docs/security.md S11–S15).

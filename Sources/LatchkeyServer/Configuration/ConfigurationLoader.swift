@@ -81,6 +81,8 @@ package enum ConfigurationLoader {
         ("apple.token_url", .string(\.apple.tokenURL)),
         ("apple.revoke_url", .string(\.apple.revokeURL)),
         ("apple.nonce", .string(\.apple.nonce)),
+        ("apple.authorize_url", .string(\.apple.authorizeURL)),
+        ("apple.web_client_id", .string(\.apple.webClientID)),
         ("password.enabled", .bool(\.password.enabled)),
         ("password.min_length", .int(\.password.minLength, 8...64)),
         ("password.argon2.memory_kib", .uint32(\.password.argon2.memoryKiB, 19_456...4_194_304)),
@@ -159,6 +161,10 @@ package enum ConfigurationLoader {
         if lan { problems += openToLAN(&configuration, addresses: lanAddresses) }
         if configuration.dev, configuration.apple.clientIDs.isEmpty {
             configuration.apple.clientIDs = ["com.example.app"]
+        }
+        // The sandbox Apple plays web sign-in too, so a browser can walk it in development.
+        if configuration.dev, configuration.apple.teamID.isEmpty, configuration.apple.webClientID.isEmpty {
+            configuration.apple.webClientID = "com.example.web"
         }
         problems += validate(configuration)
         guard problems.isEmpty else { throw ConfigurationError(problems: problems) }
@@ -290,7 +296,7 @@ package enum ConfigurationLoader {
         }
         for (path, url) in [
             ("apple.keys_url", configuration.apple.keysURL), ("apple.token_url", configuration.apple.tokenURL),
-            ("apple.revoke_url", configuration.apple.revokeURL),
+            ("apple.revoke_url", configuration.apple.revokeURL), ("apple.authorize_url", configuration.apple.authorizeURL),
         ] {
             if let problem = urlProblem(url, allowHTTP: false) { problems.append("\(path): \(problem)") }
         }
@@ -303,6 +309,9 @@ package enum ConfigurationLoader {
         }
         if !configuration.dev, !apple.clientIDs.isEmpty, apple.teamID.isEmpty {
             problems.append("apple.team_id: needed with apple.client_ids, to exchange codes and revoke tokens when an account is deleted")
+        }
+        if !configuration.dev, !apple.webClientID.isEmpty, apple.teamID.isEmpty {
+            problems.append("apple.team_id: needed with apple.web_client_id, to exchange the codes Apple posts to the sign-in page")
         }
         let privateKeyFile = apple.privateKeyFile
         if !privateKeyFile.isEmpty, !FileManager.default.isReadableFile(atPath: privateKeyFile) {

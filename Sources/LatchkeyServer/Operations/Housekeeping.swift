@@ -23,7 +23,7 @@ struct Housekeeping: Sendable {
     /// Runs the key refresh and ``runOnce()`` periodically until the task is cancelled.
     func start() -> Task<Void, Never> {
         jobs.repeating(every: { .seconds(.random(in: 30...60)) }) {
-            if !apple.settings.clientIDs.isEmpty {
+            if !apple.settings.allClientIDs.isEmpty {
                 await jobs.run(.appleKeyRefresh) { try await apple.keys.refreshIfStale() }
             }
             await runOnce()

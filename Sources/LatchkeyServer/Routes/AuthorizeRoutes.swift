@@ -13,6 +13,8 @@ struct AuthorizeRoutes {
     /// `nil` when passwords are off: the sign-in page then offers only Sign in with Apple.
     let passwords: PasswordService?
     let factors: FactorService
+    /// Sign in with Apple from the sign-in page (AppleWebRoutes.swift); linked when configured.
+    let appleWeb: AppleWebSignIn
 
     static let signInPath = "/oauth/authorize/sign-in"
     static let signUpPath = "/oauth/authorize/sign-up"
@@ -27,6 +29,7 @@ struct AuthorizeRoutes {
         router.get(Self.secondFactorPath) { request in try await routes.secondFactorPage(request) }
         router.post(Self.secondFactorPath) { request in try await routes.secondFactor(request) }
         router.post(Self.consentPath) { request in try await routes.consent(request) }
+        registerAppleWeb(on: router)
         router.get("/oauth/logout") { request in try await routes.logout(request, parameters: request.query) }
         router.post("/oauth/logout") { request in try await routes.logout(request, parameters: try request.formBody()) }
     }
@@ -87,7 +90,7 @@ struct AuthorizeRoutes {
                 : SignInPage(
                     clientName: clientName, form: form, username: username, error: flash?.error,
                     signUpLink: passwords == nil ? nil : Self.authorizeURL(authorizationRequest.parameters.adding(prompt: .create)),
-                    appleLink: nil
+                    appleLink: appleWeb.isConfigured ? Self.appleStartPath + "?" + Self.encode(authorizationRequest.parameters) : nil
                 ).render()
             response = .page(page)
             if let token { try response.setPreSessionCSRFCookie(token) }
@@ -213,7 +216,7 @@ struct AuthorizeRoutes {
     // MARK: Helpers
 
     /// The authorization request a form carries, checked again.
-    private func resumed(_ form: [String: String]) async throws -> AuthorizationRequest {
+    func resumed(_ form: [String: String]) async throws -> AuthorizationRequest {
         guard var encoded = form["request"], let parameters = encoded.withUTF8({ PercentEncoding.parseForm(UnsafeRawBufferPointer($0)) })
         else { throw AuthorizationFailure.untrusted("The form did not carry its authorization request; start again from the application.") }
         return try await authorization.check(parameters)
@@ -235,7 +238,7 @@ struct AuthorizeRoutes {
 
     /// A completed sign-in: the browser session cookie, and back to the authorization endpoint,
     /// whose `prompt=login` and `max_age` that sign-in has satisfied.
-    private func signedInResponse(_ signedIn: SignedIn, next request: AuthorizationRequest) throws -> HTTPResponse {
+    func signedInResponse(_ signedIn: SignedIn, next request: AuthorizationRequest) throws -> HTTPResponse {
         var response = HTTPResponse.seeOther(Self.authorizeURL(request.afterSignIn))
         if case .browser(let session, let token) = signedIn {
             try response.setBrowserSessionCookie(token, maxAge: Int(session.expiresAt.timeIntervalSince(session.createdAt)))
