@@ -85,8 +85,8 @@ final class ApacheRelyingParty: @unchecked Sendable {
         // The secret and passphrase are in this file alone, readable by its owner only.
         _ = FileManager.default.createFile(atPath: root + "/httpd.conf", contents: Data(configuration.utf8), attributes: [.posixPermissions: 0o600])
         // httpd in the foreground, through Python, which clears the signal mask first: a child
-        // started from a test thread inherits that thread's blocked signals, and httpd whose
-        // SIGTERM is blocked cannot be stopped.
+        // inherits the blocked signals of whichever test thread starts it, and an httpd that
+        // missed SIGTERM once left its workers running after the test (stop() checks the log).
         process.executableURL = python
         process.arguments = [
             "-c", "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, set()); os.execv(sys.argv[1], sys.argv[1:])",
@@ -115,13 +115,18 @@ final class ApacheRelyingParty: @unchecked Sendable {
     }
 
     /// Stops httpd (SIGTERM, then SIGKILL after five seconds) and removes its directory.
-    func stop() {
+    ///
+    /// - Returns: Whether httpd shut down on SIGTERM, as its log says.
+    @discardableResult
+    func stop() -> Bool {
         for signal in [SIGTERM, SIGKILL] where process.isRunning {
             kill(process.processIdentifier, signal)
             let deadline = Date().addingTimeInterval(5)
             while process.isRunning, Date() < deadline { usleep(20_000) }
         }
+        let graceful = errorLog.contains("caught SIGTERM, shutting down")
         directory.remove()
+        return graceful
     }
 }
 
@@ -175,6 +180,11 @@ struct ApacheRelyingPartyTests {
             }
             #expect(!apache.errorLog.contains(":error]"), "mod_auth_openidc logged no error: \(apache.errorLog.suffix(2000))")
             BrowserFlowTests.expectScreenshots(["apache-protected-page"], since: start)
+            // Nothing outlives the test: httpd stops on SIGTERM and its port is free again.
+            #expect(apache.stop())
+            let socket = RawHTTP.connect(port: port, timeout: 1)
+            if let socket { close(socket) }
+            #expect(socket == nil, "nothing listens on httpd's port any more")
         }
     }
 }

@@ -36,6 +36,7 @@ import urllib.parse
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
@@ -140,8 +141,10 @@ def submit(fields, button=None):
     selector = f'button[type="submit"][value="{button}"]' if button else 'button[type="submit"]'
     browser.find_element(By.CSS_SELECTOR, selector).click()
     # The next page has replaced this one (every form answers 303, S23) and finished loading.
-    WebDriverWait(browser, 20).until(expected_conditions.staleness_of(page))
-    WebDriverWait(browser, 20).until(lambda d: d.execute_script("return document.readyState") == "complete")
+    # While the redirects are under way the driver may refuse a script: ask again.
+    wait = WebDriverWait(browser, 30, ignored_exceptions=[WebDriverException])
+    wait.until(expected_conditions.staleness_of(page))
+    wait.until(lambda d: d.execute_script("return document.readyState") == "complete")
 
 
 def fields_on_page():
