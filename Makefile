@@ -29,6 +29,7 @@ $(PYTHON): scripts/requirements-test.txt
 	@touch $(PYTHON)
 
 test: bootstrap build $(PYTHON)
+	@scripts/bootstrap test
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
 	scripts/test-bare-debian .build/release/latchkey
 	# Serially: several suites measure timeouts, and CPU-heavy suites (100,000 mutated inputs

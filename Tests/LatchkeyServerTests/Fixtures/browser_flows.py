@@ -1,0 +1,325 @@
+"""A real browser through Latchkey's hosted pages: Debian's headless Chromium, driven by Selenium
+through chromium-driver.
+
+Usage: browser_flows.py FLOW < CONFIG_JSON
+
+FLOW is one of:
+  sign-in   password sign-in with a TOTP code, consent for a third-party client, single sign-on
+            into a second client, RP-initiated logout with post_logout_redirect_uri, the
+            signed-out page, and the sign-in page again afterwards
+  sign-up   sign-up (prompt=create), a refused password first (the username is kept), and the
+            error page of an unregistered redirect URI (no redirect)
+  apache    the page Apache (mod_auth_openidc) protects: Latchkey's sign-in and consent, back to
+            Apache, which shows the claims
+
+CONFIG_JSON names the server (`base`), the folder for screenshots (`screenshots`), the clients
+and the user; see BrowserFlowTests.swift and ApacheRelyingPartyTests.swift. The browser types and
+clicks as a person would; the authorization requests carry PKCE (S256), state and nonce. The
+callbacks land on a small HTTP server of this script on a free loopback port, which records what
+reached it. Prints one JSON object with what the browser saw; the Swift tests assert on it.
+Codes, tokens and passwords are never printed.
+"""
+
+import base64
+import hashlib
+import hmac
+import http.server
+import json
+import os
+import secrets
+import struct
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import WebDriverException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.ui import WebDriverWait
+
+flow = sys.argv[1]
+config = json.load(sys.stdin)
+base = config["base"]
+shots = config["screenshots"]
+os.makedirs(shots, exist_ok=True)
+out = {}
+
+
+# MARK: The relying party's callback
+
+class Callback(http.server.BaseHTTPRequestHandler):
+    """Answers every GET with a small page and records the path and query it got."""
+
+    hits = []
+
+    def do_GET(self):
+        parts = urllib.parse.urlsplit(self.path)
+        Callback.hits.append({"path": parts.path, "query": dict(urllib.parse.parse_qsl(parts.query))})
+        body = b"<!DOCTYPE html><title>Relying party</title><h1>Back at the application</h1>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+callback_server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Callback)
+threading.Thread(target=callback_server.serve_forever, daemon=True).start()
+rp = f"http://127.0.0.1:{callback_server.server_port}"
+
+
+# MARK: The browser
+
+def chromium():
+    options = webdriver.ChromeOptions()
+    options.binary_location = config.get("chromium", "/usr/bin/chromium")
+    for argument in [
+        "--headless=new", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=420,900",
+        "--no-first-run", "--no-default-browser-check", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--disable-default-apps", "--disable-extensions",
+        "--metrics-recording-only", "--password-store=basic",
+        # Loopback only: any other host name resolves to nothing.
+        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+        f"--user-data-dir={tempfile.mkdtemp(prefix='latchkey-chromium-')}",
+    ]:
+        options.add_argument(argument)
+    if os.geteuid() == 0:
+        # Chromium's sandbox cannot run as root; the tests run as root in CI.
+        options.add_argument("--no-sandbox")
+    service = Service(config.get("chromedriver", "/usr/bin/chromedriver"))
+    driver = webdriver.Chrome(options=options, service=service)
+    driver.set_page_load_timeout(30)
+    return driver
+
+
+browser = chromium()
+
+
+def screenshot(name):
+    browser.save_screenshot(os.path.join(shots, name + ".png"))
+
+
+def heading():
+    headings = browser.find_elements(By.TAG_NAME, "h1")
+    return headings[0].text if headings else None
+
+
+def path():
+    return urllib.parse.urlsplit(browser.current_url).path
+
+
+def where():
+    """The page the browser shows: which server, path, heading."""
+    parts = urllib.parse.urlsplit(browser.current_url)
+    origin = f"{parts.scheme}://{parts.netloc}"
+    return {"server": "latchkey" if origin == base else ("rp" if origin == rp else origin), "path": parts.path, "h1": heading()}
+
+
+def query():
+    return dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(browser.current_url).query))
+
+
+def callback_seen(q):
+    """What a callback's query shows, with the code reduced to whether it is there."""
+    return {"has_code": bool(q.get("code")), "state": q.get("state"), "iss": q.get("iss"), "error": q.get("error")}
+
+
+def submit(fields, button=None):
+    """Types into the fields (by name) and presses the form's submit button (or the one named)."""
+    for name, value in fields.items():
+        field = browser.find_element(By.NAME, name)
+        field.clear()
+        field.send_keys(value)
+    page = browser.find_element(By.TAG_NAME, "html")
+    selector = f'button[type="submit"][value="{button}"]' if button else 'button[type="submit"]'
+    browser.find_element(By.CSS_SELECTOR, selector).click()
+    # The next page has replaced this one (every form answers 303, S23) and finished loading.
+    # While the redirects are under way the driver may refuse a script: ask again.
+    wait = WebDriverWait(browser, 30, ignored_exceptions=[WebDriverException])
+    wait.until(expected_conditions.staleness_of(page))
+    wait.until(lambda d: d.execute_script("return document.readyState") == "complete")
+
+
+def fields_on_page():
+    """Each visible input's name and autocomplete attribute, and whether a <label for> names it."""
+    result = {}
+    for field in browser.find_elements(By.CSS_SELECTOR, "input:not([type=hidden])"):
+        labelled = bool(browser.find_elements(By.CSS_SELECTOR, f'label[for="{field.get_attribute("id")}"]'))
+        result[field.get_attribute("name")] = {"autocomplete": field.get_attribute("autocomplete"), "labelled": labelled}
+    return result
+
+
+def latchkey_cookies():
+    """The hosted pages' cookies Chromium keeps for the server's host, with their attributes."""
+    return {
+        c["name"]: {"secure": c.get("secure"), "http_only": c.get("httpOnly"), "same_site": c.get("sameSite"), "path": c.get("path")}
+        for c in browser.get_cookies() if c["name"].startswith("__Host-latchkey")
+    }
+
+
+def authorize_url(client_id, redirect_uri, state, scope="openid profile email", **extra):
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    parameters = {
+        "response_type": "code", "client_id": client_id, "redirect_uri": redirect_uri, "scope": scope, "state": state,
+        "nonce": secrets.token_urlsafe(16), "code_challenge": challenge, "code_challenge_method": "S256", **extra,
+    }
+    return base + "/oauth/authorize?" + urllib.parse.urlencode(parameters, quote_via=urllib.parse.quote)
+
+
+def totp(secret_base32, at=None):
+    """RFC 6238 with SHA-1, six digits, 30-second steps: what an authenticator app shows."""
+    key = base64.b32decode(secret_base32 + "=" * (-len(secret_base32) % 8))
+    counter = int((time.time() if at is None else at) // 30)
+    digest = hmac.new(key, struct.pack(">Q", counter), hashlib.sha1).digest()
+    offset = digest[-1] & 0x0F
+    number = struct.unpack(">I", digest[offset:offset + 4])[0] & 0x7FFFFFFF
+    return f"{number % 1_000_000:06d}"
+
+
+# MARK: Flows
+
+def sign_in_flow():
+    user = config["user"]
+    third, second = config["third_party"], config["second_client"]
+    callback = rp + "/callback"
+
+    # 1. A third-party client sends the browser to the authorization endpoint: the sign-in page.
+    browser.get(authorize_url(third, callback, "state-one", scope="openid profile email"))
+    out["first_page"] = where()
+    out["sign_in_fields"] = fields_on_page()
+    screenshot("sign-in")
+    submit({"username": user["username"], "password": user["password"]})
+
+    # 2. The password was right; the account has TOTP: the second-factor page.
+    out["after_password"] = where()
+    out["second_factor_fields"] = fields_on_page()
+    screenshot("second-factor")
+    submit({"code": totp(user["totp_secret"])})
+
+    # 3. Signed in; the client is third-party: the consent page lists the scopes in words.
+    out["after_code"] = where()
+    out["consent_items"] = [item.text for item in browser.find_elements(By.CSS_SELECTOR, "main li")]
+    out["cookies_after_sign_in"] = latchkey_cookies()
+    screenshot("consent")
+    submit({}, button="allow")
+
+    # 4. Back at the client's redirect URI with code, state and iss.
+    out["first_callback_page"] = where()
+    out["first_callback"] = callback_seen(query())
+
+    # 5. Single sign-on: a second client; no page is shown, the browser lands on its callback.
+    browser.get(authorize_url(second, callback, "state-two"))
+    out["second_callback_page"] = where()
+    out["second_callback"] = callback_seen(query())
+
+    # 6. RP-initiated logout back to the second client's registered post-logout URI.
+    logout = base + "/oauth/logout?" + urllib.parse.urlencode(
+        {"client_id": second, "post_logout_redirect_uri": rp + "/signed-out", "state": "state-three"})
+    browser.get(logout)
+    out["after_logout_page"] = where()
+    out["after_logout_query"] = query()
+    out["cookies_after_logout"] = latchkey_cookies()
+
+    # 7. Logout without a return address: Latchkey's signed-out page.
+    browser.get(base + "/oauth/logout")
+    out["signed_out_page"] = where()
+    screenshot("signed-out")
+
+    # 8. The browser session is gone: the second client gets the sign-in page again.
+    browser.get(authorize_url(second, callback, "state-four"))
+    out["after_logout_authorize"] = where()
+    out["rp_hits"] = [
+        {"path": h["path"], "state": h["query"].get("state"), "has_code": "code" in h["query"]}
+        for h in Callback.hits if h["path"] != "/favicon.ico"
+    ]
+
+
+def sign_up_flow():
+    client = config["client"]
+    new = config["new_user"]
+    callback = rp + "/callback"
+
+    # 1. prompt=create: the sign-up page.
+    browser.get(authorize_url(client, callback, "state-new", prompt="create"))
+    out["first_page"] = where()
+    out["sign_up_fields"] = fields_on_page()
+    screenshot("sign-up")
+
+    # 2. A password the policy refuses: back on the sign-up page, the reason said, the username kept.
+    submit({"username": new["username"], "password": "password"})
+    out["after_refused"] = where()
+    alerts = browser.find_elements(By.CSS_SELECTOR, '[role="alert"]')
+    out["refused_alert"] = alerts[0].text if alerts else None
+    out["kept_username"] = browser.find_element(By.NAME, "username").get_attribute("value")
+    out["kept_password"] = browser.find_element(By.NAME, "password").get_attribute("value")
+    screenshot("sign-up-refused")
+
+    # 3. A good one: the account exists, and (a first-party client) straight to the callback.
+    submit({"username": new["username"], "password": new["password"]})
+    out["callback_page"] = where()
+    out["callback"] = callback_seen(query())
+    out["cookies_after_sign_up"] = latchkey_cookies()
+
+    # 4. An unregistered redirect URI: an error page on Latchkey, and the browser goes nowhere.
+    hits_before = len(Callback.hits)
+    browser.get(authorize_url(client, rp + "/not-registered", "state-bad"))
+    out["unregistered_page"] = where()
+    out["unregistered_message"] = " ".join(p.text for p in browser.find_elements(By.CSS_SELECTOR, '[role="alert"]'))
+    out["unregistered_reached_rp"] = any(h["path"] != "/favicon.ico" for h in Callback.hits[hits_before:])
+    screenshot("error")
+
+
+def apache_flow():
+    user = config["user"]
+    protected = config["protected_url"]
+
+    # 1. The protected page sends the browser to Latchkey (discovery told Apache where).
+    browser.get(protected)
+    out["first_page"] = where()
+    parameters = query()
+    out["authorize_parameters"] = sorted(parameters)
+    out["authorize_pkce"] = parameters.get("code_challenge_method")
+    submit({"username": user["username"], "password": user["password"]})
+
+    # 2. A third-party client: consent.
+    out["after_password"] = where()
+    submit({}, button="allow")
+
+    # 3. Back at Apache, which exchanged the code and shows the claims.
+    parts = urllib.parse.urlsplit(browser.current_url)
+    out["final_url"] = f"{parts.scheme}://{parts.netloc}{parts.path}"
+    out["final_h1"] = heading()
+    out["claims"] = {
+        name: (browser.find_element(By.ID, name).text if browser.find_elements(By.ID, name) else None)
+        for name in ("sub", "email", "remote_user", "iss")
+    }
+    screenshot("apache-protected-page")
+
+    # 4. Once more: Apache's own session, no trip to Latchkey.
+    browser.get(protected)
+    parts = urllib.parse.urlsplit(browser.current_url)
+    out["again_url"] = f"{parts.scheme}://{parts.netloc}{parts.path}"
+
+
+try:
+    {"sign-in": sign_in_flow, "sign-up": sign_up_flow, "apache": apache_flow}[flow]()
+except Exception as error:  # What the browser showed when a step failed, for the test's message.
+    out["failed"] = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+    try:
+        out["failed_at"] = where()
+        screenshot("failed-" + flow)
+    except Exception:
+        pass
+finally:
+    browser.quit()
+    callback_server.shutdown()
+
+print(json.dumps(out, sort_keys=True))
