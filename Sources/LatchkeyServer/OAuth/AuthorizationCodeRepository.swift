@@ -42,10 +42,4 @@ struct AuthorizationCodeRepository: Sendable {
     func attach(sessionID: String, toCode hash: [UInt8], on connection: any SQLConnection) throws {
         try connection.execute("UPDATE oauth_codes SET session_id = ? WHERE code_hash = ?", [.text(sessionID), .blob(hash)])
     }
-
-    /// Deletes codes that expired before `cutoff`; they can no longer be exchanged or replayed
-    /// to any effect.
-    func deleteExpired(before cutoff: Date, on connection: any SQLConnection) throws -> Int {
-        try connection.execute("DELETE FROM oauth_codes WHERE expires_at < ?", [.time(cutoff)])
-    }
 }

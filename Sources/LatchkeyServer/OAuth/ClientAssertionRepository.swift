@@ -12,9 +12,4 @@ struct ClientAssertionRepository: Sendable {
             "INSERT INTO oauth_client_assertions (client_id, jti, expires_at) VALUES (?, ?, ?) ON CONFLICT (client_id, jti) DO NOTHING",
             [.text(clientID), .text(jti), .time(expiresAt)]) == 1
     }
-
-    /// Forgets assertions that expired before `cutoff`: they no longer verify anyway.
-    func deleteExpired(before cutoff: Date, on connection: any SQLConnection) throws -> Int {
-        try connection.execute("DELETE FROM oauth_client_assertions WHERE expires_at < ?", [.time(cutoff)])
-    }
 }

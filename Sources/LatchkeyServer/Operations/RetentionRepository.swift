@@ -3,14 +3,20 @@ import LatchkeyStore
 
 /// Deleting rows that have served their purpose, across the tables that keep them for a while:
 /// `apple_identity_tokens` and `apple_notifications` (replay records), `ended_refresh_tokens`
-/// (tombstones), `challenges`, `mfa_tokens` and `rate_limits`.
+/// (tombstones), `challenges`, `mfa_tokens`, `rate_limits`, and the OAuth provider's codes,
+/// client-assertion `jti`s and browser sessions.
 struct RetentionRepository: Sendable {
     /// The tables whose rows live until `expires_at`.
-    static let expiringTables = ["apple_identity_tokens", "apple_notifications", "ended_refresh_tokens", "challenges", "mfa_tokens"]
+    static let expiringTables = [
+        "apple_identity_tokens", "apple_notifications", "ended_refresh_tokens", "challenges", "mfa_tokens", "oauth_codes",
+        "oauth_client_assertions", "browser_sessions",
+    ]
 
     /// Deletes the rows of ``expiringTables`` whose `expires_at` is before `now`: remembered
     /// Apple identity tokens and notifications past their expiry, refresh-token tombstones of
-    /// sessions that would have ended, spent or expired challenges and MFA tokens.
+    /// sessions that would have ended, spent or expired challenges and MFA tokens, authorization
+    /// codes past their 60 s (S22: an expired code cannot be exchanged, so its replay has
+    /// nothing left to revoke), assertion `jti`s that no longer verify, browser sessions over.
     ///
     /// - Returns: How many rows went.
     @discardableResult

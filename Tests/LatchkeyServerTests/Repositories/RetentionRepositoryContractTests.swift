@@ -15,6 +15,11 @@ struct RetentionRepositoryContractTests {
     static func seedExpiring(on connection: any SQLConnection) throws {
         let now = now
         try connection.execute("INSERT INTO users (id, created_at, updated_at) VALUES ('usr_1', ?, ?)", [.time(now), .time(now)])
+        try connection.execute(
+            """
+            INSERT INTO oauth_clients (id, name, redirect_uris, grant_types, scopes, created_at)
+            VALUES ('cl_1', 'Example', '["https://example.com/cb"]', '["authorization_code"]', '["openid"]', ?)
+            """, [.time(now)])
         for (index, expires) in [now.addingTimeInterval(-1), now.addingTimeInterval(600)].enumerated() {
             let key = [UInt8](repeating: UInt8(index + 1), count: 32)
             try connection.execute("INSERT INTO apple_identity_tokens (token_key, expires_at) VALUES (?, ?)", [.blob(key), .time(expires)])
@@ -28,6 +33,18 @@ struct RetentionRepositoryContractTests {
             try connection.execute(
                 "INSERT INTO mfa_tokens (token_hash, user_id, first_factor, created_at, expires_at) VALUES (?, 'usr_1', 'pwd', ?, ?)",
                 [.blob(key), .time(now.addingTimeInterval(-400)), .time(expires)])
+            try connection.execute(
+                """
+                INSERT INTO oauth_codes (code_hash, client_id, user_id, redirect_uri, code_challenge, scope, auth_time, created_at, expires_at)
+                VALUES (?, 'cl_1', 'usr_1', 'https://example.com/cb', 'challenge', 'openid', ?, ?, ?)
+                """, [.blob(key), .time(now), .time(now), .time(expires)])
+            try connection.execute(
+                "INSERT INTO oauth_client_assertions (client_id, jti, expires_at) VALUES ('cl_1', ?, ?)", [.text("jti-\(index)"), .time(expires)])
+            try connection.execute(
+                """
+                INSERT INTO browser_sessions (id, token_hash, user_id, auth_time, created_at, last_used_at, expires_at)
+                VALUES (?, ?, 'usr_1', ?, ?, ?, ?)
+                """, [.text("bs-\(index)"), .blob(key), .time(now), .time(now), .time(now), .time(expires)])
         }
     }
 
