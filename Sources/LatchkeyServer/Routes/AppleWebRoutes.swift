@@ -16,23 +16,12 @@ extension AuthorizeRoutes {
     /// the callback, so sending it cross-site gives nothing away (see ``AppleWebSignIn``).
     static let appleCookieName = "__Host-latchkey_apple"
 
-    func registerAppleWeb(on router: Router) {
-        let routes = self
-        router.get(Self.appleStartPath) { request in try await routes.appleStart(request) }
-        router.post(AppleWebSignIn.callbackPath) { request in try await routes.appleCallback(request) }
-    }
-
     /// This server's callback, Apple's `redirect_uri`.
     private var appleCallbackURL: String { authorization.issuer + AppleWebSignIn.callbackPath }
 
     /// The Sign in with Apple link: on to Apple with a fresh state.
     func appleStart(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let authorizationRequest: AuthorizationRequest
-        do {
-            authorizationRequest = try await authorization.check(request.query)
-        } catch let failure as AuthorizationFailure {
-            return respond(failure)
-        }
+        let authorizationRequest = try await authorization.check(request.query)
         let start: AppleWebSignIn.Start
         do {
             start = try appleWeb.start(request: Self.encode(authorizationRequest.parameters), callbackURL: appleCallbackURL)
@@ -60,12 +49,7 @@ extension AuthorizeRoutes {
             return appleRefusal(
                 "The answer from Apple does not belong to a sign-in started in this browser, or it came too late.", clearingCookie: false)
         }
-        let authorizationRequest: AuthorizationRequest
-        do {
-            authorizationRequest = try await resumed(["request": pending.request])
-        } catch let failure as AuthorizationFailure {
-            return respond(failure)
-        }
+        let authorizationRequest = try await resumed(["request": pending.request])
         let back = Self.authorizeURL(authorizationRequest.parameters)
         if form["error"] != nil {
             var response = HostedFlash(page: "sign_in", error: "Sign in with Apple was cancelled.", username: nil).redirect(to: back)

@@ -32,9 +32,6 @@ extension AuthError: HTTPResponseError {
     package var extraHeaders: HTTPHeaders {
         var headers = HTTPHeaders()
         if code == .invalidToken { headers.set("WWW-Authenticate", #"Bearer error="invalid_token""#) }
-        // RFC 6749 §5.2: a client that tried HTTP Basic hears which scheme to use; saying it to
-        // every client costs nothing.
-        if code == .invalidClient { headers.set("WWW-Authenticate", #"Basic realm="latchkey""#) }
         if code == .insufficientScope { headers.set("WWW-Authenticate", #"Bearer error="insufficient_scope", scope="openid""#) }
         if let retryAfter, status == 429 || status == 503 { headers.set("Retry-After", String(retryAfter)) }
         return headers

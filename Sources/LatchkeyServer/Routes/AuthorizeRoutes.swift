@@ -23,15 +23,31 @@ struct AuthorizeRoutes {
 
     func register(on router: Router) {
         let routes = self
-        router.get("/oauth/authorize") { request in try await routes.show(request, parameters: request.query) }
-        router.post(Self.signInPath) { request in try await routes.signIn(request, creating: false) }
-        router.post(Self.signUpPath) { request in try await routes.signIn(request, creating: true) }
-        router.get(Self.secondFactorPath) { request in try await routes.secondFactorPage(request) }
-        router.post(Self.secondFactorPath) { request in try await routes.secondFactor(request) }
-        router.post(Self.consentPath) { request in try await routes.consent(request) }
-        registerAppleWeb(on: router)
-        router.get("/oauth/logout") { request in try await routes.logout(request, parameters: request.query) }
-        router.post("/oauth/logout") { request in try await routes.logout(request, parameters: try request.formBody()) }
+        add(.get, "/oauth/authorize", on: router) { request in try await routes.show(request, parameters: request.query) }
+        add(.post, Self.signInPath, on: router) { request in try await routes.signIn(request, creating: false) }
+        add(.post, Self.signUpPath, on: router) { request in try await routes.signIn(request, creating: true) }
+        add(.get, Self.secondFactorPath, on: router) { request in try await routes.secondFactorPage(request) }
+        add(.post, Self.secondFactorPath, on: router) { request in try await routes.secondFactor(request) }
+        add(.post, Self.consentPath, on: router) { request in try await routes.consent(request) }
+        add(.get, Self.appleStartPath, on: router) { request in try await routes.appleStart(request) }
+        add(.post, AppleWebSignIn.callbackPath, on: router) { request in try await routes.appleCallback(request) }
+        add(.get, "/oauth/logout", on: router) { request in try await routes.logout(request, parameters: request.query) }
+        add(.post, "/oauth/logout", on: router) { request in try await routes.logout(request, parameters: try request.formBody()) }
+    }
+
+    /// Adds a front-channel route whose ``AuthorizationFailure``, wherever it is thrown, becomes
+    /// the answer it names: the error page, or the error sent back to the client.
+    private func add(
+        _ method: HTTPMethod, _ path: String, on router: Router, _ handler: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse
+    ) {
+        let routes = self
+        router.on(method, path) { request in
+            do {
+                return try await handler(request)
+            } catch let failure as AuthorizationFailure {
+                return routes.respond(failure)
+            }
+        }
     }
 
     // MARK: Logout
@@ -39,12 +55,7 @@ struct AuthorizeRoutes {
     /// RP-initiated logout: ends the browser session, then back to the client or the
     /// signed-out page.
     func logout(_ request: HTTPRequest, parameters: [String: String]) async throws -> HTTPResponse {
-        let outcome: LogoutOutcome
-        do {
-            outcome = try await authorization.logout(parameters, browserToken: request.browserSessionToken, context: RequestContext(request))
-        } catch let failure as AuthorizationFailure {
-            return respond(failure)
-        }
+        let outcome = try await authorization.logout(parameters, browserToken: request.browserSessionToken, context: RequestContext(request))
         var response: HTTPResponse
         switch outcome {
         case .redirect(let uri, let state):
@@ -61,12 +72,7 @@ struct AuthorizeRoutes {
 
     /// Checks the request and shows what it needs next: a hosted page, or the answer to the client.
     func show(_ request: HTTPRequest, parameters: [String: String]) async throws -> HTTPResponse {
-        let authorizationRequest: AuthorizationRequest
-        do {
-            authorizationRequest = try await authorization.check(parameters)
-        } catch let failure as AuthorizationFailure {
-            return respond(failure)
-        }
+        let authorizationRequest = try await authorization.check(parameters)
         let browserSession = try await currentBrowserSession(request)
         let flash = HostedFlash(request)
         var response: HTTPResponse
@@ -112,12 +118,7 @@ struct AuthorizeRoutes {
     /// form with the reason and the username kept.
     func signIn(_ request: HTTPRequest, creating: Bool) async throws -> HTTPResponse {
         let form = try request.formBody()
-        let authorizationRequest: AuthorizationRequest
-        do {
-            authorizationRequest = try await resumed(form)
-        } catch let failure as AuthorizationFailure {
-            return respond(failure)
-        }
+        let authorizationRequest = try await resumed(form)
         let back = Self.authorizeURL(authorizationRequest.parameters)
         let username = String((form["username"] ?? "").prefix(256))
         let page = creating ? "sign_up" : "sign_in"
@@ -145,12 +146,7 @@ struct AuthorizeRoutes {
 
     /// The second-factor page, for a sign-in that proved its first factor.
     func secondFactorPage(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let authorizationRequest: AuthorizationRequest
-        do {
-            authorizationRequest = try await authorization.check(request.query)
-        } catch let failure as AuthorizationFailure {
-            return respond(failure)
-        }
+        let authorizationRequest = try await authorization.check(request.query)
         guard HostedFlash.mfaToken(from: request) != nil else { return .seeOther(Self.authorizeURL(authorizationRequest.parameters)) }
         let (token, binding) = preSessionBinding(request)
         let form = HostedForm(
@@ -166,12 +162,7 @@ struct AuthorizeRoutes {
     /// A TOTP code or a recovery code for the pending sign-in.
     func secondFactor(_ request: HTTPRequest) async throws -> HTTPResponse {
         let form = try request.formBody()
-        let authorizationRequest: AuthorizationRequest
-        do {
-            authorizationRequest = try await resumed(form)
-        } catch let failure as AuthorizationFailure {
-            return respond(failure)
-        }
+        let authorizationRequest = try await resumed(form)
         let again = Self.secondFactorPath + "?" + Self.encode(authorizationRequest.parameters)
         guard let binding = request.preSessionCSRFValue, csrf.verify(form["csrf_token"] ?? "", binding: binding) else {
             return HostedFlash(page: "second_factor", error: "This page had expired. Please try again.", username: nil).redirect(to: again)
@@ -199,12 +190,7 @@ struct AuthorizeRoutes {
     /// The consent page's answer.
     func consent(_ request: HTTPRequest) async throws -> HTTPResponse {
         let form = try request.formBody()
-        let authorizationRequest: AuthorizationRequest
-        do {
-            authorizationRequest = try await resumed(form)
-        } catch let failure as AuthorizationFailure {
-            return respond(failure)
-        }
+        let authorizationRequest = try await resumed(form)
         guard let browserSession = try await currentBrowserSession(request),
             csrf.verify(form["csrf_token"] ?? "", binding: browserSession.id)
         else { return .seeOther(Self.authorizeURL(authorizationRequest.parameters)) }
