@@ -292,6 +292,88 @@ struct OAuthProtocolTests {
         }
     }
 
+    @Test("S29: a wrong password comes back to the sign-in page in words, the hostile username kept but escaped, and no browser session")
+    func wrongPasswordKeepsEscapedUsernameS29() async throws {
+        try await Self.with { server, client, userID, browser in
+            let page = try await browser.open(AuthorizationAttempt(client))
+            let hostile = HostedPagesTests.hostile
+            let again = try await browser.submit(page, ["username": hostile, "password": "not the password at all"])
+            #expect(again.status == 200)
+            #expect(again.text.contains(#"role="alert">The username or password is not right."#))
+            #expect(!again.text.contains(hostile) && !again.text.lowercased().contains("<script"))
+            #expect(HostedPagesTests.tags("input", in: again.text).first { $0["name"] == "username" }?["value"] == HostedPagesTests.hostileEscaped)
+            #expect(!again.text.contains("not the password at all"), "a password never comes back")
+            #expect(browser.cookies["__Host-latchkey_session"] == nil)
+            let retried = try await browser.submit(again, ["username": OAuthBrowser.username, "password": OAuthBrowser.password])
+            #expect(retried.text.contains(#"name="decision""#), "the kept form still works")
+            #expect(try await server.auditEvents(userID).contains("browser_session.started"))
+        }
+    }
+
+    @Test("S29: a consent form with a CSRF token of another browser session issues no code and asks again")
+    func consentNeedsItsCSRFTokenS29() async throws {
+        try await Self.with { server, client, userID, browser in
+            let credentials = ["username": OAuthBrowser.username, "password": OAuthBrowser.password]
+            let consent = try await browser.submit(try await browser.open(AuthorizationAttempt(client)), credentials)
+            var other = OAuthBrowser(server)
+            let otherConsent = try await other.submit(try await other.open(AuthorizationAttempt(client)), credentials)
+            let foreign = try OAuthBrowser.form(in: otherConsent.text).fields["csrf_token"] ?? ""
+            let (action, hidden) = try OAuthBrowser.form(in: consent.text)
+            for token: String? in [nil, foreign, ""] {
+                var fields = hidden.merging(["decision": "allow"]) { $1 }
+                fields["csrf_token"] = token
+                let answer = try await browser.send(action, form: fields)
+                #expect(answer.status == 303 && answer.headers["Location"]?.hasPrefix("/oauth/authorize?") == true)
+            }
+            let codes = try await server.database.read { try $0.query("SELECT code_hash FROM oauth_codes", []) }
+            #expect(codes.isEmpty)
+            let consents = try await server.database.read { try $0.query("SELECT * FROM oauth_consents WHERE user_id = ?", [.text(userID)]) }
+            #expect(consents.isEmpty)
+        }
+    }
+
+    @Test("RFC 6749 §3.1: a parameter sent twice (redirect_uri, state) is an error page, not a redirect to either value")
+    func repeatedParametersRefused() async throws {
+        try await Self.with { _, client, _, browser in
+            let attempt = AuthorizationAttempt(client)
+            for repeated in ["&redirect_uri=" + PercentEncoding.encode("https://evil.example/cb"), "&state=second", "&client_id=" + client.id] {
+                let response = try await browser.send(attempt.path + repeated)
+                #expect(response.status == 400 && response.headers["Location"] == nil, "\(repeated.prefix(14))")
+            }
+        }
+    }
+
+    @Test("OpenID Connect Core §3.1.2.1: the authorization endpoint takes POST with form parameters and answers as for GET")
+    func authorizationEndpointTakesPOST() async throws {
+        try await Self.with(firstParty: true) { server, client, _, browser in
+            let attempt = AuthorizationAttempt(client)
+            let page = try await browser.send("/oauth/authorize", form: attempt.parameters)
+            #expect(page.status == 200 && page.text.contains(#"autocomplete="current-password""#))
+            let callback = try #require(try OAuthBrowser.callback(try await browser.submit(page, ["username": OAuthBrowser.username, "password": OAuthBrowser.password])))
+            #expect(callback.parameters["state"] == attempt.parameters["state"])
+            #expect(try await server.exchange(callback, attempt, as: client).status == 200)
+            var unknown = attempt.parameters
+            unknown["client_id"] = "cl_nobody"
+            let refused = try await browser.send("/oauth/authorize", form: unknown)
+            #expect(refused.status == 400 && refused.headers["Location"] == nil)
+        }
+    }
+
+    /// RFC 6749 §5.2 also asks for `WWW-Authenticate: Basic` when the client used the header;
+    /// Latchkey does not send it yet: URLSession on Linux (swift-corelibs-foundation #5456)
+    /// never completes a request answered 401 with a Basic challenge and no credential.
+    @Test("RFC 6749 §5.2: a client with a wrong secret is 401 invalid_client at the token, revocation and introspection endpoints; the secret is not echoed")
+    func wrongSecretIsInvalidClient() async throws {
+        try await Self.with(confidential: true) { server, client, _, _ in
+            let wrong = TestOAuthClient(id: client.id, secret: "not-the-secret", redirectURI: client.redirectURI)
+            for path in ["/oauth/token", "/oauth/revoke", "/oauth/introspect"] {
+                let response = try await server.tokenRequest(["grant_type": "client_credentials", "token": "x"], as: wrong, at: path)
+                #expect(response.status == 401 && response.oauthError == "invalid_client", "\(path)")
+                #expect(!response.text.contains("not-the-secret"))
+            }
+        }
+    }
+
     // MARK: prompt, max_age, consent
 
     @Test("prompt=none without a browser session is login_required; signed in without consent it is consent_required; both with state and iss")

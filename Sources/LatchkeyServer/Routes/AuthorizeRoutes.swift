@@ -22,6 +22,9 @@ struct AuthorizeRoutes {
     func register(on router: Router) {
         let routes = self
         router.get("/oauth/authorize") { request in try await routes.show(request, parameters: request.query) }
+        // OpenID Connect Core §3.1.2.1: the authorization endpoint takes POST too, its
+        // parameters form-encoded; the answer is the same as for GET.
+        router.post("/oauth/authorize") { request in try await routes.show(request, parameters: try request.formBody()) }
         router.post(Self.signInPath) { request in try await routes.signIn(request, creating: false) }
         router.post(Self.signUpPath) { request in try await routes.signIn(request, creating: true) }
         router.get(Self.secondFactorPath) { request in try await routes.secondFactorPage(request) }
