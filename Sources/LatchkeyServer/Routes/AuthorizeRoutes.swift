@@ -24,6 +24,9 @@ struct AuthorizeRoutes {
     func register(on router: Router) {
         let routes = self
         add(.get, "/oauth/authorize", on: router) { request in try await routes.show(request, parameters: request.query) }
+        // OpenID Connect Core §3.1.2.1: the authorization endpoint takes POST too, its
+        // parameters form-encoded; the answer is the same as for GET.
+        add(.post, "/oauth/authorize", on: router) { request in try await routes.show(request, parameters: try request.formBody()) }
         add(.post, Self.signInPath, on: router) { request in try await routes.signIn(request, creating: false) }
         add(.post, Self.signUpPath, on: router) { request in try await routes.signIn(request, creating: true) }
         add(.get, Self.secondFactorPath, on: router) { request in try await routes.secondFactorPage(request) }
