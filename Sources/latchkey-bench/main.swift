@@ -4,6 +4,7 @@
 //   latchkey-bench seed-sessions CONFIG COUNT     (sessions for the HTTP benchmarks)
 //   latchkey-bench apple-tokens DIR COUNT         (Apple keys and identity tokens for sign-ins)
 //   latchkey-bench apple-codes URL COUNT          (sandbox authorizations, for code exchange)
+//   latchkey-bench seed-oauth CONFIG DIR KIND N   (authorization codes for /oauth/token)
 //
 // Each benchmark runs for S seconds (default 2), N times (default 3); the median rate is
 // printed as `name ops_per_second` lines, or one JSON object with --json. scripts/bench reads
@@ -73,6 +74,9 @@ if CommandLine.arguments.dropFirst().first == "seed-sessions" {
 if CommandLine.arguments.dropFirst().first == "apple-tokens" {
     exit(AppleTokenMinter.run(Array(CommandLine.arguments.dropFirst(2))))
 }
+if CommandLine.arguments.dropFirst().first == "seed-oauth" {
+    exit(await AuthorizationCodeSeeder.run(Array(CommandLine.arguments.dropFirst(2))))
+}
 if CommandLine.arguments.dropFirst().first == "apple-codes" {
     exit(await AppleCodeCollector.run(Array(CommandLine.arguments.dropFirst(2))))
 }
@@ -99,6 +103,7 @@ let benchmarks: [(name: String, run: () throws -> Bool)] = [
     ("es256_sign", { try ecKey.signature(for: message).rawRepresentation.count == 64 }),
     ("es256_verify", { ecPublicKey.isValidSignature(ecSignature, for: message) }),
     ("challenge_verify", { DeviceSignature.isValid(deviceSignature, publicKey: deviceKey, digest: challengeDigest) }),
+    ("rs256_sign", { try rsaKey.signature(for: message, padding: .pkcs1v1_5).count == 256 }),
     ("rs256_verify", { rsaPublicKey.isValidSignature(rsaSignature, for: message, padding: .pkcs1v1_5) }),
     ("argon2id_owasp", { try Argon2id.hash(password: password, parameters: .owaspMinimum, salt: salt).count > 0 }),
 ]

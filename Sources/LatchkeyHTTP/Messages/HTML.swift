@@ -66,22 +66,37 @@ package struct HTML: Sendable, Hashable, ExpressibleByStringInterpolation, Custo
     /// reads as text in element content and in quoted attribute values (HTML Living Standard
     /// §13.1.2.3, §13.1.4); every other character is kept.
     package static func escape(_ text: String) -> String {
-        guard text.utf8.contains(where: { $0 == 0x26 || $0 == 0x3C || $0 == 0x3E || $0 == 0x22 || $0 == 0x27 }) else {
-            return text
-        }
-        var output = [UInt8]()
-        output.reserveCapacity(text.utf8.count + 16)
-        for byte in text.utf8 {
+        func replacement(_ byte: UInt8) -> StaticString? {
             switch byte {
-            case UInt8(ascii: "&"): output += Array("&amp;".utf8)
-            case UInt8(ascii: "<"): output += Array("&lt;".utf8)
-            case UInt8(ascii: ">"): output += Array("&gt;".utf8)
-            case UInt8(ascii: "\""): output += Array("&quot;".utf8)
-            case UInt8(ascii: "'"): output += Array("&#39;".utf8)
-            default: output.append(byte)
+            case UInt8(ascii: "&"): "&amp;"
+            case UInt8(ascii: "<"): "&lt;"
+            case UInt8(ascii: ">"): "&gt;"
+            case UInt8(ascii: "\""): "&quot;"
+            case UInt8(ascii: "'"): "&#39;"
+            default: nil
             }
         }
-        return String(decoding: output, as: UTF8.self)
+        // Count first, then write the result once, in place: every hosted page escapes a
+        // carried request full of `&`.
+        let grown = text.utf8.reduce(0) { $0 + (replacement($1).map { $0.utf8CodeUnitCount - 1 } ?? 0) }
+        if grown == 0 { return text }
+        return String(unsafeUninitializedCapacity: text.utf8.count + grown) { output in
+            var index = 0
+            for byte in text.utf8 {
+                guard let replacement = replacement(byte) else {
+                    output[index] = byte
+                    index += 1
+                    continue
+                }
+                replacement.withUTF8Buffer { entity in
+                    for unit in entity {
+                        output[index] = unit
+                        index += 1
+                    }
+                }
+            }
+            return index
+        }
     }
 }
 

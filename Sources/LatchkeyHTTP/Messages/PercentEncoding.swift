@@ -62,26 +62,52 @@ package enum PercentEncoding {
     /// Encodes fields as `a=1&b=2`, in name order, escaping everything but RFC 3986's
     /// unreserved characters.
     package static func encodeForm(_ fields: [String: String]) -> String {
-        fields.sorted { $0.key < $1.key }.map { encode($0.key) + "=" + encode($0.value) }.joined(separator: "&")
+        var form = ""
+        for (name, value) in fields.sorted(by: { $0.key < $1.key }) {
+            if !form.isEmpty { form += "&" }
+            form += encode(name)
+            form += "="
+            form += encode(value)
+        }
+        return form
     }
 
     /// Escapes every byte of the UTF-8 text except RFC 3986's unreserved characters and the
     /// ASCII characters in `kept`.
     package static func encode(_ text: String, keeping kept: String = "") -> String {
-        let hex = Array("0123456789ABCDEF".utf8)
-        var output = [UInt8]()
-        for byte in text.utf8 {
+        let kept = kept.utf8
+        func passes(_ byte: UInt8) -> Bool {
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-                output.append(byte)
-            case _ where byte < 0x80 && kept.utf8.contains(byte):
-                output.append(byte)
-            default:
-                output += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+                true
+            default: byte < 0x80 && kept.contains(byte)
             }
         }
-        return String(decoding: output, as: UTF8.self)
+        // Hosted pages encode every parameter of a request several times: count first, then
+        // write the result once, in place (no array per escape).
+        let escapes = text.utf8.reduce(0) { $0 + (passes($1) ? 0 : 1) }
+        if escapes == 0 { return text }
+        return String(unsafeUninitializedCapacity: text.utf8.count + 2 * escapes) { output in
+            var index = 0
+            for byte in text.utf8 {
+                if passes(byte) {
+                    output[index] = byte
+                    index += 1
+                } else {
+                    output[index] = UInt8(ascii: "%")
+                    output[index + 1] = hexDigit(byte >> 4)
+                    output[index + 2] = hexDigit(byte & 0xF)
+                    index += 3
+                }
+            }
+            return index
+        }
+    }
+
+    /// The upper-case hexadecimal digit of a value below 16.
+    private static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "A") + value - 10
     }
 
     private static func hexValue(_ byte: UInt8) -> UInt8? {

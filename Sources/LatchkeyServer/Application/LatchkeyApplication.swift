@@ -38,6 +38,8 @@ package final class LatchkeyApplication: Sendable {
     let apple: AppleService
     /// Password accounts.
     package let passwords: PasswordService
+    /// The OAuth provider's registered clients.
+    package let clients: ClientService
     /// The routes, for the contract test that holds them against docs/openapi.yaml.
     let router: Router
     private let server: HTTPServer
@@ -55,7 +57,8 @@ package final class LatchkeyApplication: Sendable {
     private init(
         configuration: Configuration, database: any SQLDatabase, masterKey: MasterKey, masterKeyCreated: Bool,
         appliedMigrations: [Migration], metrics: Metrics, signingKeys: SigningKeyRing, sessions: SessionService, apple: AppleService,
-        passwords: PasswordService, router: Router, server: HTTPServer, jobs: BackgroundJobs, clock: @escaping @Sendable () -> Date
+        passwords: PasswordService, clients: ClientService, router: Router, server: HTTPServer, jobs: BackgroundJobs,
+        clock: @escaping @Sendable () -> Date
     ) {
         self.clock = clock
         self.configuration = configuration
@@ -68,6 +71,7 @@ package final class LatchkeyApplication: Sendable {
         self.sessions = sessions
         self.apple = apple
         self.passwords = passwords
+        self.clients = clients
         self.router = router
         self.server = server
         self.jobs = jobs
@@ -147,7 +151,7 @@ package final class LatchkeyApplication: Sendable {
         return LatchkeyApplication(
             configuration: configuration, database: database, masterKey: masterKey, masterKeyCreated: created,
             appliedMigrations: applied, metrics: metrics, signingKeys: signingKeys, sessions: sessions, apple: apple,
-            passwords: passwords, router: router, server: server, jobs: jobs, clock: clock)
+            passwords: passwords, clients: clients, router: router, server: server, jobs: jobs, clock: clock)
     }
 
     /// Opens the configured database: the SQLite file, creating its directory, or a pool of
@@ -255,7 +259,7 @@ package final class LatchkeyApplication: Sendable {
         if apple.settings.usesSandbox { apple.settings.useSandbox(at: publicURL) }
         for routes in mounts { routes.serverStarted(publicURL: publicURL) }
         let tasks = [signingKeyReload(), housekeeping.start()]
-        let subscriptions = [signingKeyChanges()]
+        let subscriptions = [signingKeyChanges(), clients.followChanges()]
         state.withLock {
             $0.backgroundTasks = tasks
             $0.subscriptions = subscriptions

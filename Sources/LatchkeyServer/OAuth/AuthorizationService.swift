@@ -1,5 +1,5 @@
 import FoundationEssentials
-import LatchkeyStore
+package import LatchkeyStore
 
 /// The authorization endpoint's decisions (OAuth 2.1 §4.1, OpenID Connect Core §3.1.2): which
 /// hosted page a request needs next, remembered consent, and authorization codes (S22).
@@ -21,7 +21,7 @@ package struct AuthorizationService: Sendable {
     let consents = ConsentRepository()
     let audit: AuditLog
 
-    init(database: any SQLDatabase, sessions: SessionService, clients: ClientService) {
+    package init(database: any SQLDatabase, sessions: SessionService, clients: ClientService) {
         self.database = database
         self.sessions = sessions
         self.clients = clients

@@ -6,6 +6,10 @@ import LatchkeyStore
 /// SHA-256 of its secret (S7); a public client's `secret_hash` is NULL. The list columns are JSON
 /// arrays of strings.
 struct ClientRepository: Sendable {
+    /// The change channel every change to a client is announced on, in its transaction
+    /// (``SQLConnection/announceChange(on:)``), so every process empties its ``ClientCache``.
+    static let changeChannel = "latchkey_oauth_clients"
+
     /// A client with what authenticating it needs.
     struct StoredClient: Sendable {
         var client: OAuthClient
@@ -19,6 +23,7 @@ struct ClientRepository: Sendable {
     ///
     /// - Parameter secretHash: The SHA-256 of its secret; `nil` for a public client.
     func insert(_ client: OAuthClient, secretHash: [UInt8]?, jwks: String? = nil, on connection: any SQLConnection) throws {
+        try connection.announceChange(on: Self.changeChannel)
         try connection.execute(
             """
             INSERT INTO oauth_clients (id, name, secret_hash, first_party, redirect_uris, post_logout_redirect_uris, grant_types, scopes,
@@ -53,7 +58,8 @@ struct ClientRepository: Sendable {
     ///
     /// - Returns: Whether a client was deleted.
     func delete(id: String, on connection: any SQLConnection) throws -> Bool {
-        try connection.execute("DELETE FROM oauth_clients WHERE id = ?", [.text(id)]) == 1
+        try connection.announceChange(on: Self.changeChannel)
+        return try connection.execute("DELETE FROM oauth_clients WHERE id = ?", [.text(id)]) == 1
     }
 
     /// Compare-and-set: replaces a confidential client's secret hash; a public client (no
@@ -61,7 +67,8 @@ struct ClientRepository: Sendable {
     ///
     /// - Returns: Whether a confidential client with this id got the new hash.
     func replaceSecret(id: String, hash: [UInt8], at: Date, on connection: any SQLConnection) throws -> Bool {
-        try connection.execute(
+        try connection.announceChange(on: Self.changeChannel)
+        return try connection.execute(
             "UPDATE oauth_clients SET secret_hash = ?, secret_rotated_at = ? WHERE id = ? AND secret_hash IS NOT NULL",
             [.blob(hash), .time(at), .text(id)]) == 1
     }

@@ -66,6 +66,8 @@ package struct ClientService: Sendable {
     let repository = ClientRepository()
     let assertions = ClientAssertionRepository()
     let audit: AuditLog
+    /// The clients the endpoints read, emptied on every announced change (``followChanges()``).
+    let cache = ClientCache()
 
     package init(database: any SQLDatabase, clock: @escaping @Sendable () -> Date = { Date() }) {
         self.database = database
@@ -89,7 +91,7 @@ package struct ClientService: Sendable {
         if let jwks = registration.jwks { try ClientAssertion.checkRegistered(jwks) }
         let jwks = registration.jwks
         let secret = registration.confidential && jwks == nil ? Identifiers.secret() : nil
-        try await database.write { connection in
+        try await changing { connection in
             try self.repository.insert(client, secretHash: secret?.sha256, jwks: jwks, on: connection)
             try self.audit.record(
                 .init(time: client.createdAt, event: .clientRegistered, outcome: .success, details: [
@@ -103,7 +105,12 @@ package struct ClientService: Sendable {
 
     /// The client with this id, or `nil`.
     package func client(id: String) async throws -> OAuthClient? {
-        try await database.read { try self.repository.find(id: id, on: $0) }
+        try await stored(id: id)?.client
+    }
+
+    /// The client with this id and its credentials, from the cache when it is there.
+    private func stored(id: String) async throws -> ClientRepository.StoredClient? {
+        try await cache.stored(id: id) { try await database.read { try self.repository.stored(id: id, on: $0) } }
     }
 
     /// Every client, oldest first.
@@ -116,7 +123,7 @@ package struct ClientService: Sendable {
     /// - Returns: Whether there was such a client.
     package func remove(id: String) async throws -> Bool {
         let now = clock()
-        return try await database.write { connection in
+        return try await changing { connection in
             guard try self.repository.delete(id: id, on: connection) else { return false }
             try self.audit.record(.init(time: now, event: .clientRemoved, outcome: .success, details: ["client_id": id]), on: connection)
             return true
@@ -131,7 +138,7 @@ package struct ClientService: Sendable {
     package func rotateSecret(id: String) async throws -> String {
         let now = clock()
         let secret = Identifiers.secret()
-        try await database.write { connection in
+        try await changing { connection in
             guard let client = try self.repository.find(id: id, on: connection) else { throw AuthError.notFound("no client \(id)") }
             guard client.isConfidential, try self.repository.replaceSecret(id: id, hash: secret.sha256, at: now, on: connection) else {
                 throw AuthError.invalidRequest("client \(id) has no secret to rotate: it is public or authenticates with private_key_jwt")
@@ -153,7 +160,7 @@ package struct ClientService: Sendable {
     ///   sent by a public client; the message never says which of an id and a secret was wrong.
     package func authenticate(id: String, secret: String?) async throws -> OAuthClient {
         let failed = AuthError(.invalidClient, "client authentication failed")
-        guard let stored = try await database.read({ try self.repository.stored(id: id, on: $0) }) else { throw failed }
+        guard let stored = try await stored(id: id) else { throw failed }
         guard stored.jwks == nil else {
             throw AuthError(.invalidClient, "client authentication failed: this client authenticates with private_key_jwt")
         }
@@ -185,7 +192,7 @@ package struct ClientService: Sendable {
         guard clientID == nil || clientID == subject else {
             throw AuthError(.invalidClient, "client authentication failed: client_id differs from the assertion's sub")
         }
-        guard let stored = try await database.read({ try self.repository.stored(id: subject, on: $0) }), let jwks = stored.jwks else {
+        guard let stored = try await stored(id: subject), let jwks = stored.jwks else {
             throw AuthError(.invalidClient, "client authentication failed: no client with this id authenticates with private_key_jwt")
         }
         let checked = try ClientAssertion.verify(assertion, clientID: subject, jwks: jwks, audiences: audiences, now: now)
@@ -194,6 +201,21 @@ package struct ClientService: Sendable {
         }
         guard fresh else { throw AuthError(.invalidClient, "client authentication failed: the assertion was already used") }
         return stored.client
+    }
+
+    // MARK: Changes
+
+    /// Empties this process's cache whenever any process announces a change to a client, until
+    /// the subscription is cancelled.
+    package func followChanges() -> SQLChangeSubscription {
+        database.subscribe(to: ClientRepository.changeChannel) { [cache] in cache.invalidate() }
+    }
+
+    /// A write that changes clients (the repository announces it in the transaction), after
+    /// which this process's cache is emptied at once, whatever the write did.
+    private func changing<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+        defer { cache.invalidate() }
+        return try await database.write(body)
     }
 
     // MARK: Checks

@@ -68,7 +68,7 @@ package final class SessionService: Sendable {
     /// back (S8); 0 turns the grace off.
     let reuseGrace: TimeInterval
     /// The hosted pages' sign-ins, which end with the user's other sessions (S29).
-    let browserSessions: BrowserSessionService
+    package let browserSessions: BrowserSessionService
     /// The issuer and audience; known only once the server has bound its port.
     let identity: Mutex<(issuer: String, audience: String)>
     /// Recent answers to "whose live session is this?" (`nil`: nobody's, it has ended or never

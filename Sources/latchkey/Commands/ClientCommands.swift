@@ -141,7 +141,7 @@ enum ClientCommands {
     static func withClients(_ arguments: ParsedArguments, _ body: (ClientService) async throws -> Int32) async throws -> Int32 {
         try await OperatorCommands.withApplication(arguments) { application in
             do {
-                return try await body(ClientService(database: application.database))
+                return try await body(application.clients)
             } catch let error as AuthError {
                 printError("latchkey: \(error.message)")
                 return 1
