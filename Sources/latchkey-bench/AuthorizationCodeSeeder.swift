@@ -27,22 +27,8 @@ enum AuthorizationCodeSeeder {
             return 2
         }
         let directory = URL(filePath: arguments[1])
-        do {
-            let configuration = try ConfigurationLoader.load(file: arguments[0])
-            let application = try await LatchkeyApplication.open(configuration: configuration, accessLog: false)
-            let lines: String
-            do {
-                lines = try await codes(kind, count: count, directory: directory, application: application)
-            } catch {
-                await application.shutdown()
-                throw error
-            }
-            await application.shutdown()
-            FileHandle.standardOutput.write(Data(lines.utf8))
-            return 0
-        } catch {
-            FileHandle.standardError.write(Data("seed-oauth: \(error)\n".utf8))
-            return 1
+        return await Seeding.run("seed-oauth", configurationFile: arguments[0]) { application in
+            try await codes(kind, count: count, directory: directory, application: application)
         }
     }
 

@@ -11,9 +11,7 @@ enum SessionSeeder {
             FileHandle.standardError.write(Data("usage: latchkey-bench seed-sessions CONFIG COUNT\n".utf8))
             return 2
         }
-        do {
-            let configuration = try ConfigurationLoader.load(file: arguments[0])
-            let application = try await LatchkeyApplication.open(configuration: configuration, accessLog: false)
+        return await Seeding.run("seed-sessions", configurationFile: arguments[0]) { application in
             let users = UserRepository(database: application.database)
             let user = try await application.database.write { try users.create(email: "bench@example.com", now: Date(), on: $0) }
             var lines = ""
@@ -21,12 +19,7 @@ enum SessionSeeder {
                 let token = try await application.sessions.startSession(userID: user.id, amr: ["pwd"], context: RequestContext(ip: "127.0.0.1"))
                 lines += "\(token.refreshToken) \(token.accessToken)\n"
             }
-            await application.shutdown()
-            FileHandle.standardOutput.write(Data(lines.utf8))
-            return 0
-        } catch {
-            FileHandle.standardError.write(Data("seed-sessions: \(error)\n".utf8))
-            return 1
+            return lines
         }
     }
 }

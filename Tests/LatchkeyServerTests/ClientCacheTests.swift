@@ -2,6 +2,7 @@ import Foundation
 import LatchkeyHTTP
 import LatchkeyServer
 import LatchkeyStore
+import LatchkeyTestSupport
 import LatchkeyWire
 import Testing
 
@@ -14,17 +15,6 @@ struct ClientCacheTests {
             .post, "/oauth/token",
             body: Array(PercentEncoding.encodeForm(["grant_type": "client_credentials", "client_id": clientID, "client_secret": secret]).utf8),
             headers: ["Content-Type": "application/x-www-form-urlencoded"])
-    }
-
-    /// Whether `condition` holds within `limit`, checked every 100 ms.
-    static func eventually(within limit: Duration, _ condition: () async throws -> Bool) async throws -> Bool {
-        let clock = ContinuousClock()
-        let deadline = clock.now + limit
-        while clock.now < deadline {
-            if try await condition() { return true }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        return try await condition()
     }
 
     @Test("S20: a secret rotated or a client removed by the server itself stops working at the token endpoint at once, though the client was cached")
@@ -59,11 +49,11 @@ struct ClientCacheTests {
             let other = try await LatchkeyApplication.openDatabase(server.application.configuration)
             let elsewhere = ClientService(database: other)
             let new = try await elsewhere.rotateSecret(id: client.id)
-            #expect(try await Self.eventually(within: .seconds(2)) { try await Self.token(server, clientID: client.id, secret: old).status == 401 })
+            #expect(try await eventually(within: .seconds(2)) { try await Self.token(server, clientID: client.id, secret: old).status == 401 })
             #expect(try await Self.token(server, clientID: client.id, secret: new).status == 200)
 
             #expect(try await elsewhere.remove(id: client.id))
-            #expect(try await Self.eventually(within: .seconds(2)) { try await Self.token(server, clientID: client.id, secret: new).status == 401 })
+            #expect(try await eventually(within: .seconds(2)) { try await Self.token(server, clientID: client.id, secret: new).status == 401 })
             // The page of an authorization request for it is the error page again, never a redirect.
             let page = try await server.request(
                 .get, "/oauth/authorize?response_type=code&client_id=\(client.id)&redirect_uri=https%3A%2F%2Fbackend.example%2Fcb")
