@@ -6,6 +6,7 @@ import LatchkeyJSON
 import LatchkeySandbox
 @testable import LatchkeyServer
 import LatchkeyStore
+import LatchkeyTestSupport
 import LatchkeyWire
 import Testing
 
@@ -76,6 +77,36 @@ struct BrowserSessionTests {
             #expect(try await service.current(token: token) != nil)
             server.clock.advance(by: 1)
             #expect(try await service.current(token: token) == nil)
+        }
+    }
+
+    @Test("S29: browser_session_ttl sets the hosted sign-in's lifetime: the cookie's Max-Age and the row's expiry, then the sign-in page again")
+    func configuredLifetimeS29() async throws {
+        try await TestServer.with({ $0.browserSessionTTL = 600 }) { server in
+            let signUp = try await server.request(
+                .post, "/v1/auth/password/signup", json: ["username": "grace@example.com", "password": "correct horse battery"])
+            try #require(signUp.status == 201, "\(signUp.text)")
+            let (client, _) = try await server.application.clients.register(
+                ClientRegistration(name: "Example App", redirectURIs: ["http://127.0.0.1/cb"], firstParty: true))
+            let challenge = Base64URL.encode(HashFunction.sha256.hash(Array(String(repeating: "v", count: 43).utf8)))
+            let authorize = "/oauth/authorize?" + PercentEncoding.encodeForm([
+                "response_type": "code", "client_id": client.id, "redirect_uri": "http://127.0.0.1/cb", "scope": "openid",
+                "code_challenge": challenge, "code_challenge_method": "S256",
+            ])
+            let browser = HostedBrowser(base: URL(string: server.baseURL)!)
+            let page = try await browser.get(authorize)
+            let form = try #require(page.form)
+            let signedIn = try await browser.post(
+                form.action, form: form.fields.merging(["username": "grace@example.com", "password": "correct horse battery"]) { $1 })
+            #expect(signedIn.status == 303)
+            let cookie = try #require(signedIn.headers["set-cookie"], "the sign-in sets the session cookie")
+            #expect(cookie.contains("__Host-latchkey_session=") && cookie.contains("Max-Age=600"), "\(cookie)")
+            let row = try #require(try await server.database.read { try $0.queryOne("SELECT * FROM browser_sessions", []) })
+            #expect(try row.date("expires_at").timeIntervalSince(try row.date("created_at")) == 600)
+
+            server.clock.advance(by: 601)
+            let again = try await browser.get(authorize)
+            #expect(again.status == 200 && again.text.contains("autocomplete=\"current-password\""), "signed out after 600 s: the sign-in page")
         }
     }
 

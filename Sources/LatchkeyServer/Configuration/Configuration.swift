@@ -44,6 +44,9 @@ package struct Configuration: Sendable, Equatable {
     /// `refresh_token_reuse_grace`: seconds after a rotation in which the retired token still
     /// gets its unused successor back (S8); 0 turns the grace off.
     package var refreshTokenReuseGrace = 60
+    /// `browser_session_ttl`: seconds a sign-in on the hosted pages lasts (the browser session
+    /// behind the `__Host-` cookie, and with it single sign-on across clients).
+    package var browserSessionTTL = 86_400
     /// `apple`: Sign in with Apple.
     package var apple = Apple()
     /// `password`: password accounts.

@@ -72,6 +72,7 @@ package enum ConfigurationLoader {
         ("refresh_token_idle_ttl", .int(\.refreshTokenIdleTTL, 300...(400 * day))),
         ("refresh_token_absolute_ttl", .int(\.refreshTokenAbsoluteTTL, 300...(400 * day))),
         ("refresh_token_reuse_grace", .int(\.refreshTokenReuseGrace, 0...300)),
+        ("browser_session_ttl", .int(\.browserSessionTTL, 300...(30 * day))),
         ("apple.team_id", .string(\.apple.teamID)),
         ("apple.key_id", .string(\.apple.keyID)),
         ("apple.private_key_file", .string(\.apple.privateKeyFile)),

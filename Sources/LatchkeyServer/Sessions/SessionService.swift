@@ -93,7 +93,7 @@ package final class SessionService: Sendable {
         self.idleTTL = TimeInterval(configuration.refreshTokenIdleTTL)
         self.absoluteTTL = TimeInterval(configuration.refreshTokenAbsoluteTTL)
         self.reuseGrace = TimeInterval(configuration.refreshTokenReuseGrace)
-        self.browserSessions = BrowserSessionService(database: database, clock: clock)
+        self.browserSessions = BrowserSessionService(database: database, clock: clock, lifetime: TimeInterval(configuration.browserSessionTTL))
         self.identity = Mutex((configuration.publicURL ?? "", configuration.audience ?? configuration.publicURL ?? ""))
     }
 
