@@ -49,18 +49,6 @@ struct PageTests {
         #expect(response.body == Array("error=access_denied".utf8))
     }
 
-    @Test("S23: a redirect appends its query with ? or &, form-encoded, 303 by default")
-    func redirect() {
-        let plain = HTTPResponse.redirect(to: "https://app.example/cb", query: [("code", "a&b"), ("state", "s t")])
-        #expect(plain.status == 303)
-        #expect(plain.headers["Location"] == "https://app.example/cb?code=a%26b&state=s%20t")
-        #expect(plain.body.isEmpty)
-        let existing = HTTPResponse.redirect(to: "/cb?x=1", query: [("code", "c")], status: 302)
-        #expect(existing.status == 302)
-        #expect(existing.headers["Location"] == "/cb?x=1&code=c")
-        #expect(HTTPResponse.redirect(to: "/signin").headers["Location"] == "/signin")
-    }
-
     @Test("S24: typed form fields: a missing or empty required field is 400 invalid_request naming it")
     func formFields() throws {
         let request = HTTPRequest(

@@ -199,6 +199,18 @@ struct HostedPagesTests {
         }
     }
 
+    @Test("S23: a 303 appends its query with ? or & (a registered redirect URI may carry one), form-encoded, in order")
+    func seeOtherQuery() {
+        let plain = HTTPResponse.seeOther("https://app.example/cb", query: [("code", "a&b"), ("state", "s t/é"), ("iss", "https://id.example")])
+        #expect(plain.status == 303)
+        #expect(plain.headers["Location"] == "https://app.example/cb?code=a%26b&state=s%20t%2F%C3%A9&iss=https%3A%2F%2Fid.example")
+        #expect(plain.headers["Cache-Control"] == "no-store")
+        #expect(plain.body.isEmpty)
+        let existing = HTTPResponse.seeOther("com.example.app:/cb?x=1", query: [("code", "c")])
+        #expect(existing.headers["Location"] == "com.example.app:/cb?x=1&code=c")
+        #expect(HTTPResponse.seeOther("/oauth/authorize?client_id=app").headers["Location"] == "/oauth/authorize?client_id=app")
+    }
+
     @Test("S23: the stylesheet route serves text/css with a long cache and dark mode")
     func stylesheetRouteS23() async throws {
         try await TestServer.with { server in

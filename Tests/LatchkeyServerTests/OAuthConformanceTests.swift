@@ -30,7 +30,7 @@ import Testing
 struct OAuthConformanceTests {
     /// A server with a confidential RS256 client (the plan's `client_secret_basic` variant), a
     /// password user and a browser.
-    static func with<T>(_ body: (TestServer, TestOAuthClient, String, inout OAuthBrowser) async throws -> T) async throws -> T {
+    static func with<T>(_ body: (TestServer, TestOAuthClient, String, OAuthBrowser) async throws -> T) async throws -> T {
         try await OAuthProtocolTests.with(confidential: true, body)
     }
 
@@ -47,7 +47,7 @@ struct OAuthConformanceTests {
 
     /// The whole code flow for `attempt`: authorize (signing in and consenting as asked), exchange.
     static func codeFlow(
-        _ attempt: AuthorizationAttempt, _ server: TestServer, _ client: TestOAuthClient, _ browser: inout OAuthBrowser
+        _ attempt: AuthorizationAttempt, _ server: TestServer, _ client: TestOAuthClient, _ browser: OAuthBrowser
     ) async throws -> WireOAuthTokenResponse {
         let callback = try await browser.authorize(attempt)
         let response = try await server.exchange(callback, attempt, as: client)
@@ -94,7 +94,7 @@ struct OAuthConformanceTests {
     @Test("oidcc-userinfo-get: GET userinfo with the Bearer header answers the sub of the ID token")
     func oidccUserinfoGet() async throws {
         try await Self.with { server, client, _, browser in
-            let tokens = try await Self.codeFlow(AuthorizationAttempt(client, scope: "openid"), server, client, &browser)
+            let tokens = try await Self.codeFlow(AuthorizationAttempt(client, scope: "openid"), server, client, browser)
             let info = try await server.request(.get, "/oauth/userinfo", headers: Self.bearer(tokens.accessToken))
             #expect(info.status == 200 && info.headers["Content-Type"]?.hasPrefix("application/json") == true)
             let idToken = try Insecure.unverifiedContents(of: try #require(tokens.idToken)).claims
@@ -105,7 +105,7 @@ struct OAuthConformanceTests {
     @Test("oidcc-userinfo-post-header: POST userinfo with the Bearer header answers the same sub")
     func oidccUserinfoPostHeader() async throws {
         try await Self.with { server, client, userID, browser in
-            let tokens = try await Self.codeFlow(AuthorizationAttempt(client, scope: "openid"), server, client, &browser)
+            let tokens = try await Self.codeFlow(AuthorizationAttempt(client, scope: "openid"), server, client, browser)
             let info = try await server.request(.post, "/oauth/userinfo", headers: Self.bearer(tokens.accessToken))
             #expect(info.status == 200)
             #expect(try info.json["sub"]?.stringValue == userID)
@@ -115,7 +115,7 @@ struct OAuthConformanceTests {
     @Test("oidcc-userinfo-post-body: the token in a form body is optional (RFC 6750 §2.2); Latchkey takes the header only and answers 401")
     func oidccUserinfoPostBody() async throws {
         try await Self.with { server, client, _, browser in
-            let tokens = try await Self.codeFlow(AuthorizationAttempt(client, scope: "openid"), server, client, &browser)
+            let tokens = try await Self.codeFlow(AuthorizationAttempt(client, scope: "openid"), server, client, browser)
             let info = try await server.request(
                 .post, "/oauth/userinfo", body: Array("access_token=\(tokens.accessToken)".utf8),
                 headers: ["Content-Type": "application/x-www-form-urlencoded"])
@@ -127,7 +127,7 @@ struct OAuthConformanceTests {
     @Test("oidcc-ensure-request-without-nonce-succeeds-for-code-flow: no nonce is fine in the code flow, and the ID token has none")
     func oidccEnsureRequestWithoutNonceSucceedsForCodeFlow() async throws {
         try await Self.with { server, client, _, browser in
-            let tokens = try await Self.codeFlow(AuthorizationAttempt(client, extra: ["nonce": nil]), server, client, &browser)
+            let tokens = try await Self.codeFlow(AuthorizationAttempt(client, extra: ["nonce": nil]), server, client, browser)
             let claims = try await Self.verifyIDToken(try #require(tokens.idToken), server: server, clientID: client.id)
             #expect(claims["nonce"] == nil)
         }
@@ -136,7 +136,7 @@ struct OAuthConformanceTests {
     @Test("oidcc-scope-profile: scope profile puts the name claims in userinfo")
     func oidccScopeProfile() async throws {
         try await Self.with { server, client, _, browser in
-            let tokens = try await Self.codeFlow(AuthorizationAttempt(client, scope: "openid profile"), server, client, &browser)
+            let tokens = try await Self.codeFlow(AuthorizationAttempt(client, scope: "openid profile"), server, client, browser)
             let info = try await server.request(.get, "/oauth/userinfo", headers: Self.bearer(tokens.accessToken)).json
             #expect(info["email"] == nil, "profile alone gives no e-mail")
             #expect(info["sub"] != nil)
@@ -148,7 +148,7 @@ struct OAuthConformanceTests {
     @Test("oidcc-scope-email: scope email puts email and email_verified in userinfo")
     func oidccScopeEmail() async throws {
         try await Self.with { server, client, _, browser in
-            let tokens = try await Self.codeFlow(AuthorizationAttempt(client, scope: "openid email"), server, client, &browser)
+            let tokens = try await Self.codeFlow(AuthorizationAttempt(client, scope: "openid email"), server, client, browser)
             let info = try await server.request(.get, "/oauth/userinfo", headers: Self.bearer(tokens.accessToken)).json
             #expect(info["email"]?.stringValue == OAuthBrowser.username)
             #expect(info["email_verified"]?.boolValue != nil)
@@ -158,7 +158,7 @@ struct OAuthConformanceTests {
     @Test("oidcc-scope-all: every supported scope at once (openid profile email) succeeds; address and phone, which are not supported, are invalid_scope")
     func oidccScopeAll() async throws {
         try await Self.with { server, client, _, browser in
-            let tokens = try await Self.codeFlow(AuthorizationAttempt(client, scope: "openid profile email"), server, client, &browser)
+            let tokens = try await Self.codeFlow(AuthorizationAttempt(client, scope: "openid profile email"), server, client, browser)
             #expect(Set(tokens.scope.split(separator: " ")) == ["openid", "profile", "email"])
             for scope in ["openid address", "openid phone"] {
                 let refused = try #require(try OAuthBrowser.callback(try await browser.send(AuthorizationAttempt(client, scope: scope).path)))
@@ -170,7 +170,7 @@ struct OAuthConformanceTests {
     @Test("oidcc-ensure-other-scope-order-succeeds: scope order does not matter (email openid)")
     func oidccEnsureOtherScopeOrderSucceeds() async throws {
         try await Self.with { server, client, _, browser in
-            let tokens = try await Self.codeFlow(AuthorizationAttempt(client, scope: "email openid"), server, client, &browser)
+            let tokens = try await Self.codeFlow(AuthorizationAttempt(client, scope: "email openid"), server, client, browser)
             #expect(tokens.idToken != nil)
         }
     }
@@ -188,11 +188,11 @@ struct OAuthConformanceTests {
     @Test("oidcc-prompt-login: a signed-in user asked with prompt=login signs in again, and auth_time moves")
     func oidccPromptLogin() async throws {
         try await Self.with { server, client, _, browser in
-            let first = try await Self.codeFlow(AuthorizationAttempt(client), server, client, &browser)
+            let first = try await Self.codeFlow(AuthorizationAttempt(client), server, client, browser)
             server.clock.advance(by: 5)
             let page = try await browser.open(AuthorizationAttempt(client, extra: ["prompt": "login"]))
             #expect(page.text.contains(#"autocomplete="current-password""#))
-            let second = try await Self.codeFlow(AuthorizationAttempt(client, extra: ["prompt": "login"]), server, client, &browser)
+            let second = try await Self.codeFlow(AuthorizationAttempt(client, extra: ["prompt": "login"]), server, client, browser)
             let before = try await Self.verifyIDToken(try #require(first.idToken), server: server, clientID: client.id)
             let after = try await Self.verifyIDToken(try #require(second.idToken), server: server, clientID: client.id)
             #expect(after["auth_time"]?.numberValue ?? 0 > before["auth_time"]?.numberValue ?? 0)
@@ -210,7 +210,7 @@ struct OAuthConformanceTests {
     @Test("oidcc-prompt-none-logged-in: prompt=none with a session and consent answers a code silently, and the same sub")
     func oidccPromptNoneLoggedIn() async throws {
         try await Self.with { server, client, userID, browser in
-            _ = try await Self.codeFlow(AuthorizationAttempt(client), server, client, &browser)
+            _ = try await Self.codeFlow(AuthorizationAttempt(client), server, client, browser)
             let attempt = AuthorizationAttempt(client, extra: ["prompt": "none"])
             let callback = try #require(try OAuthBrowser.callback(try await browser.send(attempt.path)))
             let tokens = try await server.exchange(callback, attempt, as: client).oauthTokens
@@ -221,11 +221,11 @@ struct OAuthConformanceTests {
     @Test("oidcc-max-age-1: after more than a second, max_age=1 needs a new sign-in, and the ID token carries auth_time")
     func oidccMaxAge1() async throws {
         try await Self.with { server, client, _, browser in
-            _ = try await Self.codeFlow(AuthorizationAttempt(client), server, client, &browser)
+            _ = try await Self.codeFlow(AuthorizationAttempt(client), server, client, browser)
             server.clock.advance(by: 2)
             let page = try await browser.open(AuthorizationAttempt(client, extra: ["max_age": "1"]))
             #expect(page.text.contains(#"autocomplete="current-password""#))
-            let tokens = try await Self.codeFlow(AuthorizationAttempt(client, extra: ["max_age": "1"]), server, client, &browser)
+            let tokens = try await Self.codeFlow(AuthorizationAttempt(client, extra: ["max_age": "1"]), server, client, browser)
             let claims = try await Self.verifyIDToken(try #require(tokens.idToken), server: server, clientID: client.id)
             let authTime = try #require(claims["auth_time"]?.numberValue)
             #expect(server.clock.now.timeIntervalSince1970 - authTime <= 1)
@@ -235,7 +235,7 @@ struct OAuthConformanceTests {
     @Test("oidcc-max-age-10000: a recent sign-in satisfies max_age=10000 without a page, and auth_time is the first sign-in's")
     func oidccMaxAge10000() async throws {
         try await Self.with { server, client, _, browser in
-            let first = try await Self.codeFlow(AuthorizationAttempt(client), server, client, &browser)
+            let first = try await Self.codeFlow(AuthorizationAttempt(client), server, client, browser)
             server.clock.advance(by: 30)
             let attempt = AuthorizationAttempt(client, extra: ["max_age": "10000"])
             let callback = try #require(try OAuthBrowser.callback(try await browser.open(attempt)), "no page")
@@ -249,7 +249,7 @@ struct OAuthConformanceTests {
     @Test("oidcc-id-token-hint: prompt=none with the id_token_hint of an earlier ID token answers a code for the same sub")
     func oidccIdTokenHint() async throws {
         try await Self.with { server, client, userID, browser in
-            let first = try await Self.codeFlow(AuthorizationAttempt(client), server, client, &browser)
+            let first = try await Self.codeFlow(AuthorizationAttempt(client), server, client, browser)
             let attempt = AuthorizationAttempt(client, extra: ["prompt": "none", "id_token_hint": first.idToken])
             let callback = try #require(try OAuthBrowser.callback(try await browser.send(attempt.path)))
             #expect(callback.code != nil)
@@ -324,7 +324,7 @@ struct OAuthConformanceTests {
     func oidccRefreshToken() async throws {
         try await Self.with { server, client, userID, browser in
             let other = try await server.registerClient(name: "Other", redirectURI: "https://other.example/cb", confidential: true)
-            let tokens = try await Self.codeFlow(AuthorizationAttempt(client, scope: "openid offline_access"), server, client, &browser)
+            let tokens = try await Self.codeFlow(AuthorizationAttempt(client, scope: "openid offline_access"), server, client, browser)
             let refreshToken = try #require(tokens.refreshToken)
             #expect(try await server.refresh(refreshToken, as: other).oauthError == "invalid_grant")
             let refreshed = try await server.refresh(refreshToken, as: client)
@@ -342,7 +342,7 @@ struct OAuthConformanceTests {
     @Test("oidcc-ensure-request-with-valid-pkce-succeeds: a correct S256 verifier succeeds")
     func oidccEnsureRequestWithValidPKCESucceeds() async throws {
         try await Self.with { server, client, _, browser in
-            let tokens = try await Self.codeFlow(AuthorizationAttempt(client), server, client, &browser)
+            let tokens = try await Self.codeFlow(AuthorizationAttempt(client), server, client, browser)
             #expect(!tokens.accessToken.isEmpty)
         }
     }
@@ -350,7 +350,7 @@ struct OAuthConformanceTests {
     @Test("oidcc-id-token-rs256, oidcc-id-token-signature: a default client's ID token is RS256 under a key of jwks_uri; an ES256 client's verifies too")
     func oidccIdTokenRS256AndSignature() async throws {
         try await Self.with { server, client, _, browser in
-            let tokens = try await Self.codeFlow(AuthorizationAttempt(client), server, client, &browser)
+            let tokens = try await Self.codeFlow(AuthorizationAttempt(client), server, client, browser)
             let idToken = try #require(tokens.idToken)
             let header = try Insecure.unverifiedContents(of: idToken).header
             #expect(header["alg"] == "RS256")
@@ -361,7 +361,7 @@ struct OAuthConformanceTests {
             await #expect(throws: JOSEError.self) { try await Self.verifyIDToken(tampered.joined(separator: "."), server: server, clientID: client.id) }
 
             let es = try await server.registerClient(name: "ES", redirectURI: "https://es.example/cb", confidential: true, idTokenAlgorithm: "ES256")
-            let esTokens = try await Self.codeFlow(AuthorizationAttempt(es), server, es, &browser)
+            let esTokens = try await Self.codeFlow(AuthorizationAttempt(es), server, es, browser)
             let esToken = try #require(esTokens.idToken)
             #expect(try Insecure.unverifiedContents(of: esToken).header["alg"] == "ES256")
             _ = try await Self.verifyIDToken(esToken, server: server, clientID: es.id)

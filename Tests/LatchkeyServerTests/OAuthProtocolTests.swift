@@ -17,14 +17,14 @@ struct OAuthProtocolTests {
     static func with<T>(
         confidential: Bool = false, firstParty: Bool = false, redirectURI: String = "https://notes.example/cb",
         postLogoutRedirectURIs: [String] = [],
-        _ body: (TestServer, TestOAuthClient, String, inout OAuthBrowser) async throws -> T
+        _ body: (TestServer, TestOAuthClient, String, OAuthBrowser) async throws -> T
     ) async throws -> T {
         try await TestServer.with { server in
             let client = try await server.registerClient(
                 redirectURI: redirectURI, confidential: confidential, firstParty: firstParty, postLogoutRedirectURIs: postLogoutRedirectURIs)
             let (userID, _) = try await server.passwordUser()
-            var browser = OAuthBrowser(server)
-            return try await body(server, client, userID, &browser)
+            let browser = OAuthBrowser(server)
+            return try await body(server, client, userID, browser)
         }
     }
 
@@ -244,11 +244,10 @@ struct OAuthProtocolTests {
             let page = try await browser.send(attempt.path)
             let (action, hidden) = try OAuthBrowser.form(in: page.text)
             let credentials = ["username": OAuthBrowser.username, "password": OAuthBrowser.password]
-            var other = OAuthBrowser(server)
+            let other = OAuthBrowser(server)
             let otherPage = try await other.send(attempt.path)
             let foreign = try OAuthBrowser.form(in: otherPage.text).fields["csrf_token"] ?? ""
-            var cookieless = browser
-            cookieless.cookies = [:]
+            let cookieless = OAuthBrowser(server)
             var forms: [(OAuthBrowser, [String: String])] = []
             var withoutToken = hidden
             withoutToken["csrf_token"] = nil
@@ -256,7 +255,6 @@ struct OAuthProtocolTests {
             forms.append((browser, hidden.merging(credentials) { $1 }.merging(["csrf_token": foreign]) { $1 }))
             forms.append((cookieless, hidden.merging(credentials) { $1 }))
             for (sender, fields) in forms {
-                var sender = sender
                 let response = try await sender.send(action, form: fields)
                 #expect(response.status == 303)
                 #expect(response.headers["Location"]?.hasPrefix("/oauth/authorize?") == true)
@@ -315,7 +313,7 @@ struct OAuthProtocolTests {
         try await Self.with { server, client, userID, browser in
             let credentials = ["username": OAuthBrowser.username, "password": OAuthBrowser.password]
             let consent = try await browser.submit(try await browser.open(AuthorizationAttempt(client)), credentials)
-            var other = OAuthBrowser(server)
+            let other = OAuthBrowser(server)
             let otherConsent = try await other.submit(try await other.open(AuthorizationAttempt(client)), credentials)
             let foreign = try OAuthBrowser.form(in: otherConsent.text).fields["csrf_token"] ?? ""
             let (action, hidden) = try OAuthBrowser.form(in: consent.text)
@@ -530,7 +528,7 @@ struct OAuthProtocolTests {
             _ = try await server.passwordUser()
             let third = try await server.registerClient(name: "Third")
             let first = try await server.registerClient(name: "Ours", redirectURI: "com.example.app:/cb", firstParty: true)
-            var browser = OAuthBrowser(server)
+            let browser = OAuthBrowser(server)
             var answers: [TestResponse] = []
             for client in [third, first] {
                 let attempt = AuthorizationAttempt(client, scope: "openid offline_access")
@@ -657,17 +655,17 @@ struct OAuthProtocolTests {
             let recoveryCodes = try confirm.decode(WireRecoveryCodes.self).recoveryCodes
             server.clock.advance(by: 60)
 
-            func toSecondFactor(_ browser: inout OAuthBrowser) async throws -> TestResponse {
+            func toSecondFactor(_ browser: OAuthBrowser) async throws -> TestResponse {
                 let page = try await browser.open(AuthorizationAttempt(client))
                 return try await browser.submit(page, ["username": OAuthBrowser.username, "password": OAuthBrowser.password])
             }
-            let secondFactor = try await toSecondFactor(&browser)
+            let secondFactor = try await toSecondFactor(browser)
             #expect(secondFactor.text.contains(#"autocomplete="one-time-code""#))
             let wrong = try await browser.submit(secondFactor, ["code": "000000"])
             #expect(wrong.text.contains(#"autocomplete="one-time-code""#) && wrong.text.contains(#"role="alert""#))
             let attempt = AuthorizationAttempt(client)
             // Answer the page for the attempt the test will exchange.
-            var fresh = OAuthBrowser(server)
+            let fresh = OAuthBrowser(server)
             let page = try await fresh.open(attempt)
             let otpPage = try await fresh.submit(page, ["username": OAuthBrowser.username, "password": OAuthBrowser.password])
             let done = try #require(try OAuthBrowser.callback(try await fresh.submit(otpPage, ["code": TOTP.code(secret: secret, step: TOTP.step(at: server.clock.now))])))
@@ -675,7 +673,7 @@ struct OAuthProtocolTests {
             let amr = try Self.claims(idToken)["amr"]?.arrayValue?.compactMap(\.stringValue) ?? []
             #expect(amr.contains("otp") && amr.contains("mfa"))
 
-            var third = OAuthBrowser(server)
+            let third = OAuthBrowser(server)
             let recovery = AuthorizationAttempt(client)
             let recoveryPage = try await third.submit(try await third.open(recovery), ["username": OAuthBrowser.username, "password": OAuthBrowser.password])
             let byRecovery = try #require(try OAuthBrowser.callback(try await third.submit(recoveryPage, ["code": recoveryCodes[0]])))

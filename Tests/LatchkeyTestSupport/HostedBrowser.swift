@@ -14,11 +14,25 @@ package final class HostedBrowser: Sendable {
     package struct Page: Sendable {
         package var status: Int
         package var location: String?
+        /// The header fields by lowercased name; several `Set-Cookie` fields come joined with ", ".
         package var headers: [String: String]
+        /// The `Set-Cookie` fields, one each.
+        package var setCookies: [String]
         package var text: String
 
+        package init(status: Int, location: String?, headers: [String: String], setCookies: [String] = [], text: String) {
+            self.status = status
+            self.location = location
+            self.headers = headers
+            self.setCookies = setCookies
+            self.text = text
+        }
+
         /// The page's form: its action and its hidden fields.
-        package var form: (action: String, fields: [String: String])? {
+        package var form: (action: String, fields: [String: String])? { Self.form(in: text) }
+
+        /// The action and hidden fields of the one form of `text`, unescaped.
+        package static func form(in text: String) -> (action: String, fields: [String: String])? {
             guard let action = Self.first(#"<form[^>]*action="([^"]*)""#, in: text) else { return nil }
             var fields = [String: String]()
             let pattern = try! NSRegularExpression(pattern: #"<input type="hidden" name="([^"]+)" value="([^"]*)""#)
@@ -129,8 +143,11 @@ package final class HostedBrowser: Sendable {
         let http = response as! HTTPURLResponse
         var headers = [String: String]()
         for case (let name as String, let value as String) in http.allHeaderFields { headers[name.lowercased()] = value }
-        for field in Self.splitCookies(headers["set-cookie"]) { Self.store(String(field), in: jar) }
-        return Page(status: http.statusCode, location: headers["location"], headers: headers, text: String(decoding: data, as: UTF8.self))
+        let setCookies = Self.splitCookies(headers["set-cookie"]).map(String.init)
+        for field in setCookies { Self.store(field, in: jar) }
+        return Page(
+            status: http.statusCode, location: headers["location"], headers: headers, setCookies: setCookies,
+            text: String(decoding: data, as: UTF8.self))
     }
 
     /// URLSession joins several `Set-Cookie` fields with ", ": split at a comma that starts a

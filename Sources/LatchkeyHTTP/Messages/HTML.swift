@@ -138,23 +138,6 @@ extension HTTPResponse {
         return HTTPResponse(status: status, headers: headers, body: Array(html.text.utf8))
     }
 
-    /// A redirect to `location` with `fields` appended as its query, form-encoded
-    /// (``FormEncoding/encode(_:)``), by default 303 See Other: after a form post, the browser
-    /// follows it with a `GET` (RFC 9110 §15.4.4).
-    ///
-    /// - Parameters:
-    ///   - location: An absolute URL or a path; a `?` in it means the query has begun, and the
-    ///     fields are appended with `&`.
-    ///   - fields: Query parameters, in the order given.
-    ///   - status: 302, 303 or 307.
-    package static func redirect(to location: String, query fields: [(String, String)] = [], status: Int = 303) -> HTTPResponse {
-        var target = location
-        if !fields.isEmpty {
-            target += (location.contains("?") ? "&" : "?") + FormEncoding.encode(fields)
-        }
-        return HTTPResponse(status: status, headers: ["Location": target, "Cache-Control": "no-store"])
-    }
-
     /// A response with an `application/x-www-form-urlencoded` body (RFC 6749's token endpoint
     /// errors are JSON; this is for peers that want forms).
     package static func form(_ fields: [(String, String)], status: Int = 200) -> HTTPResponse {

@@ -1,6 +1,5 @@
 import FoundationEssentials
 import LatchkeyCrypto
-import LatchkeyHTTP
 import LatchkeyJOSE
 import LatchkeyJSON
 
@@ -47,9 +46,11 @@ final class AppleWebSignIn: Sendable {
     var isConfigured: Bool { apple.settings.webClientID != nil }
 
     /// Where the browser goes, and the binding for its cookie.
-    struct Start: Sendable, Hashable {
-        /// Apple's authorize URL with every parameter.
-        var location: String
+    struct Start: Sendable {
+        /// Apple's authorize URL, as configured.
+        var authorizeURL: String
+        /// The authorize URL's parameters, in order, for the redirect to append.
+        var query: [(String, String)]
         /// The cookie's value: 256 random bits, base64url.
         var binding: String
     }
@@ -72,9 +73,8 @@ final class AppleWebSignIn: Sendable {
         let query = [
             ("response_type", "code id_token"), ("response_mode", "form_post"), ("client_id", clientID), ("redirect_uri", callbackURL),
             ("scope", "name email"), ("state", state), ("nonce", nonce),
-        ].map { PercentEncoding.encode($0.0) + "=" + PercentEncoding.encode($0.1) }.joined(separator: "&")
-        let authorize = apple.settings.current.authorize.absoluteString
-        return Start(location: authorize + (authorize.contains("?") ? "&" : "?") + query, binding: binding)
+        ]
+        return Start(authorizeURL: apple.settings.current.authorize.absoluteString, query: query, binding: binding)
     }
 
     /// What a state that holds gives back.

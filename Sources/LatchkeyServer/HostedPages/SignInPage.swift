@@ -35,25 +35,9 @@ package struct SignInPage: Sendable, Hashable {
             <p class="separator">or</p>
             \(PageLayout.link(appleLink, "Sign in with Apple", button: true))
             """
-        let signUp: HTML = PageLayout.safeURL(signUpLink ?? "") == nil ? "" : """
-            <div class="links"><p>No account yet? \(PageLayout.link(signUpLink, "Create one"))</p></div>
-
-            """
-        return PageLayout.document(
-            title: "Sign in",
-            body: """
-                <h1>Sign in</h1>
-                \(PageLayout.continuing(to: clientName))\(PageLayout.alert(error))\(form.opening)<div class="field">
-                <label for="username">Username</label>
-                <input type="text" id="username" name="username" value="\(username)" autocomplete="username" autocapitalize="none" spellcheck="false" required>
-                </div>
-                <div class="field">
-                <label for="password">Password</label>
-                <input type="password" id="password" name="password" autocomplete="current-password" required>
-                </div>
-                <button type="submit">Sign in</button>
-                </form>
-                \(apple)\(signUp)
-                """)
+        return PasswordForm(
+            title: "Sign in", clientName: clientName, form: form, username: username, error: error, passwordAutocomplete: "current-password",
+            submit: "Sign in", after: "\(apple)\(PasswordForm.otherPage("No account yet?", link: signUpLink, text: "Create one"))"
+        ).render()
     }
 }

@@ -25,26 +25,10 @@ package struct SignUpPage: Sendable, Hashable {
 
     /// The document.
     package func render() -> HTML {
-        let signIn: HTML = PageLayout.safeURL(signInLink ?? "") == nil ? "" : """
-            <div class="links"><p>Have an account? \(PageLayout.link(signInLink, "Sign in"))</p></div>
-
-            """
-        return PageLayout.document(
-            title: "Create an account",
-            body: """
-                <h1>Create an account</h1>
-                \(PageLayout.continuing(to: clientName))\(PageLayout.alert(error))\(form.opening)<div class="field">
-                <label for="username">Username</label>
-                <input type="text" id="username" name="username" value="\(username)" autocomplete="username" autocapitalize="none" spellcheck="false" required>
-                </div>
-                <div class="field">
-                <label for="password">Password</label>
-                <span class="hint" id="password-hint">At least 8 characters; a long phrase is best.</span>
-                <input type="password" id="password" name="password" autocomplete="new-password" aria-describedby="password-hint" required>
-                </div>
-                <button type="submit">Create account</button>
-                </form>
-                \(signIn)
-                """)
+        PasswordForm(
+            title: "Create an account", clientName: clientName, form: form, username: username, error: error,
+            passwordAutocomplete: "new-password", passwordHint: "At least 8 characters; a long phrase is best.", submit: "Create account",
+            after: PasswordForm.otherPage("Have an account?", link: signInLink, text: "Sign in")
+        ).render()
     }
 }

@@ -29,7 +29,7 @@ package struct TokenService: Sendable {
     // MARK: Grants
 
     private enum Exchange: Sendable {
-        case issued(Session, String, AuthorizationCode)
+        case issued(Session, OAuthGrant, String, AuthorizationCode)
         case refused(String)
         /// The code came back after its exchange; `revoked` is what that exchange issued.
         case replayed(revoked: String?)
@@ -78,16 +78,17 @@ package struct TokenService: Sendable {
                 .init(time: now, userID: stored.userID, event: .oauthCodeExchanged, outcome: .success, ip: context.ip,
                       requestID: context.requestID, details: ["client_id": client.id, "session_id": session.id]),
                 on: connection)
-            return .issued(session, refreshToken, stored)
+            return .issued(session, grant, refreshToken, stored)
         }
         switch outcome {
         case .refused(let description):
             throw AuthError.invalidGrant(.unknown, description)
         case .replayed:
             throw AuthError.invalidGrant(.reused, "the code was already used; what it issued is revoked")
-        case .issued(let session, let refreshToken, let stored):
+        case .issued(let session, let grant, let refreshToken, let stored):
             return try await tokens(
-                session: session, refreshToken: refreshToken, client: client, authTime: stored.authTime, nonce: stored.nonce, now: now)
+                session: session, grant: grant, refreshToken: refreshToken, client: client, authTime: stored.authTime, nonce: stored.nonce,
+                now: now)
         }
     }
 
@@ -98,9 +99,11 @@ package struct TokenService: Sendable {
             throw AuthError(.unauthorizedClient, "the client may not use the refresh token grant")
         }
         let response = try await sessions.refresh(refreshToken, client: client, context: context)
+        // Refreshing with a client refuses a session that is not that client's grant (OAuthGrant.mayRefresh).
+        guard let grant = response.session.grant else { throw AuthError.invalidGrant(.unknown, "the refresh token was not issued to this client") }
         let authTime = response.session.secondFactorAt ?? response.session.createdAt
         return try await tokens(
-            session: response.session, refreshToken: response.refreshToken, accessToken: response.accessToken, client: client,
+            session: response.session, grant: grant, refreshToken: response.refreshToken, accessToken: response.accessToken, client: client,
             authTime: authTime, nonce: nil, now: sessions.clock())
     }
 
@@ -133,10 +136,9 @@ package struct TokenService: Sendable {
     /// The token response for a grant's session: a refresh token only with `offline_access` or
     /// for a first-party client, an ID token only with `openid`.
     private func tokens(
-        session: Session, refreshToken: String, accessToken: String? = nil, client: OAuthClient, authTime: Date, nonce: String?,
+        session: Session, grant: OAuthGrant, refreshToken: String, accessToken: String? = nil, client: OAuthClient, authTime: Date, nonce: String?,
         now: Date
     ) async throws -> OAuthTokens {
-        let grant = session.grant ?? OAuthGrant(clientID: client.id, scope: "", browserSessionID: nil)
         let access: String
         if let accessToken {
             access = accessToken

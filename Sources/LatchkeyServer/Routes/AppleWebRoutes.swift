@@ -28,7 +28,7 @@ extension AuthorizeRoutes {
         } catch {
             return respond(.untrusted("Sign in with Apple is not set up on this server."))
         }
-        var response = HTTPResponse.seeOther(start.location)
+        var response = HTTPResponse.seeOther(start.authorizeURL, query: start.query)
         response.setCookie(
             try SetCookie(name: Self.appleCookieName, value: start.binding, maxAge: Int(AppleWebSignIn.lifetime), sameSite: SetCookie.SameSite.none))
         return response

@@ -62,8 +62,7 @@ struct AuthorizeRoutes {
         var response: HTTPResponse
         switch outcome {
         case .redirect(let uri, let state):
-            let query = state.map { (uri.contains("?") ? "&" : "?") + "state=" + PercentEncoding.encode($0) } ?? ""
-            response = .seeOther(uri + query)
+            response = .seeOther(uri, query: state.map { [("state", $0)] } ?? [])
         case .signedOut:
             response = .page(SignedOutPage(returnLink: nil).render())
         }
@@ -248,9 +247,7 @@ struct AuthorizeRoutes {
         let parameters = answer.parameters(issuer: authorization.issuer)
         switch answer.mode {
         case .query:
-            let separator = answer.redirectURI.contains("?") ? "&" : "?"
-            let query = parameters.map { PercentEncoding.encode($0.name) + "=" + PercentEncoding.encode($0.value) }.joined(separator: "&")
-            return .seeOther(answer.redirectURI + separator + query)
+            return .seeOther(answer.redirectURI, query: parameters.map { ($0.name, $0.value) })
         case .formPost:
             return .formPost(to: answer.redirectURI, parameters.map { HiddenField(name: $0.name, value: $0.value) })
         }

@@ -35,13 +35,17 @@ extension HTTPResponse {
         return HTTPResponse(status: status, headers: headers, body: Array(html.text.utf8))
     }
 
-    /// 303 See Other to `location`, with ``HTTPHeaders/hostedPageSecurity``: how every POST of
-    /// the hosted pages answers, so the browser follows with a `GET` (RFC 9110 §15.4.4).
+    /// 303 See Other to `location` with `query` appended, with ``HTTPHeaders/hostedPageSecurity``:
+    /// how every POST of the hosted pages answers, so the browser follows with a `GET`
+    /// (RFC 9110 §15.4.4), and how the front channel sends the browser to a client or to Apple.
     ///
-    /// - Parameter location: A path or an absolute URL, as built by the caller (a client's
-    ///   redirect URI with its query, say).
-    static func seeOther(_ location: String) -> HTTPResponse {
-        var headers: HTTPHeaders = ["Location": location]
+    /// - Parameters:
+    ///   - location: A path or an absolute URL; a `?` in it means its query has begun (a client's
+    ///     registered redirect URI may have one, RFC 6749 §3.1.2), and `query` follows with `&`.
+    ///   - query: Parameters to append, in the order given, form-encoded (``FormEncoding/encode(_:)``).
+    static func seeOther(_ location: String, query: [(String, String)] = []) -> HTTPResponse {
+        let target = query.isEmpty ? location : location + (location.contains("?") ? "&" : "?") + FormEncoding.encode(query)
+        var headers: HTTPHeaders = ["Location": target]
         headers.add(contentsOf: .hostedPageSecurity)
         return HTTPResponse(status: 303, headers: headers)
     }

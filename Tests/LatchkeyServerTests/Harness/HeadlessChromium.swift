@@ -47,9 +47,7 @@ enum HeadlessChromium {
         input["chromedriver"] = .string(chromedriver)
         let stdin = JSONValue.object(input).serializedString
         server.clock.advance(by: Date().timeIntervalSince(server.clock.now))
-        // On a thread of its own: the in-process server must keep its task pool while it waits.
-        let results = await BlockingWorkers.run(1) { _ in Result { try Subprocess.run(python, [script.path, flow], input: stdin) } }
-        let result = try results[0].get()
+        let result = try await Subprocess.runDetached(python, [script.path, flow], input: stdin)
         let output = try #require(
             try? JSONValue(parsing: Array(result.output.utf8)),
             "browser_flows.py \(flow) exited \(result.status) without its JSON: \(result.error.suffix(2000))")

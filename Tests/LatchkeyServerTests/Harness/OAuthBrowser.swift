@@ -5,6 +5,7 @@ import LatchkeyHTTPClient
 import LatchkeyJOSE
 import LatchkeyJSON
 @testable import LatchkeyServer
+import LatchkeyTestSupport
 import LatchkeyWire
 
 /// A client registered on a test server, with what a relying party needs to use it.
@@ -63,68 +64,37 @@ struct AuthorizationAttempt: Sendable {
     var path: String { "/oauth/authorize?" + PercentEncoding.encodeForm(parameters) }
 }
 
-/// A browser for the hosted pages: keeps cookies by hand (they are `Secure` and the test server
-/// is plain http on the loopback, as a browser treats 127.0.0.1), never follows a redirect on
-/// its own, and submits the pages' one form.
+/// ``HostedBrowser`` for the OAuth tests: answers as ``TestResponse``, and the relying party's
+/// side of an authorization (``authorize(_:username:password:decision:)``, ``callback(_:)``).
 struct OAuthBrowser {
-    let server: TestServer
-    /// The cookies the server set and has not cleared, by name.
-    var cookies: [String: String] = [:]
-    private let http = EventHTTPClient()
+    let hosted: HostedBrowser
 
-    init(_ server: TestServer) { self.server = server }
+    init(_ server: TestServer) { hosted = HostedBrowser(base: URL(string: server.baseURL)!) }
+
+    /// The cookies the server set and has not cleared, by name.
+    var cookies: [String: String] { hosted.cookies }
 
     /// Sends a GET (no `form`) or a form POST to a path of the server or an absolute URL.
-    mutating func send(_ target: String, form: [String: String]? = nil) async throws -> TestResponse {
-        let url = URL(string: target.hasPrefix("/") ? server.baseURL + target : target)!
-        var request = form.map { OutboundRequest.form(url, $0) } ?? OutboundRequest(url: url)
-        if !cookies.isEmpty {
-            request.headers.set("Cookie", cookies.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "; "))
-        }
-        let response = try await http.send(request)
-        for header in response.headers.values("Set-Cookie") {
-            let pair = header.prefix { $0 != ";" }
-            guard let equals = pair.firstIndex(of: "=") else { continue }
-            let name = String(pair[..<equals])
-            if header.lowercased().contains("max-age=0") { cookies[name] = nil } else { cookies[name] = String(pair[pair.index(after: equals)...]) }
-        }
-        return TestResponse(status: response.status, headers: response.headers, body: response.body)
+    func send(_ target: String, form: [String: String]? = nil) async throws -> TestResponse {
+        guard let form else { return TestResponse(try await hosted.get(target)) }
+        return TestResponse(try await hosted.post(target, form: form))
     }
 
-    /// Follows `response`'s 303s on this server; returns the first answer that is not a redirect
-    /// here: a page, or a redirect away (which it does not follow).
-    mutating func follow(_ response: TestResponse) async throws -> TestResponse {
-        var response = response
-        for _ in 0..<10 {
-            guard response.status == 303 || response.status == 302, let location = response.headers["Location"], location.hasPrefix("/") else {
-                return response
-            }
-            response = try await send(location)
-        }
-        throw BrowserError.tooManyRedirects
+    /// Follows `response`'s redirects on this server; returns the first answer that is not a
+    /// redirect here: a page, or a redirect away (which it does not follow).
+    func follow(_ response: TestResponse) async throws -> TestResponse {
+        TestResponse(try await hosted.follow(HostedBrowser.Page(response)))
     }
 
     /// Submits the page's one form with its hidden fields and `fields`, and follows the answer.
-    mutating func submit(_ page: TestResponse, _ fields: [String: String] = [:]) async throws -> TestResponse {
-        let (action, hidden) = try Self.form(in: page.text)
-        return try await follow(try await send(action, form: hidden.merging(fields) { $1 }))
+    func submit(_ page: TestResponse, _ fields: [String: String] = [:]) async throws -> TestResponse {
+        TestResponse(try await hosted.submit(HostedBrowser.Page(page), fields))
     }
 
     /// The action and hidden fields of the one form of `html`, unescaped.
     static func form(in html: String) throws -> (action: String, fields: [String: String]) {
-        guard let action = html.firstMatch(of: /<form[^>]*action="([^"]*)"/)?.output.1 else { throw BrowserError.noForm }
-        var fields = [String: String]()
-        for match in html.matches(of: /<input type="hidden" name="([^"]+)" value="([^"]*)"/) {
-            fields[unescape(String(match.output.1))] = unescape(String(match.output.2))
-        }
-        return (unescape(String(action)), fields)
-    }
-
-    /// Undoes the pages' HTML escaping.
-    static func unescape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#39;", with: "'")
-            .replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")
-            .replacingOccurrences(of: "&amp;", with: "&")
+        guard let form = HostedBrowser.Page.form(in: html) else { throw BrowserError.noForm }
+        return form
     }
 
     /// What the browser was sent to, when `response` leaves the server: a 303 away, or the
@@ -149,7 +119,7 @@ struct OAuthBrowser {
     ///
     /// - Throws: ``BrowserError/stuck(_:)`` when a page of the server remains (the test reads it
     ///   with ``open(_:)`` instead).
-    mutating func authorize(
+    func authorize(
         _ attempt: AuthorizationAttempt, username: String = OAuthBrowser.username, password: String = OAuthBrowser.password,
         decision: String = "allow"
     ) async throws -> OAuthCallback {
@@ -169,7 +139,7 @@ struct OAuthBrowser {
     }
 
     /// `GET /oauth/authorize` for `attempt`, its redirects on the server followed.
-    mutating func open(_ attempt: AuthorizationAttempt) async throws -> TestResponse {
+    func open(_ attempt: AuthorizationAttempt) async throws -> TestResponse {
         try await follow(try await send(attempt.path))
     }
 
@@ -178,13 +148,21 @@ struct OAuthBrowser {
     static let password = "correct horse battery staple"
 
     enum BrowserError: Error {
-        case tooManyRedirects, noForm
+        case noForm
         /// A page of the server that is neither sign-in nor consent, with its status.
         case stuck(Int)
     }
 }
 
 extension TestResponse {
+    /// A page as the browser got it; each `Set-Cookie` field stays a field of its own.
+    init(_ page: HostedBrowser.Page) {
+        var headers = HTTPHeaders()
+        for (name, value) in page.headers where name != "set-cookie" { headers.add(name, value) }
+        for field in page.setCookies { headers.add("Set-Cookie", field) }
+        self.init(status: page.status, headers: headers, body: Array(page.text.utf8))
+    }
+
     /// The body of a `/oauth/token` answer.
     var oauthTokens: WireOAuthTokenResponse {
         get throws { try WireOAuthTokenResponse(parsing: body) }
@@ -192,6 +170,18 @@ extension TestResponse {
 
     /// The `error` member of an OAuth error body.
     var oauthError: String? { (try? WireOAuthError(parsing: body))?.error }
+}
+
+extension HostedBrowser.Page {
+    /// The answer as ``HostedBrowser`` holds it, to follow it or submit its form (and to hand
+    /// back whole when there is nothing to follow).
+    init(_ response: TestResponse) {
+        var headers = [String: String]()
+        for (name, value) in response.headers { headers[name.lowercased()] = headers[name.lowercased()].map { $0 + ", " + value } ?? value }
+        self.init(
+            status: response.status, location: response.headers["Location"], headers: headers, setCookies: response.headers.values("Set-Cookie"),
+            text: response.text)
+    }
 }
 
 extension TestServer {
