@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyCrypto
 import LatchkeyHTTP
+import LatchkeyHTTPClient
 import LatchkeyJOSE
 import LatchkeyJSON
 @testable import LatchkeyServer
@@ -357,18 +358,37 @@ struct OAuthProtocolTests {
         }
     }
 
-    /// RFC 6749 §5.2 also asks for `WWW-Authenticate: Basic` when the client used the header;
-    /// Latchkey does not send it yet: URLSession on Linux (swift-corelibs-foundation #5456)
-    /// never completes a request answered 401 with a Basic challenge and no credential.
-    @Test("RFC 6749 §5.2: a client with a wrong secret is 401 invalid_client at the token, revocation and introspection endpoints; the secret is not echoed")
+    @Test("RFC 6749 §5.2: a client with a wrong Basic secret is 401 invalid_client with WWW-Authenticate: Basic at the token, revocation and introspection endpoints; the secret is not echoed")
     func wrongSecretIsInvalidClient() async throws {
         try await Self.with(confidential: true) { server, client, _, _ in
             let wrong = TestOAuthClient(id: client.id, secret: "not-the-secret", redirectURI: client.redirectURI)
             for path in ["/oauth/token", "/oauth/revoke", "/oauth/introspect"] {
                 let response = try await server.tokenRequest(["grant_type": "client_credentials", "token": "x"], as: wrong, at: path)
                 #expect(response.status == 401 && response.oauthError == "invalid_client", "\(path)")
+                #expect(response.headers.values("WWW-Authenticate") == [#"Basic realm="latchkey""#], "\(path)")
                 #expect(!response.text.contains("not-the-secret"))
             }
+            // A scheme other than Basic hears the one it must use.
+            let bearer = try await EventHTTPClient().send(
+                OutboundRequest(
+                    url: URL(string: server.requestURL + "/oauth/token")!, method: .post,
+                    headers: ["Content-Type": "application/x-www-form-urlencoded", "Authorization": "Bearer x"],
+                    body: Array("grant_type=client_credentials".utf8)))
+            #expect(bearer.status == 401 && bearer.headers["WWW-Authenticate"] == #"Basic realm="latchkey""#)
+        }
+    }
+
+    @Test("RFC 6749 §5.2: a client that tried no Authorization header (a form secret, a public client's bare id) gets 401 invalid_client without a challenge")
+    func invalidClientWithoutHeaderHasNoChallenge() async throws {
+        try await Self.with(confidential: true) { server, client, _, _ in
+            let posted = try await server.request(
+                .post, "/oauth/token", body: Array(PercentEncoding.encodeForm(["grant_type": "client_credentials", "client_id": client.id, "client_secret": "wrong"]).utf8),
+                headers: ["Content-Type": "application/x-www-form-urlencoded"])
+            #expect(posted.status == 401 && posted.oauthError == "invalid_client")
+            #expect(posted.headers["WWW-Authenticate"] == nil)
+            let unknown = try await server.tokenRequest(["grant_type": "client_credentials"], as: TestOAuthClient(id: "no-such-client", secret: nil, redirectURI: ""))
+            #expect(unknown.status == 401 && unknown.oauthError == "invalid_client")
+            #expect(unknown.headers["WWW-Authenticate"] == nil)
         }
     }
 

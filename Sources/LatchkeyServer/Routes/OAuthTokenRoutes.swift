@@ -15,7 +15,7 @@ struct OAuthTokenRoutes {
     func register(on router: Router) {
         let (tokens, clients) = (tokens, clients)
 
-        router.post("/oauth/token") { request in
+        Self.clientEndpoint("/oauth/token", on: router) { request in
             let form = try request.formBody()
             let client = try await Self.authenticateClient(request, form: form, clients: clients, issuer: tokens.sessions.issuer)
             let context = RequestContext(request)
@@ -45,7 +45,7 @@ struct OAuthTokenRoutes {
                     ).json))
         }
 
-        router.post("/oauth/revoke") { request in
+        Self.clientEndpoint("/oauth/revoke", on: router) { request in
             let form = try request.formBody()
             let client = try await Self.authenticateClient(request, form: form, clients: clients, issuer: tokens.sessions.issuer)
             guard let token = form["token"], !token.isEmpty else { throw AuthError.invalidRequest("token is required") }
@@ -53,7 +53,7 @@ struct OAuthTokenRoutes {
             return .empty(status: 200)
         }
 
-        router.post("/oauth/introspect") { request in
+        Self.clientEndpoint("/oauth/introspect", on: router) { request in
             let form = try request.formBody()
             let client = try await Self.authenticateClient(request, form: form, clients: clients, issuer: tokens.sessions.issuer)
             guard client.isConfidential else { throw AuthError(.invalidClient, "introspection is for confidential clients") }
@@ -68,6 +68,28 @@ struct OAuthTokenRoutes {
         }
         userinfo.get("", answer)
         userinfo.post("", answer)
+    }
+
+    /// The value of `WWW-Authenticate` on an `invalid_client` after HTTP Basic.
+    static let basicChallenge = #"Basic realm="latchkey""#
+
+    /// Adds an endpoint where the client authenticates. RFC 6749 §5.2: when the client tried the
+    /// `Authorization` header, `invalid_client` MUST carry `WWW-Authenticate` with the scheme it
+    /// used, and HTTP Basic is the one scheme accepted; a client that tried none (a form secret,
+    /// an assertion, a public client's bare id) gets the same 401 without a challenge, as the RFC
+    /// lets a server choose.
+    private static func clientEndpoint(
+        _ path: String, on router: Router, _ handler: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse
+    ) {
+        router.post(path) { request in
+            do {
+                return try await handler(request)
+            } catch let error as AuthError where error.code == .invalidClient && request.headers["Authorization"] != nil {
+                var response = error.response
+                response.headers.set("WWW-Authenticate", basicChallenge)
+                return response
+            }
+        }
     }
 
     /// The client of a token-endpoint request (RFC 6749 §2.3): `client_secret_basic`,
