@@ -100,53 +100,6 @@ package struct HTML: Sendable, Hashable, ExpressibleByStringInterpolation, Custo
     }
 }
 
-extension HTTPHeaders {
-    /// The fields every hosted page gets from ``HTTPResponse/html(_:status:)``:
-    ///
-    /// - `X-Content-Type-Options: nosniff`: the browser takes the declared type, never guesses.
-    /// - `Content-Security-Policy: default-src 'self'; base-uri 'none'; object-src 'none';
-    ///   frame-ancestors 'none'`: no framing (clickjacking of a sign-in form), no scripts, styles
-    ///   or images from elsewhere, no plugins, no `<base>` rewriting relative links.
-    ///   `form-action` is left out on purpose: browsers apply it to the redirect after a form
-    ///   post, which for a sign-in page goes to the client application.
-    /// - `Referrer-Policy: no-referrer`: a page's URL (which may carry an authorization request)
-    ///   does not leak to the sites it links to.
-    /// - `Cache-Control: no-store`: pages with a form token or an account's details stay out of
-    ///   shared and back-button caches.
-    ///
-    /// A route that needs another policy sets the field on the response after making it.
-    package static var pageSecurity: HTTPHeaders {
-        [
-            "X-Content-Type-Options": "nosniff",
-            "Content-Security-Policy": "default-src 'self'; base-uri 'none'; object-src 'none'; frame-ancestors 'none'",
-            "Referrer-Policy": "no-referrer",
-            "Cache-Control": "no-store",
-        ]
-    }
-}
-
-extension HTTPResponse {
-    /// An HTML page with `Content-Type: text/html; charset=utf-8` and the fields of
-    /// ``HTTPHeaders/pageSecurity``.
-    ///
-    /// - Parameters:
-    ///   - html: The page; build it as ``HTML`` so that values are escaped.
-    ///   - status: The status code.
-    package static func html(_ html: HTML, status: Int = 200) -> HTTPResponse {
-        var headers: HTTPHeaders = ["Content-Type": "text/html; charset=utf-8"]
-        headers.add(contentsOf: .pageSecurity)
-        return HTTPResponse(status: status, headers: headers, body: Array(html.text.utf8))
-    }
-
-    /// A response with an `application/x-www-form-urlencoded` body (RFC 6749's token endpoint
-    /// errors are JSON; this is for peers that want forms).
-    package static func form(_ fields: [(String, String)], status: Int = 200) -> HTTPResponse {
-        HTTPResponse(
-            status: status, headers: ["Content-Type": "application/x-www-form-urlencoded"],
-            body: Array(FormEncoding.encode(fields).utf8))
-    }
-}
-
 /// `application/x-www-form-urlencoded` text (WHATWG URL Standard §5): query strings of
 /// redirects and form bodies.
 package enum FormEncoding {
