@@ -47,16 +47,24 @@ struct PostgreSQLInstancesTests {
     /// and a replay is reuse at once.
     static let withoutGrace: [String: JSONValue] = ["refresh_token_reuse_grace": 0]
 
-    @Test("S8 with two latchkey serve processes on one PostgreSQL: a refresh token from one refreshes on the other, 60 concurrent refreshes of one token split across both give exactly one 200, reuse detected on one revokes the family on the other, a logout on one is refused by the other within 2 s")
-    func twoInstances() async throws {
+    /// Two instances without the reuse grace on a new database of the shared cluster, the
+    /// first started first (it migrates and makes the master key); both killed when `body` ends.
+    static func withTwoInstances<T>(_ body: (ServerProcess, ServerProcess) async throws -> T) async throws -> T {
         let cluster = try PostgreSQLCluster.shared()
         let directory = try TemporaryDirectory("instances")
         defer { directory.remove() }
-        try await PostgreSQLServerTests.withDatabase(in: cluster) { url in
+        return try await PostgreSQLServerTests.withDatabase(in: cluster) { url in
             let first = try Self.serve(url, cluster: cluster, in: directory, Self.withoutGrace)
             defer { first.send(SIGKILL); _ = first.waitForExit(timeout: 10) }
             let second = try Self.serve(url, cluster: cluster, in: directory, Self.withoutGrace)
             defer { second.send(SIGKILL); _ = second.waitForExit(timeout: 10) }
+            return try await body(first, second)
+        }
+    }
+
+    @Test("S8 with two latchkey serve processes on one PostgreSQL: a refresh token from one refreshes on the other, 60 concurrent refreshes of one token split across both give exactly one 200, reuse detected on one revokes the family on the other, a logout on one is refused by the other within 2 s")
+    func twoInstances() async throws {
+        try await Self.withTwoInstances { first, second in
             let (a, b) = (Client(baseURL: first.baseURL), Client(baseURL: second.baseURL))
 
             let signUp = try await Self.signUp(a, "ada@example.com")
@@ -115,14 +123,7 @@ struct PostgreSQLInstancesTests {
 
     @Test("kill -9 of one instance under load loses nothing it acknowledged: every sign-up it answered 201 logs in on the other, every rotation it answered 200 left the old token spent and the new one known")
     func killNineLosesNothingAcknowledged() async throws {
-        let cluster = try PostgreSQLCluster.shared()
-        let directory = try TemporaryDirectory("kill9")
-        defer { directory.remove() }
-        try await PostgreSQLServerTests.withDatabase(in: cluster) { url in
-            let victim = try Self.serve(url, cluster: cluster, in: directory, Self.withoutGrace)
-            defer { victim.send(SIGKILL); _ = victim.waitForExit(timeout: 10) }
-            let survivor = try Self.serve(url, cluster: cluster, in: directory, Self.withoutGrace)
-            defer { survivor.send(SIGKILL); _ = survivor.waitForExit(timeout: 10) }
+        try await Self.withTwoInstances { victim, survivor in
             let (a, b) = (Client(baseURL: victim.baseURL), Client(baseURL: survivor.baseURL))
 
             // Workers sign up and refresh against the victim until it dies under them; each keeps
