@@ -38,7 +38,7 @@ test: bootstrap build $(PYTHON)
 	# each) would starve them of the two task-pool threads this machine has.
 	LATCHKEY_PYTHON=$(abspath $(PYTHON)) $(SWIFT) test --skip-build --no-parallel
 	# The HTTP suites whose subject is storage, again on PostgreSQL (a private cluster the tests
-	# start; without PostgreSQL every one of them fails). Left out: the suites that pin SQLite
+	# start; without PostgreSQL every one of them fails; ~4 min). Left out: the suites that pin SQLite
 	# (backup, durability, crash safety, full disk, serve, CLI, database copy), those that
 	# already run on PostgreSQL (PostgreSQLServerTests, AppleOutboxInstancesTests, the contract
 	# suites), those whose subject is not storage (HTTP framing, configuration, JOSE interop),
