@@ -324,8 +324,11 @@ struct PasswordAccountTests {
             let userID = try signUp.tokens.user.id
             let appleUser = try await server.createUser(email: "grace@example.com", givenName: "Grace")
             let config = server.directory.appendingPathComponent("latchkey.json")
-            let configuration = TestServer.configuration(in: server.directory)
-            try Data(#"{"database": "sqlite:\#(configuration.sqlitePath)", "master_key_file": "\#(configuration.masterKeyFile)"}"#.utf8).write(to: config)
+            // The server's own database, SQLite or PostgreSQL (LATCHKEY_TEST_ENGINE).
+            let configuration = server.application.configuration
+            var settings: [String: JSONValue] = ["database": .string(configuration.database), "master_key_file": .string(configuration.masterKeyFile)]
+            if let passwordFile = configuration.databasePasswordFile { settings["database_password_file"] = .string(passwordFile) }
+            try Data(JSONValue.object(settings).serialized).write(to: config)
 
             let set = try Subprocess.run(Executables.latchkey, ["users", "set-password", userID, "--config", config.path], input: "a brand new passphrase\n")
             #expect(set.status == 0, "\(set.error)")

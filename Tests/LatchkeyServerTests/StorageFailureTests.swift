@@ -99,13 +99,16 @@ struct StorageFailureTests {
     struct Client {
         let baseURL: String
 
-        func get(_ path: String) async throws -> TestResponse {
-            try await send(URLRequest(url: URL(string: baseURL + path)!))
+        func get(_ path: String, headers: [String: String] = [:]) async throws -> TestResponse {
+            var request = URLRequest(url: URL(string: baseURL + path)!)
+            for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+            return try await send(request)
         }
 
-        func post(_ path: String, _ json: JSONValue) async throws -> TestResponse {
+        func post(_ path: String, _ json: JSONValue, headers: [String: String] = [:]) async throws -> TestResponse {
             var request = URLRequest(url: URL(string: baseURL + path)!)
             request.httpMethod = "POST"
+            for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
             request.httpBody = Data(json.serialized)
             return try await send(request)

@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyStore
 import LatchkeyTestSupport
+import Synchronization
 import Testing
 
 /// The PostgreSQL server going away under the driver, on a cluster of the test's own (stopping
@@ -96,6 +97,40 @@ struct PostgreSQLOutageTests {
             try await Task.sleep(for: .milliseconds(200))
             try await database.write { try $0.execute("INSERT INTO marks (id) VALUES (2)", []) }
             #expect(await database.isHealthy())
+        }
+    }
+
+    @Test("a LISTEN connection whose backend stops answering (SIGSTOP) is noticed by its liveness check, made again, and the change it missed is delivered")
+    func frozenListener() async throws {
+        try await withPostgreSQL(configure: {
+            $0.listenerCheckInterval = .seconds(1)
+            $0.responseTimeout = .milliseconds(500)
+        }) { database, _ in
+            let changes = Atomic<Int>(0)
+            let subscription = database.subscribe(to: "marks") { changes.add(1, ordering: .relaxed) }
+            defer { subscription.cancel() }
+            var listener: Int64?
+            let deadline = ContinuousClock.now + .seconds(5)
+            while listener == nil, ContinuousClock.now < deadline {
+                listener = try await database.read {
+                    try $0.queryOne(
+                        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN marks'", [])?.int("pid")
+                }
+                if listener == nil { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            let pid = pid_t(try #require(listener, "the listener's session is in pg_stat_activity"))
+            #expect(kill(pid, SIGSTOP) == 0)
+            defer { kill(pid, SIGCONT) }
+            // Announced while the listener's backend hangs: that backend never passes it on, and
+            // its socket neither errs nor closes.
+            let before = changes.load(ordering: .relaxed)
+            try await database.write { try $0.announceChange(on: "marks") }
+            let announced = ContinuousClock.now
+            while changes.load(ordering: .relaxed) == before, ContinuousClock.now - announced < .seconds(8) {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(changes.load(ordering: .relaxed) > before, "the listener noticed the hung connection and told of a possible change")
+            #expect(ContinuousClock.now - announced < .seconds(5), "within the check interval, the response timeout and a reconnection")
         }
     }
 

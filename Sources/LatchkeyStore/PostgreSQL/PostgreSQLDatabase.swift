@@ -64,6 +64,10 @@ package final class PostgreSQLDatabase: SQLDatabase {
         /// How many times a write runs when it keeps failing with a serialization failure or a
         /// deadlock.
         package var transactionAttempts: Int = 20
+        /// How long a `LISTEN` connection (``PostgreSQLDatabase/subscribe(to:_:)``) may stay
+        /// silent before it is asked `SELECT 1`; no answer within ``responseTimeout`` and it is
+        /// given up and made again.
+        package var listenerCheckInterval: Duration = .seconds(15)
         /// How long ``PostgreSQLDatabase/isHealthy()`` waits for its probe.
         package var healthCheckTimeout: Duration = .seconds(1)
         /// `application_name`, as `pg_stat_activity` shows it.
@@ -251,7 +255,8 @@ package final class PostgreSQLDatabase: SQLDatabase {
     /// - Returns: The subscription; ``close()`` does not end it, ``SQLChangeSubscription/cancel()`` does.
     package func subscribe(to channel: String, _ onChange: @escaping @Sendable () -> Void) -> SQLChangeSubscription {
         precondition(SQLChangeSubscription.isValidChannel(channel), "PostgreSQLDatabase: invalid change channel name")
-        let listener = PostgreSQLListener(channel: channel, connector: connector, onChange: onChange)
+        let listener = PostgreSQLListener(
+            channel: channel, connector: connector, checkInterval: configuration.listenerCheckInterval, onChange: onChange)
         listener.start()
         return SQLChangeSubscription { listener.stop() }
     }

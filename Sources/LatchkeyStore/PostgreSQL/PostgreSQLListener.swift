@@ -12,18 +12,25 @@ private import Musl
 ///
 /// It waits on the connection's socket (`poll`, half a second at a time so that ``stop()`` is
 /// seen soon), reads notifications with `PQconsumeInput`/`PQnotifies` and calls `onChange` once
-/// per batch. When the connection is lost, or cannot be made, it tries again each second; after
-/// it is made again it calls `onChange` once, since notifications sent meanwhile were missed.
+/// per batch. After `checkInterval` without a word from the server it asks `SELECT 1`, and gives
+/// the connection up when no answer comes within the connector's response timeout: a connection
+/// can be half dead (a server that hangs, a peer gone without a reset, a network that drops
+/// packets) and then no notification ever arrives and no error either; TCP keepalives
+/// (``PostgreSQLConnector``) catch a dead peer, not a hung server. When the connection is lost,
+/// or cannot be made, it tries again each second; after it is made again it calls `onChange`
+/// once, since notifications sent meanwhile were missed.
 final class PostgreSQLListener: Sendable {
     private let channel: String
     private let connector: PostgreSQLConnector
     private let onChange: @Sendable () -> Void
+    private let checkInterval: Duration
     private let stopped = Atomic<Bool>(false)
     private let queue: DispatchQueue
 
-    init(channel: String, connector: PostgreSQLConnector, onChange: @escaping @Sendable () -> Void) {
+    init(channel: String, connector: PostgreSQLConnector, checkInterval: Duration, onChange: @escaping @Sendable () -> Void) {
         self.channel = channel
         self.connector = connector
+        self.checkInterval = checkInterval
         self.onChange = onChange
         self.queue = DispatchQueue(label: "latchkey.store.postgresql.listen.\(channel)")
     }
@@ -71,12 +78,14 @@ final class PostgreSQLListener: Sendable {
 
     /// Delivers notifications until the connection is lost or the listener stops.
     private func wait(on handle: OpaquePointer) {
+        var heardAt = ContinuousClock.now
         while !isStopped {
             var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
             let ready = poll(&descriptor, 1, 500)
             if ready < 0, errno != EINTR { return }
             if ready > 0 {
                 guard PQconsumeInput(handle) == 1 else { return }
+                heardAt = .now
             }
             var heard = false
             while let notification = PQnotifies(handle) {
@@ -85,6 +94,32 @@ final class PostgreSQLListener: Sendable {
             }
             if heard { onChange() }
             if PQstatus(handle) != CONNECTION_OK { return }
+            if ContinuousClock.now - heardAt >= checkInterval {
+                guard answers(handle) else { return }
+                heardAt = .now
+            }
         }
+    }
+
+    /// Whether the server answers `SELECT 1` within the response timeout. Notifications that
+    /// arrive meanwhile stay queued in libpq for `PQnotifies`.
+    private func answers(_ handle: OpaquePointer) -> Bool {
+        guard PQsendQuery(handle, "SELECT 1") == 1 else { return false }
+        let deadline = ContinuousClock.now + connector.responseTimeout
+        while true {
+            guard PQconsumeInput(handle) == 1 else { return false }
+            if PQisBusy(handle) == 0 { break }
+            let left = deadline - ContinuousClock.now
+            guard left > .zero, !isStopped else { return false }
+            var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+            let milliseconds = min(500, Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000) + 1)
+            if poll(&descriptor, 1, milliseconds) < 0, errno != EINTR { return false }
+        }
+        var answered = false
+        while let result = PQgetResult(handle) {
+            if PQresultStatus(result) == PGRES_TUPLES_OK { answered = true }
+            PQclear(result)
+        }
+        return answered
     }
 }
