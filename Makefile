@@ -7,7 +7,7 @@ SWIFTFLAGS := -Xswiftc -warnings-as-errors
 # (docs/deployment.md; scripts/test-bare-debian proves it).
 RELEASE    := $(SWIFT) build -c release --static-swift-stdlib $(SWIFTFLAGS)
 # The server suites `make test` runs a second time with LATCHKEY_TEST_ENGINE=postgres.
-POSTGRES_SUITES := LatchkeyServerTests\.(AccountProfileTests|AppleLifecycleTests|AppleSignInTests|AppleUpstreamTests|BackgroundJobTests|BrowserSessionTests|ClientAssertionTests|DeviceKeyTests|FactorCompareAndSetTests|GrantsTests|HousekeepingTests|IDTokenTests|MFATests|OAuthConformanceTests|OAuthProtocolTests|OAuthRelyingPartyTests|OperationsTests|PasswordAccountTests|PasswordRateLimitTests|RefreshReuseGraceTests|SessionBindingTests|SessionTests|TOTPTests)/
+POSTGRES_SUITES := LatchkeyServerTests\.(AccountProfileTests|AppleLifecycleTests|AppleSignInTests|AppleUpstreamTests|BackgroundJobTests|BrowserSessionTests|ClientAssertionTests|ClientCacheTests|DeviceKeyTests|FactorCompareAndSetTests|GrantsTests|HousekeepingTests|IDTokenTests|MFATests|OAuthConformanceTests|OAuthProtocolTests|OAuthRelyingPartyTests|OperationsTests|PasswordAccountTests|PasswordRateLimitTests|RefreshReuseGraceTests|SessionBindingTests|SessionTests|TOTPTests)/
 
 .PHONY: bootstrap build run test bench fuzz clean
 

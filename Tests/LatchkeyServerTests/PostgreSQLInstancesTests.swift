@@ -93,7 +93,7 @@ struct PostgreSQLInstancesTests {
             let successor = try await Self.refresh(a, try rotated.tokens.refreshToken)
             #expect(successor.status == 400 && (try? successor.wireError.error) == .invalidGrant, "the family is revoked: \(successor.text)")
             let rotatedBearer = try rotated.bearer
-            #expect(try await PostgreSQLServerTests.eventually(within: .seconds(2)) {
+            #expect(try await eventually(within: .seconds(2)) {
                 try await a.get("/v1/me", headers: rotatedBearer).status == 401
             }, "the revoked family's access token is refused by the first within 2 s")
 
@@ -104,7 +104,7 @@ struct PostgreSQLInstancesTests {
             #expect(try await b.get("/v1/me", headers: bearer).status == 200, "the second holds the session as live")
             #expect(try await a.post("/v1/logout", ["all": false], headers: bearer).status == 204)
             let started = ContinuousClock.now
-            let refused = try await PostgreSQLServerTests.eventually(within: .seconds(2)) {
+            let refused = try await eventually(within: .seconds(2)) {
                 try await b.get("/v1/me", headers: bearer).status == 401
             }
             #expect(refused, "a bearer logged out on one instance is refused by the other within 2 s")

@@ -195,7 +195,7 @@ struct PostgreSQLServerTests {
                     // Give the listener a moment to have its LISTEN in place.
                     try await Task.sleep(for: .milliseconds(300))
                     let rotated = try await second.application.signingKeys.rotate(activationDelay: 900, now: second.clock.now)
-                    let published = try await Self.eventually(within: .seconds(2)) {
+                    let published = try await eventually(within: .seconds(2)) {
                         try await first.request(.get, "/.well-known/jwks.json").text.contains(rotated.id)
                     }
                     #expect(published, "the rotated key is in the other instance's JWKS within 2 s")
@@ -206,22 +206,12 @@ struct PostgreSQLServerTests {
                     try cluster.sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(name)' AND pid <> pg_backend_pid()")
                     try await Task.sleep(for: .milliseconds(1500))
                     let again = try await second.application.signingKeys.rotate(activationDelay: 900, now: second.clock.now.addingTimeInterval(1))
-                    let republished = try await Self.eventually(within: .seconds(3)) {
+                    let republished = try await eventually(within: .seconds(3)) {
                         try await first.request(.get, "/.well-known/jwks.json").text.contains(again.id)
                     }
                     #expect(republished, "the listener reconnects and hears the next rotation")
                 }
             }
         }
-    }
-
-    /// Whether `condition` holds at some poll (every 50 ms) within `limit`.
-    static func eventually(within limit: Duration, _ condition: () async throws -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + limit
-        while ContinuousClock.now < deadline {
-            if try await condition() { return true }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        return try await condition()
     }
 }

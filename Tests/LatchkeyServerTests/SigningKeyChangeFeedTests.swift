@@ -22,7 +22,7 @@ struct SigningKeyChangeFeedTests {
                 // The first poll of data_version sets the baseline.
                 try await Task.sleep(for: .milliseconds(1200))
                 let rotated = try await second.application.signingKeys.rotate(activationDelay: 900, now: second.clock.now)
-                let published = try await PostgreSQLServerTests.eventually(within: .seconds(2)) {
+                let published = try await eventually(within: .seconds(2)) {
                     try await first.request(.get, "/.well-known/jwks.json").text.contains(rotated.id)
                 }
                 #expect(published, "the rotated key is in the other instance's JWKS within 2 s")
