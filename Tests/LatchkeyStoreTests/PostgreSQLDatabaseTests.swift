@@ -118,6 +118,69 @@ struct PostgreSQLDatabaseTests {
         }
     }
 
+    @Test("an unawaited statement rides with the next one: its failure fails that call or the commit, nothing commits, and the connection serves the next transaction")
+    func unawaitedStatements() async throws {
+        try await withPostgreSQL(configure: {
+            $0.poolSize = 1
+            $0.applicationName = "latchkey-unawaited-test"
+        }) { database, configuration in
+            try await database.write { try $0.execute(Self.scratch, []) }
+            // Several in a row, then a read that sees them: the server runs them in order.
+            let seen = try await database.write { connection in
+                try connection.executeUnawaited("INSERT INTO scratch (id, name) VALUES (?, ?)", [1, "a"])
+                try connection.executeUnawaited("INSERT INTO scratch (id, name) VALUES (?, ?)", [2, "b"])
+                try connection.executeUnawaited("UPDATE scratch SET note = ? WHERE id = ?", ["n", 2])
+                return try connection.query("SELECT id FROM scratch WHERE note IS NULL OR note = ? ORDER BY id", ["n"]).map { try $0.int("id") }
+            }
+            #expect(seen == [1, 2])
+            // A clash found by the statement after it: that call throws it, and nothing commits.
+            await #expect(throws: StoreError.constraint()) {
+                try await database.write { connection in
+                    try connection.executeUnawaited("INSERT INTO scratch (id, name) VALUES (?, ?)", [3, "c"])
+                    try connection.executeUnawaited("INSERT INTO scratch (id, name) VALUES (?, ?)", [4, "a"])
+                    return try connection.execute("INSERT INTO scratch (id, name) VALUES (?, ?)", [5, "e"])
+                }
+            }
+            // A clash last in the body: the commit throws it.
+            await #expect(throws: StoreError.constraint()) {
+                try await database.write { connection in
+                    try connection.execute("INSERT INTO scratch (id, name) VALUES (?, ?)", [6, "f"])
+                    try connection.executeUnawaited("INSERT INTO scratch (id, name) VALUES (?, ?)", [7, "b"])
+                }
+            }
+            // A body that throws with an unawaited statement in flight rolls back.
+            struct Refusal: Error {}
+            await #expect(throws: Refusal.self) {
+                try await database.write { connection in
+                    try connection.executeUnawaited("INSERT INTO scratch (id, name) VALUES (?, ?)", [8, "h"])
+                    throw Refusal()
+                }
+            }
+            let ids = try await database.read { try $0.query("SELECT id FROM scratch ORDER BY id", []).map { try $0.int("id") } }
+            #expect(ids == [1, 2])
+            // Reads commit unanswered; the next transaction on the one connection reads that
+            // answer first and goes on.
+            for id in 10...12 {
+                _ = try await database.read { try $0.queryOne("SELECT count(*) AS n FROM scratch", []) }
+                try await database.write { try $0.execute("INSERT INTO scratch (id) VALUES (?)", [.integer(Int64(id))]) }
+            }
+            let count = try await database.read { try $0.queryOne("SELECT count(*) AS n FROM scratch", [])?.int("n") }
+            #expect(count == 5)
+            // An unanswered COMMIT still ends the transaction on the server at once.
+            var observing = configuration
+            observing.applicationName = "latchkey-observer"
+            let observer = try await PostgreSQLDatabase(configuration: observing)
+            let idle = try await eventually(within: .seconds(2)) {
+                try await observer.read { connection in
+                    try connection.queryOne("SELECT state FROM pg_stat_activity WHERE application_name = ?", ["latchkey-unawaited-test"])?
+                        .string("state") == "idle"
+                }
+            }
+            await observer.close()
+            #expect(idle)
+        }
+    }
+
     @Test("read-modify-write transactions that collide are retried (40001) until each has applied once")
     func serializationFailuresRetry() async throws {
         try await withPostgreSQL(configure: { $0.poolSize = 4 }) { database, _ in

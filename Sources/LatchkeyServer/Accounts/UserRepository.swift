@@ -61,7 +61,7 @@ package struct UserRepository: Sendable {
 
     /// The user with this id, read inside a transaction.
     package func find(_ id: String, on connection: any SQLConnection) throws -> User? {
-        try connection.queryOne("SELECT * FROM users WHERE id = ?", [.text(id)]).map(Self.user)
+        try connection.queryOne("SELECT * FROM users WHERE id = ?", [.text(id)]).map { try Self.user($0) }
     }
 
     /// The user with this id.
@@ -74,14 +74,21 @@ package struct UserRepository: Sendable {
         try await database.read { connection in
             try connection.query(
                 "SELECT * FROM users ORDER BY created_at DESC, id LIMIT ?", [.integer(Int64(limit))]
-            ).map(Self.user)
+            ).map { try Self.user($0) }
         }
     }
 
-    static func user(_ row: SQLRow) throws -> User {
+    /// A `users` row, or a row of a join whose `users` columns are named `prefix` + column.
+    static func user(_ row: SQLRow, prefix: String = "") throws -> User {
         User(
-            id: try row.string("id"), email: row.optionalString("email"), emailVerified: try row.bool("email_verified"),
-            isPrivateEmail: try row.bool("is_private_email"), givenName: row.optionalString("given_name"),
-            familyName: row.optionalString("family_name"), createdAt: try row.date("created_at"))
+            id: try row.string(prefix + "id"), email: row.optionalString(prefix + "email"),
+            emailVerified: try row.bool(prefix + "email_verified"), isPrivateEmail: try row.bool(prefix + "is_private_email"),
+            givenName: row.optionalString(prefix + "given_name"), familyName: row.optionalString(prefix + "family_name"),
+            createdAt: try row.date(prefix + "created_at"))
     }
+
+    /// The `users` columns as ``user(_:prefix:)`` reads them with the prefix `account_`, for a
+    /// join's select list.
+    static let accountColumns = ["id", "email", "email_verified", "is_private_email", "given_name", "family_name", "created_at"]
+        .map { "users.\($0) AS account_\($0)" }.joined(separator: ", ")
 }

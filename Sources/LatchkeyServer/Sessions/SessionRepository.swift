@@ -19,6 +19,8 @@ struct SessionRepository: Sendable {
         /// The successor itself, sealed, while the reuse grace window is open (S8).
         var sealedSuccessor: [UInt8]?
         var successorExpiresAt: Date?
+        /// The session's user, read in the same statement; `nil` when the account is gone.
+        var user: User?
 
         /// Whether the token was already retired when it was read.
         var retired: Bool { retiredAt != nil }
@@ -32,9 +34,9 @@ struct SessionRepository: Sendable {
 
     // MARK: Sessions
 
-    /// Inserts a new session inside the caller's transaction.
+    /// Inserts a new session inside the caller's transaction (unawaited: its id is new).
     func insert(_ session: Session, on connection: any SQLConnection) throws {
-        try connection.execute(
+        try connection.executeUnawaited(
             """
             INSERT INTO sessions (id, user_id, amr, created_at, last_used_at, idle_expires_at, absolute_expires_at, second_factor_at, revoked_at,
                 revoked_reason, user_agent, ip, client_id, scope, browser_session_id)
@@ -70,9 +72,10 @@ struct SessionRepository: Sendable {
         ).map(Self.session)
     }
 
-    /// Records a use: the session was last used at `at` and now idles out at `idleExpiresAt`.
+    /// Records a use: the session was last used at `at` and now idles out at `idleExpiresAt`
+    /// (unawaited: nothing depends on the count).
     func touch(sessionID: String, at: Date, idleExpiresAt: Date, on connection: any SQLConnection) throws {
-        try connection.execute(
+        try connection.executeUnawaited(
             "UPDATE sessions SET last_used_at = ?, idle_expires_at = ? WHERE id = ?", [.time(at), .time(idleExpiresAt), .text(sessionID)])
     }
 
@@ -119,20 +122,21 @@ struct SessionRepository: Sendable {
 
     // MARK: Refresh tokens
 
-    /// Stores the hash of a session's new live refresh token (S7).
+    /// Stores the hash of a session's new live refresh token (S7), unawaited: the token is new.
     func insertToken(hash: [UInt8], sessionID: String, at: Date, on connection: any SQLConnection) throws {
-        try connection.execute(
+        try connection.executeUnawaited(
             "INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)", [.blob(hash), .text(sessionID), .time(at)])
     }
 
-    /// The token with this hash and its session, or `nil` when the hash is not known.
+    /// The token with this hash, its session and the session's user, or `nil` when the hash is
+    /// not known.
     func presentedToken(hash: [UInt8], on connection: any SQLConnection) throws -> PresentedToken? {
         guard let row = try connection.queryOne(
             """
             SELECT refresh_tokens.retired_at AS token_retired_at, refresh_tokens.replaced_by AS token_replaced_by,
                    refresh_tokens.successor_sealed AS token_successor_sealed,
-                   refresh_tokens.successor_expires_at AS token_successor_expires_at, sessions.*
-            FROM refresh_tokens JOIN sessions ON sessions.id = refresh_tokens.session_id
+                   refresh_tokens.successor_expires_at AS token_successor_expires_at, sessions.*, \(UserRepository.accountColumns)
+            FROM refresh_tokens JOIN sessions ON sessions.id = refresh_tokens.session_id LEFT JOIN users ON users.id = sessions.user_id
             WHERE refresh_tokens.token_hash = ?
             """,
             [.blob(hash)])
@@ -140,7 +144,8 @@ struct SessionRepository: Sendable {
         return PresentedToken(
             session: try Self.session(row), retiredAt: row.optionalDate("token_retired_at"),
             replacedBy: row.optionalBlob("token_replaced_by"), sealedSuccessor: row.optionalBlob("token_successor_sealed"),
-            successorExpiresAt: row.optionalDate("token_successor_expires_at"))
+            successorExpiresAt: row.optionalDate("token_successor_expires_at"),
+            user: row.optionalString("account_id") == nil ? nil : try UserRepository.user(row, prefix: "account_"))
     }
 
     /// Compare-and-set: whether the token is still live, taking its row lock, so that the answer

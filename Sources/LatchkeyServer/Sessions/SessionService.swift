@@ -371,7 +371,7 @@ package final class SessionService: Sendable {
             if presented.retired {
                 guard let successor = try self.graceSuccessor(of: presented, hash: hash, now: now, on: connection) else { return try reused() }
                 try record(.sessionRefreshReplayed, .success)
-                guard let user = try self.users.find(session.userID, on: connection) else {
+                guard let user = presented.user else {
                     return .refused(.revoked, "the account no longer exists")
                 }
                 return .replayed(session, successor, user)
@@ -395,7 +395,7 @@ package final class SessionService: Sendable {
             }
             try self.issue(newToken, to: &session, now: now, on: connection)
             try record(.sessionRefreshed, .success)
-            guard let user = try self.users.find(session.userID, on: connection) else {
+            guard let user = presented.user else {
                 return .refused(.revoked, "the account no longer exists")
             }
             return .rotated(session, newToken, user)

@@ -66,14 +66,16 @@ package struct AuditLog: Sendable {
         self.database = database
     }
 
-    /// Records `entry` inside the caller's transaction.
+    /// Records `entry` inside the caller's transaction, unawaited
+    /// (``SQLConnection/executeUnawaited(_:_:)``): on PostgreSQL it rides with the
+    /// transaction's next statement or its commit.
     ///
     /// - Parameters:
     ///   - entry: The event.
     ///   - connection: The connection of the write transaction that makes the change.
     /// - Throws: ``StoreError``.
     package func record(_ entry: Entry, on connection: any SQLConnection) throws {
-        try connection.execute(
+        try connection.executeUnawaited(
             """
                 INSERT INTO audit_log (time, user_id, event, outcome, ip, request_id, details)
                 VALUES (?, ?, ?, ?, ?, ?, ?)

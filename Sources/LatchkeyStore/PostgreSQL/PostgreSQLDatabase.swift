@@ -22,6 +22,10 @@ import Synchronization
 /// ``StoreError/Code/busy``. A body may therefore run more than once; it must do nothing but its
 /// SQL. Reads run at `REPEATABLE READ READ ONLY`: one snapshot, no writes.
 ///
+/// A transaction costs few round trips (``PostgreSQLConnection``): its `BEGIN` travels with its
+/// first statement, statements sent unawaited (``SQLConnection/executeUnawaited(_:_:)``) with
+/// the next one, and a read's `COMMIT` is not waited for. A refresh grant is three.
+///
 /// PostgreSQL aborts a transaction at its first failed statement. A body that catches a
 /// store error and carries on would commit nothing, so the transaction's first failure is
 /// what ``write(_:)`` throws in that case, not the body's result.
@@ -135,7 +139,8 @@ package final class PostgreSQLDatabase: SQLDatabase {
     package func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
         try checkOpen()
         return try await pool.run(timeout: configuration.waitTimeout) { connection in
-            try Self.transaction(on: connection, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", attempts: 1, retried: nil, body)
+            try Self.transaction(
+                on: connection, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", readOnly: true, attempts: 1, retried: nil, body)
         }
     }
 
@@ -154,7 +159,7 @@ package final class PostgreSQLDatabase: SQLDatabase {
         let attempts = configuration.transactionAttempts
         return try await pool.run(timeout: configuration.waitTimeout) { [self] connection in
             try Self.transaction(
-                on: connection, begin: "BEGIN ISOLATION LEVEL SERIALIZABLE", attempts: attempts,
+                on: connection, begin: "BEGIN ISOLATION LEVEL SERIALIZABLE", readOnly: false, attempts: attempts,
                 retried: { self.retries.wrappingAdd(1, ordering: .relaxed) }, body)
         }
     }
@@ -162,14 +167,14 @@ package final class PostgreSQLDatabase: SQLDatabase {
     /// Runs `body` in a transaction, again after a serialization failure or deadlock while
     /// attempts remain, backing off a little longer each time.
     private static func transaction<T>(
-        on connection: PostgreSQLConnection, begin: String, attempts: Int, retried: (() -> Void)?,
+        on connection: PostgreSQLConnection, begin: String, readOnly: Bool, attempts: Int, retried: (() -> Void)?,
         _ body: (any SQLConnection) throws -> T
     ) throws -> T {
         var attempt = 0
         while true {
             attempt += 1
             do {
-                try connection.begin(begin)
+                connection.begin(begin)
                 connection.guardsTransactionControl = true
                 let result: T
                 do {
@@ -179,7 +184,11 @@ package final class PostgreSQLDatabase: SQLDatabase {
                     connection.guardsTransactionControl = false
                     throw error
                 }
-                try connection.commit()
+                if readOnly {
+                    try connection.commitReadOnly()
+                } else {
+                    try connection.commit()
+                }
                 return result
             } catch {
                 let failure = connection.transactionFailure

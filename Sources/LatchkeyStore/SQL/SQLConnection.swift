@@ -21,6 +21,19 @@ package protocol SQLConnection {
     @discardableResult
     func execute(_ sql: String, _ bindings: [SQLValue]) throws -> Int
 
+    /// Runs one statement whose row count the caller does not need, perhaps after returning:
+    /// PostgreSQL sends it ahead of the transaction's next statement or its commit, in the same
+    /// round trip, instead of waiting for its answer now; SQLite runs it at once. Its failure
+    /// fails the transaction all the same, thrown by that later call or by the commit; so use
+    /// it only where the caller would not catch the error (an audit entry, a row that cannot
+    /// clash).
+    ///
+    /// - Parameters:
+    ///   - sql: One statement in portable SQL.
+    ///   - bindings: One value per `?`, in order.
+    /// - Throws: ``StoreError``: this statement's failure, or an earlier one's.
+    func executeUnawaited(_ sql: String, _ bindings: [SQLValue]) throws
+
     /// Runs one statement and returns every row it produces.
     ///
     /// - Parameters:
@@ -52,6 +65,17 @@ package protocol SQLConnection {
 }
 
 extension SQLConnection {
+    /// Runs the statement at once: a database that answers each statement as it runs it, such
+    /// as SQLite.
+    ///
+    /// - Parameters:
+    ///   - sql: One statement.
+    ///   - bindings: One value per `?`, in order.
+    /// - Throws: ``StoreError``.
+    package func executeUnawaited(_ sql: String, _ bindings: [SQLValue]) throws {
+        try execute(sql, bindings)
+    }
+
     /// Does nothing: a database without a notification channel, such as SQLite, whose
     /// subscribers notice commits by themselves.
     ///
