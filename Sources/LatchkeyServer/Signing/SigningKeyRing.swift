@@ -58,6 +58,8 @@ package final class SigningKeyRing: Sendable {
         var verificationKeys: JWSKeySet
         var loadedAt: Date
         var nextTransition: Date?
+        /// Which reload read it: a reload that started earlier but ends later must not replace it.
+        var generation = 0
 
         /// The ES256 signer of access tokens.
         var signer: JWSSigner? { signers[.es256] }
@@ -83,6 +85,8 @@ package final class SigningKeyRing: Sendable {
     private let snapshot: Mutex<Snapshot>
     /// The snapshot's ``Snapshot/revision``, readable without the lock by the JWKS route.
     private let revision = Atomic<Int>(0)
+    /// Reloads started, for ``Snapshot/generation``.
+    private let reloads = Atomic<Int>(0)
 
     private init(database: any SQLDatabase, masterKey: MasterKey, tokenLifetime: TimeInterval, snapshot: Snapshot) {
         self.database = database
@@ -212,9 +216,14 @@ package final class SigningKeyRing: Sendable {
     }
 
     /// Re-reads the key table; the revision moves on only when the published keys changed.
+    /// Reloads that overlap (a change announced while a periodic one runs) keep what the one
+    /// that started last read.
     package func reload(now: Date) async throws {
+        let generation = reloads.add(1, ordering: .relaxed).newValue
         var fresh = try await Self.load(database: database, masterKey: masterKey, now: now, known: cached.privateKeys)
+        fresh.generation = generation
         snapshot.withLock { current in
+            guard generation > current.generation else { return }
             fresh.revision = fresh.jwks == current.jwks ? current.revision : current.revision + 1
             current = fresh
             revision.store(fresh.revision, ordering: .releasing)
