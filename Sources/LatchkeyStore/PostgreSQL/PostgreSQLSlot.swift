@@ -4,9 +4,10 @@ import Synchronization
 /// One place in the pool: a serial queue, the only place its connection is used, and the
 /// connection, opened when first needed and again after it was lost.
 ///
-/// Like ``SQLiteWorker``, ``run(_:)`` sends the job to the queue and suspends the caller on a
-/// continuation, so libpq blocks a dispatch thread of the pool's own, never an event loop or a
-/// thread of Swift's cooperative pool.
+/// Jobs run on the queue only: the pool's (``PostgreSQLPool``) through ``runHere(_:)``, others
+/// through ``run(_:)``, which sends the job there and suspends the caller on a continuation. So
+/// libpq blocks a dispatch thread of the pool's own, never an event loop or a thread of Swift's
+/// cooperative pool.
 final class PostgreSQLSlot: Sendable {
     private struct State {
         var connection: PostgreSQLConnection?
@@ -16,7 +17,8 @@ final class PostgreSQLSlot: Sendable {
     }
 
     let index: Int
-    private let queue: DispatchQueue
+    /// Where the connection is used, and only there.
+    let queue: DispatchQueue
     private let connector: PostgreSQLConnector
     private let state = Mutex(State())
 
@@ -43,7 +45,7 @@ final class PostgreSQLSlot: Sendable {
     /// Runs `job` on the calling thread, which must be the slot's queue. When the job finds a
     /// kept connection lost before it began (``StaleConnection``), it runs once more on a new
     /// one; a new connection that fails the same way is the outage it looks like.
-    private func runHere<T: Sendable>(_ job: @Sendable (PostgreSQLConnection) throws -> T) throws -> T {
+    func runHere<T: Sendable>(_ job: @Sendable (PostgreSQLConnection) throws -> T) throws -> T {
         try state.withLock { state in
             guard !state.closed else { throw StoreError.closed("the database is closed") }
             if let connection = state.connection, !connection.isUsable {
