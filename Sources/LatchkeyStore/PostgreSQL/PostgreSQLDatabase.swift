@@ -277,14 +277,12 @@ package final class PostgreSQLDatabase: SQLDatabase {
     ///   connection stays busy past the timeout.
     package func isHealthy() async -> Bool {
         guard !closed.load(ordering: .acquiring) else { return false }
-        let gate = HealthGate()
+        let gate = OneShot()
         let timeout = configuration.healthCheckTimeout
-        let (seconds, attoseconds) = timeout.components
-        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
         let pool = pool
         return await withCheckedContinuation { continuation in
             gate.arm(continuation)
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { gate.resume(false) }
+            DispatchQueue.global().asyncAfter(deadline: .now() + DispatchTimeInterval(timeout)) { gate.resume(false) }
             Task {
                 let healthy = (try? await pool.run(timeout: timeout) { connection in
                     try connection.queryOne("SELECT 1 AS one", []) != nil
@@ -336,18 +334,5 @@ package final class PostgreSQLDatabase: SQLDatabase {
 
     private func checkOpen() throws {
         guard !closed.load(ordering: .acquiring) else { throw StoreError.closed("the database is closed") }
-    }
-}
-
-/// A continuation resumed by whichever of the probe and its timer comes first.
-private final class HealthGate: Sendable {
-    private let continuation = Mutex<CheckedContinuation<Bool, Never>?>(nil)
-
-    func arm(_ continuation: CheckedContinuation<Bool, Never>) {
-        self.continuation.withLock { $0 = continuation }
-    }
-
-    func resume(_ value: Bool) {
-        continuation.withLock { $0.take() }?.resume(returning: value)
     }
 }

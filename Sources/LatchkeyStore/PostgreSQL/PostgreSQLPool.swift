@@ -108,9 +108,7 @@ final class PostgreSQLPool: Sendable {
     }
 
     private func scheduleSweep(after delay: Duration) {
-        let (seconds, attoseconds) = delay.components
-        let nanoseconds = max(0, Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in sweep() }
+        DispatchQueue.global().asyncAfter(deadline: .now() + DispatchTimeInterval(delay)) { [self] in sweep() }
     }
 
     /// Fails the jobs whose wait is over, and schedules the next check for the earliest

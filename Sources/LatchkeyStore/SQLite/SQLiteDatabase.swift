@@ -284,8 +284,7 @@ package final class SQLiteDatabase: SQLDatabase {
         // pool is busy, a healthy database must not look late.
         let reader = readers.min { $0.queueDepth < $1.queueDepth }!
         let answers = Atomic<Int>(0)
-        let (seconds, attoseconds) = configuration.healthCheckTimeout.components
-        let timeout = DispatchTimeInterval.nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
+        let timeout = DispatchTimeInterval(configuration.healthCheckTimeout)
         return await withCheckedContinuation { continuation in
             gate.arm(continuation)
             DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { gate.resume(false) }
@@ -391,18 +390,5 @@ package final class SQLiteDatabase: SQLDatabase {
 
     private func checkOpen() throws {
         guard !closed.load(ordering: .acquiring) else { throw StoreError.closed("the database is closed") }
-    }
-}
-
-/// A continuation resumed by whichever of several racers comes first.
-private final class OneShot: Sendable {
-    private let continuation = Mutex<CheckedContinuation<Bool, Never>?>(nil)
-
-    func arm(_ continuation: CheckedContinuation<Bool, Never>) {
-        self.continuation.withLock { $0 = continuation }
-    }
-
-    func resume(_ value: Bool) {
-        continuation.withLock { $0.take() }?.resume(returning: value)
     }
 }
