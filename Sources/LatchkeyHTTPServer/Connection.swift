@@ -14,10 +14,10 @@ import LatchkeyLibevent
 /// response, and start again or close. One request is handled at a time; pipelined requests wait
 /// in the input buffer and are answered in order.
 ///
-/// Asynchronous handlers run in a task and send their response back through the loop's mailbox
-/// with this connection's id and the request's sequence number; a reply for a connection that
-/// has closed in the meantime finds no connection and is dropped, so a handler never touches a
-/// freed connection or socket.
+/// Asynchronous handlers run in a task on the loop's thread (see ``LoopExecutor``) and send their
+/// response back through the loop's mailbox with this connection's id and the request's sequence
+/// number; a reply for a connection that has closed in the meantime finds no connection and is
+/// dropped, so a handler never touches a freed connection or socket.
 final class Connection {
     enum State {
         case awaitingRequest
@@ -289,7 +289,7 @@ final class Connection {
         let errors = loop.context.errors
         let id = id
         let sequence = sequence
-        Task {
+        Task(executorPreference: loop.executor) {
             let response = await errors.respond(to: request, next: responder)
             mailbox.post(.response(connection: id, sequence: sequence, response))
         }

@@ -39,6 +39,8 @@ final class ServerContext: Sendable {
 enum LoopMessage: Sendable {
     /// An asynchronous handler finished.
     case response(connection: Int, sequence: Int, HTTPResponse)
+    /// A step of a request task, for ``LoopExecutor``.
+    case job(UnownedJob)
     /// Stop accepting, close idle connections, close the others after their current response.
     case drain
     /// Close every connection and leave the loop.
@@ -66,6 +68,8 @@ final class EventLoop {
     let context: ServerContext
     let base: OpaquePointer
     let mailbox: Mailbox<LoopMessage>
+    /// Where request tasks run: this loop's thread.
+    let executor: LoopExecutor
     let listenFD: Int32
     private var acceptEvent: OpaquePointer?
     private var resumeAcceptEvent: OpaquePointer?
@@ -91,6 +95,7 @@ final class EventLoop {
         guard let wake = event_new(base, -1, 0, { _, _, argument in EventLoop.from(argument).receiveMessages() }, nil)
         else { throw HTTPServerError(.eventLoopFailed, "event_new failed") }
         self.mailbox = Mailbox<LoopMessage>(event: wake)
+        self.executor = LoopExecutor(mailbox: mailbox)
         output.reserveCapacity(16 * 1024)
         date.refresh()
         let me = Unmanaged.passUnretained(self).toOpaque()
@@ -121,7 +126,7 @@ final class EventLoop {
         stopAccepting()
         if let tickEvent { event_free(tickEvent) }
         if let resumeAcceptEvent { event_free(resumeAcceptEvent) }
-        mailbox.close()
+        for case .job(let job) in mailbox.close() { LoopExecutor.runElsewhere(job) }
         event_free(mailbox.event)
         event_base_free(base)
         readBuffer.deallocate()
@@ -222,6 +227,8 @@ final class EventLoop {
             case .response(let id, let sequence, let response):
                 // The connection may have closed while the handler ran; then the reply is dropped.
                 connections[id]?.deliver(response, sequence: sequence)
+            case .job(let job):
+                executor.run(job)
             case .drain:
                 draining = true
                 stopAccepting()
