@@ -292,6 +292,26 @@ struct SessionTests {
         }
     }
 
+    @Test("S10: a key taken out of the key table takes its tokens with it, although the server accepted them a moment before")
+    func s10RemovedKeyRefusesAcceptedTokens() async throws {
+        try await TestServer.with { server in
+            let keys = server.application.signingKeys
+            let user = try await server.createUser()
+            let old = try await server.startSession(for: user)
+            // Twice: the second answer comes from the tokens the key set already verified.
+            for _ in 0..<2 { #expect(try await server.request(.get, "/v1/me", headers: Self.bearer(old)).status == 200) }
+            let oldKID = try #require(try Insecure.unverifiedContents(of: old.accessToken).header["kid"]?.stringValue)
+            _ = try await keys.rotate(activationDelay: 0, now: server.clock.now)
+            // An operator removing a key they believe exposed, before its tokens expire.
+            try await server.database.write { try $0.execute("DELETE FROM signing_keys WHERE id = ?", [.text(oldKID)]) }
+            try await keys.reload(now: server.clock.now)
+            let refused = try await server.request(.get, "/v1/me", headers: Self.bearer(old))
+            #expect(refused.status == 401)
+            #expect(try refused.wireError.error == .invalidToken)
+            #expect(try await server.request(.get, "/v1/me", headers: Self.bearer(try await server.startSession(for: user))).status == 200)
+        }
+    }
+
     @Test("20 concurrent revocations of one session: exactly one call revokes it, and it is audited once")
     func concurrentRevocationAuditedOnce() async throws {
         try await TestServer.with { server in

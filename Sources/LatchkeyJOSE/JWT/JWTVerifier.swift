@@ -20,11 +20,20 @@ package struct JWTVerifier: Sendable {
     package var keys: JWSKeySet
     /// The rules.
     package var policy: JWTValidationPolicy
+    /// Tokens these keys already verified; `nil` to check every token in full.
+    package var cache: VerifiedJWTCache?
 
     /// Creates a verifier.
-    package init(keys: JWSKeySet, policy: JWTValidationPolicy) {
+    ///
+    /// - Parameters:
+    ///   - keys: The trusted keys.
+    ///   - policy: The rules.
+    ///   - cache: Tokens `keys` already verified, kept with `keys` by the caller (see
+    ///     ``VerifiedJWTCache``); `nil` to check every token in full.
+    package init(keys: JWSKeySet, policy: JWTValidationPolicy, cache: VerifiedJWTCache? = nil) {
         self.keys = keys
         self.policy = policy
+        self.cache = cache
     }
 
     /// Verifies a compact JWT.
@@ -35,15 +44,29 @@ package struct JWTVerifier: Sendable {
     /// - Returns: The header and claims.
     /// - Throws: ``JOSEError`` whose code names the failed check.
     package func verify(_ token: some StringProtocol, now: Date = Date()) throws(JOSEError) -> VerifiedJWT {
-        let jws = try JWS(compact: token)
-        guard policy.algorithms.contains(jws.algorithm) else {
-            throw JOSEError(.algorithmNotAllowed, "\(jws.algorithm) is not allowed here")
+        if let cache, let known = cache.entry(for: String(token)) {
+            // The same bytes verified against these keys: only what depends on the policy and
+            // the clock is left to check, in the same order.
+            try checkAlgorithm(known.algorithm)
+            try policy.checkType(known.type)
+            try policy.checkClaims(known.jwt.claims, now: now)
+            return known.jwt
         }
+        let jws = try JWS(compact: token)
+        try checkAlgorithm(jws.algorithm)
         try policy.checkType(jws.type)
         try jws.verify(with: keys, algorithms: policy.algorithms)
         let claims = try JWTClaims(json: try JOSEJSON.parse(jws.payload, what: "the claims"))
         try policy.checkClaims(claims, now: now)
-        return VerifiedJWT(header: jws.header, claims: claims, keyID: jws.keyID)
+        let verified = VerifiedJWT(header: jws.header, claims: claims, keyID: jws.keyID)
+        cache?.insert(.init(jwt: verified, algorithm: jws.algorithm, type: jws.type), for: String(token))
+        return verified
+    }
+
+    private func checkAlgorithm(_ algorithm: JWSAlgorithm) throws(JOSEError) {
+        guard policy.algorithms.contains(algorithm) else {
+            throw JOSEError(.algorithmNotAllowed, "\(algorithm) is not allowed here")
+        }
     }
 }
 

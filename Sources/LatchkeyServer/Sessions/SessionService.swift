@@ -291,7 +291,9 @@ package final class SessionService: Sendable {
     }
 
     /// The claims of an access token this server signed: ES256, `typ: at+jwt`, this issuer,
-    /// one of `audiences`, not expired, with `sub` (and `sid` when `requiringSession`).
+    /// one of `audiences`, not expired, with `sub` (and `sid` when `requiringSession`). A token
+    /// the current keys already verified skips the parse and the signature check; the rest is
+    /// checked every time (see ``VerifiedJWTCache``).
     ///
     /// - Throws: ``AuthError`` 401 `invalid_token` for anything else. Whether the session is
     ///   still live is the caller's question (``isLive(_:of:now:)``).
@@ -303,7 +305,8 @@ package final class SessionService: Sendable {
             issuer: issuer, audiences: Set(audiences.map(audienceValue)), algorithms: [.es256],
             requiredClaims: requiringSession ? ["exp", "iat", "sub", "sid"] : ["exp", "iat", "sub"], type: .exactly("at+jwt"))
         do {
-            return try JWTVerifier(keys: snapshot.verificationKeys, policy: policy).verify(token, now: now).claims
+            return try JWTVerifier(keys: snapshot.verificationKeys, policy: policy, cache: snapshot.verifiedAccessTokens)
+                .verify(token, now: now).claims
         } catch {
             throw AuthError.invalidToken("the access token is not valid (\(error.code))")
         }

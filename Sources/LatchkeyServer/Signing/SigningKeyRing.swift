@@ -56,6 +56,9 @@ package final class SigningKeyRing: Sendable {
         /// key-set change rather than per request.
         var revision: Int
         var verificationKeys: JWSKeySet
+        /// The access tokens ``verificationKeys`` already verified; replaced with them when the
+        /// published keys change.
+        var verifiedAccessTokens = VerifiedJWTCache()
         var loadedAt: Date
         var nextTransition: Date?
         /// Which reload read it: a reload that started earlier but ends later must not replace it.
@@ -224,7 +227,13 @@ package final class SigningKeyRing: Sendable {
         fresh.generation = generation
         snapshot.withLock { current in
             guard generation > current.generation else { return }
-            fresh.revision = fresh.jwks == current.jwks ? current.revision : current.revision + 1
+            if fresh.jwks == current.jwks {
+                fresh.revision = current.revision
+                fresh.verificationKeys = current.verificationKeys
+                fresh.verifiedAccessTokens = current.verifiedAccessTokens
+            } else {
+                fresh.revision = current.revision + 1
+            }
             current = fresh
             revision.store(fresh.revision, ordering: .releasing)
         }
