@@ -11,6 +11,7 @@ enum Seeding {
         do {
             let configuration = try ConfigurationLoader.load(file: configurationFile)
             let application = try await LatchkeyApplication.open(configuration: configuration, accessLog: false)
+            application.adoptPublicURL()
             let text: String
             do {
                 text = try await seed(application)

@@ -5,6 +5,7 @@ import LatchkeyJOSE
 import LatchkeyJSON
 @testable import LatchkeyServer
 import LatchkeyStore
+import LatchkeyTestSupport
 import LatchkeyWire
 import Testing
 
@@ -62,6 +63,29 @@ struct SessionTests {
             #expect(claims["exp"]?.numberValue == issuedAt + 900)
             #expect(token.refreshToken.count == 43, "256 random bits, base64url")
         }
+    }
+
+    @Test("a process that signs tokens without serving (the bench's seeders) names the issuer its server will, so the server accepts them")
+    func adoptedPublicURL() async throws {
+        let directory = try TemporaryDirectory("adopt").url
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var configuration = TestServer.configuration(in: directory)
+        let port = try DevLANTests.freePort()
+        configuration.listen = "127.0.0.1:\(port)"
+
+        let seeder = try await LatchkeyApplication.open(configuration: configuration, accessLog: false)
+        seeder.adoptPublicURL()
+        let user = try await seeder.database.write { try UserRepository(database: seeder.database).create(email: "seed@example.com", now: Date(), on: $0) }
+        let token = try await seeder.sessions.startSession(userID: user.id, amr: ["pwd"], context: RequestContext(ip: "127.0.0.1"))
+        await seeder.shutdown()
+        #expect(try Insecure.unverifiedContents(of: token.accessToken).claims["iss"]?.stringValue == "http://127.0.0.1:\(port)")
+
+        let application = try await LatchkeyApplication.open(configuration: configuration, accessLog: false)
+        try application.start()
+        let server = TestServer.attached(application, clock: TestClock(), directory: directory)
+        let me = try await server.request(.get, "/v1/me", headers: Self.bearer(token))
+        await application.shutdown()
+        #expect(me.status == 200, "\(me.text)")
     }
 
     @Test("S7, S8: a refresh rotates the token; the new one works and is stored only as a hash")

@@ -255,7 +255,7 @@ package final class LatchkeyApplication: Sendable {
             return state.mounts
         }
         try server.start()
-        sessions.setPublicURL(publicURL, audience: configuration.audience)
+        adoptPublicURL()
         if apple.settings.usesSandbox { apple.settings.useSandbox(at: publicURL) }
         for routes in mounts { routes.serverStarted(publicURL: publicURL) }
         let tasks = [signingKeyReload(), housekeeping.start()]
@@ -307,12 +307,21 @@ package final class LatchkeyApplication: Sendable {
     /// The port the server listens on (the real one when `listen` asked for port 0).
     package var boundPort: Int { server.boundPort }
 
-    /// The URL clients reach this server at: `public_url`, or the bound address.
+    /// The URL clients reach this server at: `public_url`, or the bound address (before
+    /// ``start()``, the configured one).
     package var publicURL: String {
         if let publicURL = configuration.publicURL { return publicURL }
         let host = configuration.listenAddress.host
         let shown = host == "0.0.0.0" || host == "::" ? "127.0.0.1" : (host.contains(":") ? "[\(host)]" : host)
-        return "http://\(shown):\(boundPort)"
+        return "http://\(shown):\(boundPort == 0 ? configuration.listenAddress.port : boundPort)"
+    }
+
+    /// Makes the tokens this process signs name ``publicURL`` as their issuer (and the audience
+    /// it implies). ``start()`` does it; a tool that signs tokens for a server of the same
+    /// configuration without serving (the benchmark's seeders) calls it, or the server refuses
+    /// them as `wrong_issuer`.
+    package func adoptPublicURL() {
+        sessions.setPublicURL(publicURL, audience: configuration.audience)
     }
 
     /// Stops accepting, finishes in-flight requests within the deadline, closes the database.
