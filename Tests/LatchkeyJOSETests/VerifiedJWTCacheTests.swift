@@ -12,6 +12,13 @@ struct VerifiedJWTCacheTests {
         JWTVerifier(keys: Fixture.keys, policy: policy, cache: cache)
     }
 
+    /// The fixture's policy with one rule changed.
+    static func policy(_ change: (inout JWTValidationPolicy) -> Void) -> JWTValidationPolicy {
+        var policy = Fixture.policy
+        change(&policy)
+        return policy
+    }
+
     @Test("S4: a remembered token is still refused once expired, for another audience or issuer, against the caller's clock")
     func s4ClaimsCheckedOnEveryHit() throws {
         let cache = VerifiedJWTCache()
@@ -20,11 +27,9 @@ struct VerifiedJWTCacheTests {
         #expect(cache.count == 1)
         #expect(try Self.verifier(cache).verify(token, now: Fixture.now).claims.subject == "user-1")
         #expect(throws: JOSEError(.expired, "")) { try Self.verifier(cache).verify(token, now: Fixture.now.addingTimeInterval(960)) }
-        var otherAudience = Fixture.policy
-        otherAudience.audiences = ["admin"]
+        let otherAudience = Self.policy { $0.audiences = ["admin"] }
         #expect(throws: JOSEError(.wrongAudience, "")) { try Self.verifier(cache, policy: otherAudience).verify(token, now: Fixture.now) }
-        var otherIssuer = Fixture.policy
-        otherIssuer.issuer = "https://other.example"
+        let otherIssuer = Self.policy { $0.issuer = "https://other.example" }
         #expect(throws: JOSEError(.wrongIssuer, "")) { try Self.verifier(cache, policy: otherIssuer).verify(token, now: Fixture.now) }
     }
 
@@ -33,11 +38,9 @@ struct VerifiedJWTCacheTests {
         let cache = VerifiedJWTCache()
         let token = try Fixture.token()
         _ = try Self.verifier(cache).verify(token, now: Fixture.now)
-        var rsaOnly = Fixture.policy
-        rsaOnly.algorithms = [.rs256]
+        let rsaOnly = Self.policy { $0.algorithms = [.rs256] }
         #expect(throws: JOSEError(.algorithmNotAllowed, "")) { try Self.verifier(cache, policy: rsaOnly).verify(token, now: Fixture.now) }
-        var idTokens = Fixture.policy
-        idTokens.type = .absentOrJWT
+        let idTokens = Self.policy { $0.type = .absentOrJWT }
         #expect(throws: JOSEError(.wrongType, "")) { try Self.verifier(cache, policy: idTokens).verify(token, now: Fixture.now) }
     }
 

@@ -67,9 +67,9 @@ struct SessionTests {
 
     @Test("a process that signs tokens without serving (the bench's seeders) names the issuer its server will, so the server accepts them")
     func adoptedPublicURL() async throws {
-        let directory = try TemporaryDirectory("adopt").url
-        defer { try? FileManager.default.removeItem(at: directory) }
-        var configuration = TestServer.configuration(in: directory)
+        let directory = try TemporaryDirectory("adopt")
+        defer { directory.remove() }
+        var configuration = TestServer.configuration(in: directory.url)
         let port = try DevLANTests.freePort()
         configuration.listen = "127.0.0.1:\(port)"
 
@@ -82,7 +82,7 @@ struct SessionTests {
 
         let application = try await LatchkeyApplication.open(configuration: configuration, accessLog: false)
         try application.start()
-        let server = TestServer.attached(application, clock: TestClock(), directory: directory)
+        let server = TestServer.attached(application, clock: TestClock(), directory: directory.url)
         let me = try await server.request(.get, "/v1/me", headers: Self.bearer(token))
         await application.shutdown()
         #expect(me.status == 200, "\(me.text)")
