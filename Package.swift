@@ -59,6 +59,9 @@ let package = Package(
         // The one shape of the package's error structs (`CodedError`): code, message, equality
         // by code. Ours alone; the public JSON and wire modules keep the shape without it.
         .target(name: "LatchkeyErrors", swiftSettings: swiftSettingsInPackage),
+        // Small things every layer uses and none owns: trimming white space, starting a detached
+        // thread. Here so that the domain does not import HTTP to get them.
+        .target(name: "LatchkeyBasics", swiftSettings: swiftSettingsInPackage),
         // The /v1 request and response bodies, shared by the server's routes, its tests and the
         // client SDK; JSON only, so they cannot drift apart.
         .target(name: "LatchkeyWire", dependencies: ["LatchkeyJSON"], swiftSettings: swiftSettings),
@@ -87,12 +90,12 @@ let package = Package(
         // The HTTP/1.1 server on libevent: loops, connections, the parser, the access log.
         .target(
             name: "LatchkeyHTTPServer",
-            dependencies: ["CLatchkeyEvent", "LatchkeyLibevent", "LatchkeyHTTP", "LatchkeyJSON", "LatchkeyErrors"],
+            dependencies: ["CLatchkeyEvent", "LatchkeyLibevent", "LatchkeyHTTP", "LatchkeyJSON", "LatchkeyErrors", "LatchkeyBasics"],
             swiftSettings: swiftSettingsInPackage),
         // The outbound HTTP client on libevent and OpenSSL (Apple's endpoints).
         .target(
             name: "LatchkeyHTTPClient",
-            dependencies: ["CLatchkeyEvent", "CLatchkeyShims", "LatchkeyLibevent", "LatchkeyHTTP", "LatchkeyErrors"],
+            dependencies: ["CLatchkeyEvent", "CLatchkeyShims", "LatchkeyLibevent", "LatchkeyHTTP", "LatchkeyErrors", "LatchkeyBasics"],
             swiftSettings: swiftSettingsInPackage),
         .target(
             name: "LatchkeyStore",
@@ -110,15 +113,15 @@ let package = Package(
         .target(
             name: "LatchkeyServer",
             dependencies: [
-                "LatchkeyErrors", "LatchkeyJSON", "LatchkeyWire", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP",
+                "LatchkeyErrors", "LatchkeyBasics", "LatchkeyJSON", "LatchkeyWire", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP",
                 "LatchkeyHTTPServer", "LatchkeyHTTPClient", "LatchkeyStore", "LatchkeyCommonPasswords",
             ],
             swiftSettings: swiftSettingsInPackage),
         .executableTarget(
             name: "latchkey",
             dependencies: [
-                "LatchkeyJSON", "CLatchkeyMalloc", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyHTTPClient", "LatchkeyStore",
-                "LatchkeyServer", "LatchkeySandbox",
+                "LatchkeyJSON", "LatchkeyBasics", "CLatchkeyMalloc", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyHTTPClient",
+                "LatchkeyStore", "LatchkeyServer", "LatchkeySandbox",
             ],
             swiftSettings: swiftSettingsInPackage),
         // `make bench`: operations per second of the crypto hot paths, read by scripts/bench.

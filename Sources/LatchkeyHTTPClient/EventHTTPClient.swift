@@ -1,6 +1,7 @@
 internal import CLatchkeyEvent
 import FoundationEssentials
 import Glibc
+import LatchkeyBasics
 import LatchkeyHTTP
 import LatchkeyLibevent
 import Synchronization

@@ -1,4 +1,5 @@
 import Glibc
+import LatchkeyBasics
 import LatchkeyHTTP
 
 /// The reverse proxies (load balancers, TLS terminators) whose `X-Forwarded-For` the server

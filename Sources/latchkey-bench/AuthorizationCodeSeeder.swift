@@ -35,7 +35,7 @@ enum AuthorizationCodeSeeder {
     /// COUNT codes of KIND, one line each.
     static func codes(_ kind: Kind, count: Int, directory: URL, application: LatchkeyApplication) async throws -> String {
         let clients = application.clients
-        let authorization = AuthorizationService(database: application.database, sessions: application.sessions, clients: clients)
+        let authorization = application.services.authorization
         let setup: Setup
         if let existing = try Setup.load(from: directory) {
             setup = existing
@@ -43,7 +43,7 @@ enum AuthorizationCodeSeeder {
             setup = try await Setup.create(in: directory, application: application, clients: clients)
         }
         guard let client = try await clients.client(id: kind == .es256 ? setup.es256ClientID : setup.rs256ClientID),
-            let browserSession = try await application.sessions.browserSessions.current(token: setup.browserSessionToken)
+            let browserSession = try await application.services.browserSessions.current(token: setup.browserSessionToken)
         else { throw SeedError("the bench's clients or browser session are gone from the database; remove \(directory.path)") }
 
         let context = RequestContext(ip: "127.0.0.1")
@@ -102,7 +102,7 @@ enum AuthorizationCodeSeeder {
             }
             let users = UserRepository(database: application.database)
             let user = try await application.database.write { try users.create(email: "oauth-bench@example.com", now: Date(), on: $0) }
-            let (_, token) = try await application.sessions.browserSessions.start(userID: user.id, amr: ["pwd"], ip: "127.0.0.1", userAgent: nil)
+            let (_, token) = try await application.services.browserSessions.start(userID: user.id, amr: ["pwd"], ip: "127.0.0.1", userAgent: nil)
             let setup = Setup(rs256ClientID: try await register("RS256"), es256ClientID: try await register("ES256"), browserSessionToken: token)
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             try "\(setup.rs256ClientID) \(setup.es256ClientID) \(setup.browserSessionToken)\n".write(

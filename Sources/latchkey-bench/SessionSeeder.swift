@@ -16,7 +16,7 @@ enum SessionSeeder {
             let user = try await application.database.write { try users.create(email: "bench@example.com", now: Date(), on: $0) }
             var lines = ""
             for _ in 0..<count {
-                let token = try await application.sessions.startSession(userID: user.id, amr: ["pwd"], context: RequestContext(ip: "127.0.0.1"))
+                let token = try await application.services.signIns.startSession(userID: user.id, amr: ["pwd"], context: RequestContext(ip: "127.0.0.1"))
                 lines += "\(token.refreshToken) \(token.accessToken)\n"
             }
             return lines

@@ -16,7 +16,7 @@ struct BearerMiddlewareTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let application = try await LatchkeyApplication.open(
             configuration: TestServer.configuration(in: directory), accessLog: false, clock: { clock.now })
-        let probe = application.router.group("/probe", middleware: BearerAuthenticator(sessions: application.sessions))
+        let probe = application.router.group("/probe", middleware: BearerAuthenticator(accessTokens: application.services.accessTokens, clock: application.services.dependencies.clock))
         probe.get("/whoami") { _, context in
             let principal = try context.requirePrincipal()
             return .json([
@@ -74,7 +74,7 @@ struct BearerMiddlewareTests {
                 #expect(try grouped.wireError.error == .invalidToken)
             }
             // An ended session is refused by both, with the same words.
-            _ = try await server.application.sessions.revokeSessions(
+            _ = try await server.application.services.sessions.revokeSessions(
                 userID: user.id, sessionIDs: nil, reason: "test", context: RequestContext(ip: "127.0.0.1"))
             let ended = ["Authorization": "Bearer \(session.accessToken)"]
             let grouped = try await server.request(.get, "/probe/whoami", headers: ended)

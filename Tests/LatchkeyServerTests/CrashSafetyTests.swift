@@ -26,7 +26,7 @@ struct CrashSafetyTests {
             let user = try await application.database.write { try users.create(email: "crash@example.com", now: Date(), on: $0) }
             var tokens = [String]()
             for _ in 0..<16 {
-                tokens.append(try await application.sessions.startSession(userID: user.id, amr: ["pwd"], context: RequestContext()).refreshToken)
+                tokens.append(try await application.services.signIns.startSession(userID: user.id, amr: ["pwd"], context: RequestContext()).refreshToken)
             }
             await application.shutdown()
             return tokens

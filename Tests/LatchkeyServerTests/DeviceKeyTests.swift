@@ -87,7 +87,7 @@ struct DeviceKeyTests {
             let claims = try Insecure.unverifiedContents(of: tokens.accessToken).claims
             #expect(claims["amr"] == ["pwd", "hwk", "mfa"])
             #expect(claims["sid"]?.stringValue == token.session.id)
-            let session = try #require(try await server.application.sessions.session(token.session.id))
+            let session = try #require(try await server.application.services.sessions.session(token.session.id))
             #expect(session.amr == ["pwd", "hwk", "mfa"] && session.secondFactorAt != nil)
             let device2 = try await server.request(.get, "/v1/devices", headers: try stepUp.bearer).decode(WireDeviceList.self)
             #expect(device2.devices.first?.lastUsedAt != nil, "last_used_at is set")
@@ -134,7 +134,7 @@ struct DeviceKeyTests {
             #expect(response.status == 400)
             let refusal = try response.wireError
             #expect(refusal.error == .invalidGrant && refusal.grantFailure == .expired)
-            let session = try await server.application.sessions.session(token.session.id)
+            let session = try await server.application.services.sessions.session(token.session.id)
             #expect(session?.amr == ["pwd"], "nothing was issued")
         }
     }
@@ -254,11 +254,11 @@ struct DeviceKeyTests {
             #expect(refused.status == 403)
             #expect(try refused.wireError.error == .insufficientAuthentication)
             let principal = Principal(userID: user.id, sessionID: token.session.id, amr: ["pwd"])
-            await #expect(throws: AuthError.insufficientAuthentication()) { try await server.application.sessions.requireRecentSecondFactor(principal) }
+            await #expect(throws: AuthError.insufficientAuthentication()) { try await server.application.services.sessions.requireRecentSecondFactor(principal) }
 
             let stepUp = try await device.stepUp(on: server, bearer: Self.bearer(token), deviceID: deviceID)
             let fresh = try stepUp.bearer
-            try await server.application.sessions.requireRecentSecondFactor(principal)
+            try await server.application.services.sessions.requireRecentSecondFactor(principal)
             #expect(try await server.request(.delete, "/v1/devices/nope", headers: fresh).status == 404)
             let removed = try await server.request(.delete, "/v1/devices/\(deviceID)", headers: fresh)
             #expect(removed.status == 204)
@@ -268,7 +268,7 @@ struct DeviceKeyTests {
             // Without a second factor left, nothing stands in the way.
             let someone = try await server.createUser(email: "b@example.com")
             let plain = try await server.startSession(for: someone)
-            try await server.application.sessions.requireRecentSecondFactor(Principal(userID: someone.id, sessionID: plain.session.id, amr: ["pwd"]))
+            try await server.application.services.sessions.requireRecentSecondFactor(Principal(userID: someone.id, sessionID: plain.session.id, amr: ["pwd"]))
         }
     }
 

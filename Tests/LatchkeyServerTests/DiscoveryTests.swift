@@ -67,9 +67,9 @@ struct DiscoveryTests {
             }
             #expect(try await server.request(.get, Self.paths[0]).body == openID.body)
 
-            let responder = DiscoveryResponder(sessions: server.application.sessions, mounted: .all)
+            let responder = DiscoveryResponder(accessTokens: server.application.services.accessTokens, mounted: .all)
             #expect(responder.response.body == openID.body)
-            server.application.sessions.setPublicURL("https://changed.example", audience: nil)
+            server.application.services.accessTokens.setPublicURL("https://changed.example", audience: nil)
             #expect(responder.response.body == openID.body, "kept, not rebuilt per request")
         }
     }
@@ -77,12 +77,12 @@ struct DiscoveryTests {
     @Test("before the issuer is known the answer is 503 and not kept")
     func noIssuerYet() async throws {
         try await TestServer.with { server in
-            let sessions = server.application.sessions
-            let issuer = sessions.issuer
-            sessions.setPublicURL("", audience: nil)
-            let responder = DiscoveryResponder(sessions: sessions, mounted: .all)
+            let accessTokens = server.application.services.accessTokens
+            let issuer = accessTokens.issuer
+            accessTokens.setPublicURL("", audience: nil)
+            let responder = DiscoveryResponder(accessTokens: accessTokens, mounted: .all)
             #expect(responder.response.status == 503)
-            sessions.setPublicURL(issuer, audience: nil)
+            accessTokens.setPublicURL(issuer, audience: nil)
             let response = responder.response
             #expect(response.status == 200)
             let document = try JSONValue(parsing: response.body)

@@ -77,11 +77,19 @@ struct FactorCompareAndSetTests {
     static func factors(_ server: TestServer, before trigger: String, _ interleave: @escaping @Sendable (any SQLConnection) throws -> Void) -> FactorService {
         let database = InterleavingDatabase(server.database, before: trigger, interleave)
         let application = server.application
+        let configuration = Configuration()
+        let dependencies = Dependencies(database: database, metrics: application.metrics, clock: { server.clock.now })
+        let accessTokens = AccessTokens(database: database, keys: application.signingKeys, configuration: configuration)
+        let browserSessions = BrowserSessionService(database: database, clock: dependencies.clock)
         let sessions = SessionService(
-            database: database, keys: application.sessions.keys, masterKey: application.masterKey, metrics: application.metrics,
-            configuration: Configuration(),
-            clock: application.sessions.clock)
-        return FactorService(sessions: sessions, masterKey: application.masterKey)
+            dependencies: dependencies, accessTokens: accessTokens, browserSessions: browserSessions, configuration: configuration)
+        return FactorService(
+            dependencies: dependencies, sessions: sessions,
+            signIns: SignInPipeline(dependencies: dependencies, sessions: sessions, browserSessions: browserSessions, accessTokens: accessTokens),
+            refreshTokens: RefreshTokens(
+                dependencies: dependencies, sessions: sessions, accessTokens: accessTokens, masterKey: application.masterKey,
+                configuration: configuration),
+            accessTokens: accessTokens, masterKey: application.masterKey, failuresPerAccount: 10)
     }
 
     static func refusal(_ body: () async throws -> some Sendable) async -> AuthError? {
@@ -132,7 +140,7 @@ struct FactorCompareAndSetTests {
         try await TestServer.with { server in
             let (user, _, _, codes) = try await TOTPTests.enrolled(server)
             let (mfaToken, _) = try await MFATests.mfaRequired(server, user)
-            let sessionsBefore = try await server.application.sessions.sessions(userID: user.id).count
+            let sessionsBefore = try await server.application.services.sessions.sessions(userID: user.id).count
             let factors = Self.factors(server, before: "UPDATE mfa_tokens SET ended_at") { connection in
                 try connection.execute("UPDATE mfa_tokens SET ended_at = created_at, ended_reason = 'completed'", [])
             }
@@ -142,7 +150,7 @@ struct FactorCompareAndSetTests {
             #expect(refusal?.code == .invalidGrant && refusal?.reason == .reused)
             let used = try await server.database.read { try $0.query("SELECT used_at FROM recovery_codes WHERE used_at IS NOT NULL", []) }
             #expect(used.isEmpty, "the losing transaction was rolled back")
-            #expect(try await server.application.sessions.sessions(userID: user.id).count == sessionsBefore)
+            #expect(try await server.application.services.sessions.sessions(userID: user.id).count == sessionsBefore)
         }
     }
 
@@ -162,7 +170,7 @@ struct FactorCompareAndSetTests {
                     principal, challengeID: challengeID, signature: try #require(Base64URL.decode(signature)), context: RequestContext())
             }
             #expect(refusal?.code == .invalidGrant && refusal?.reason == .reused)
-            let session = try await server.application.sessions.session(token.session.id)
+            let session = try await server.application.services.sessions.session(token.session.id)
             #expect(session?.amr == ["pwd"], "no step-up was recorded")
         }
     }

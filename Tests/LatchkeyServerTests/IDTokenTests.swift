@@ -17,7 +17,7 @@ struct IDTokenTests {
     static func claims(_ server: TestServer, session: TokenResponse, nonce: String? = "n-0S6_WzA2Mj", now: Date? = nil) -> IDTokenClaims {
         let now = now ?? server.clock.now
         return IDTokenClaims(
-            issuer: server.application.sessions.issuer, subject: session.user.id, audience: clientID, authorizedParty: clientID,
+            issuer: server.application.services.accessTokens.issuer, subject: session.user.id, audience: clientID, authorizedParty: clientID,
             issuedAt: now, expiresAt: now.addingTimeInterval(300), authTime: now.addingTimeInterval(-30), nonce: nonce,
             amr: ["pwd", "otp"], sessionID: "bs_sid1", accessToken: session.accessToken)
     }
@@ -125,7 +125,7 @@ struct IDTokenTests {
             #expect(try await server.request(.get, "/v1/me", headers: ["Authorization": "Bearer \(session.accessToken)"]).status == 200)
             // Even with the access tokens' audience and the API session's id, so only alg and typ differ.
             var claims = Self.claims(server, session: session)
-            claims.audience = server.application.sessions.audience
+            claims.audience = server.application.services.accessTokens.audience
             claims.sessionID = session.session.id
             let idToken = try server.application.signingKeys.signIDToken(claims, algorithm: algorithm)
             let refused = try await server.request(.get, "/v1/me", headers: ["Authorization": "Bearer \(idToken)"])

@@ -48,23 +48,26 @@ struct LayeringTests {
         "LatchkeyJSON": [],
         "LatchkeyWire": ["LatchkeyJSON"],
         "LatchkeyErrors": [],
+        "LatchkeyBasics": platform,
         "LatchkeyCrypto": platform.union(["CLatchkeyOpenSSL", "CLatchkeyArgon2", "CLatchkeyUnistring", "LatchkeyErrors"]),
         "LatchkeyJOSE": platform.union(["LatchkeyJSON", "LatchkeyCrypto", "LatchkeyErrors"]),
         "LatchkeyCommonPasswords": [],
         "LatchkeyHTTP": platform.union(["LatchkeyJSON", "LatchkeyErrors"]),
         "LatchkeyLibevent": platform.union(["CLatchkeyEvent"]),
-        "LatchkeyHTTPServer": platform.union(["CLatchkeyEvent", "LatchkeyLibevent", "LatchkeyHTTP", "LatchkeyJSON", "LatchkeyErrors"]),
-        "LatchkeyHTTPClient": platform.union(["CLatchkeyEvent", "CLatchkeyShims", "LatchkeyLibevent", "LatchkeyHTTP", "LatchkeyJSON", "LatchkeyErrors"]),
+        "LatchkeyHTTPServer": platform.union(["CLatchkeyEvent", "LatchkeyLibevent", "LatchkeyHTTP", "LatchkeyJSON", "LatchkeyErrors", "LatchkeyBasics"]),
+        "LatchkeyHTTPClient": platform.union([
+            "CLatchkeyEvent", "CLatchkeyShims", "LatchkeyLibevent", "LatchkeyHTTP", "LatchkeyJSON", "LatchkeyErrors", "LatchkeyBasics",
+        ]),
         "LatchkeyStore": platform.union(["CLatchkeySQLite", "CLatchkeyPQ", "LatchkeyJSON", "LatchkeyErrors"]),
         "LatchkeySandbox": platform.union(["LatchkeyJSON", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyHTTPClient", "LatchkeyErrors"]),
         "LatchkeyServer": platform.union([
-            "LatchkeyErrors", "LatchkeyJSON", "LatchkeyWire", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyHTTPServer",
-            "LatchkeyHTTPClient", "LatchkeyStore", "LatchkeyCommonPasswords",
+            "LatchkeyErrors", "LatchkeyBasics", "LatchkeyJSON", "LatchkeyWire", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP",
+            "LatchkeyHTTPServer", "LatchkeyHTTPClient", "LatchkeyStore", "LatchkeyCommonPasswords",
         ]),
     ]
 
     @Test("each module imports only the modules below it; the wire models link no C library and no Foundation", arguments: [
-        "LatchkeyJSON", "LatchkeyWire", "LatchkeyErrors", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyCommonPasswords", "LatchkeyHTTP",
+        "LatchkeyJSON", "LatchkeyWire", "LatchkeyErrors", "LatchkeyBasics", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyCommonPasswords", "LatchkeyHTTP",
         "LatchkeyLibevent", "LatchkeyHTTPServer", "LatchkeyHTTPClient", "LatchkeyStore", "LatchkeySandbox", "LatchkeyServer",
     ])
     func importsFollowTheGraph(module: String) throws {
@@ -114,6 +117,35 @@ struct LayeringTests {
             !Self.isRouteLayer(line.file) && line.text.contains(/\b(HTTPRequest|HTTPResponse|HTTPError|HTTPResponseError|HTTPHeaders)\b/)
         }
         #expect(leaks.isEmpty, "\(leaks)")
+    }
+
+    /// The domain folders of the server: services, their repositories and their values.
+    static let domainFolders = ["Accounts", "Apple", "Audit", "Factors", "OAuth", "Passwords", "Sessions", "Signing", "Support"]
+
+    /// The domain's outbound adapters, which speak HTTP to Apple and so build HTTP messages.
+    static let outboundAdapters: Set<String> = ["Sources/LatchkeyServer/Apple/AppleClient.swift", "Sources/LatchkeyServer/Apple/AppleKeyCache.swift"]
+
+    @Test("no domain file imports LatchkeyHTTP: services, repositories and their values know nothing of the wire")
+    func domainDoesNotImportHTTP() throws {
+        var folders = try FileManager.default.contentsOfDirectory(atPath: Self.root.appending(path: "Sources/LatchkeyServer").path)
+        folders.removeAll { ["Routes", "Application", "HostedPages", "Configuration", "Operations"].contains($0) }
+        #expect(Set(folders) == Set(Self.domainFolders), "a new folder of the server is either domain or not: add it to one list")
+        var leaks: [Line] = []
+        for folder in Self.domainFolders {
+            leaks += try Self.imports(under: "Sources/LatchkeyServer/\(folder)")["LatchkeyHTTP", default: []]
+                .filter { !Self.outboundAdapters.contains($0.file) }
+        }
+        #expect(leaks.isEmpty, "\(leaks)")
+    }
+
+    @Test("no service reaches another's dependencies: each gets the database, clock, audit log, metrics, users and keys it uses")
+    func servicesDoNotLendTheirDependencies() throws {
+        let services = /\b(sessions|signIns|accessTokens|refreshTokens|apple|passwords|factors|accounts|tokens|grants|authorization|browserSessions|clients|deletion|appleWeb)\.(dependencies|database|clock|audit|metrics|users|keys|masterKey|outbox)\b/
+        var leaks: [Line] = []
+        for folder in ["Sources/LatchkeyServer", "Sources/latchkey", "Sources/latchkey-bench"] {
+            leaks += try Self.lines(under: folder).filter { $0.text.contains(services) }
+        }
+        #expect(leaks.isEmpty, "\(leaks.map(\.description).joined(separator: "\n"))")
     }
 
     @Test("all SQL lives in repositories: no SQL statement in a string outside *Repository files and LatchkeyStore")

@@ -36,11 +36,11 @@ struct MFATests {
             guard case .success(let tokens) = try await server.signIn(someone) else { Issue.record("expected a session"); return }
             #expect(tokens.session.amr == ["pwd"])
 
-            let sessionsBefore = try await server.application.sessions.sessions(userID: user.id).count
+            let sessionsBefore = try await server.application.services.sessions.sessions(userID: user.id).count
             let (mfaToken, factors) = try await Self.mfaRequired(server, user)
             #expect(factors == [["type": "device_key", "id": .string(deviceID), "label": "Ada's iPhone"]])
             #expect(Base64URL.decode(mfaToken)?.count == 32, "256 random bits")
-            #expect(try await server.application.sessions.sessions(userID: user.id).count == sessionsBefore, "no session yet")
+            #expect(try await server.application.services.sessions.sessions(userID: user.id).count == sessionsBefore, "no session yet")
             let stored = try await server.database.read { try $0.query("SELECT token_hash FROM mfa_tokens", []) }.map { try $0.blob("token_hash") }
             #expect(stored == [HashFunction.sha256.hash(Array(mfaToken.utf8))])
             #expect(try await server.auditEvents(user.id).contains("mfa.required"))
@@ -63,7 +63,7 @@ struct MFATests {
             let claims = try Insecure.unverifiedContents(of: body.accessToken).claims
             #expect(claims["amr"] == ["pwd", "hwk", "mfa"])
             let sessionID = body.sessionID
-            let session = try #require(try await server.application.sessions.session(sessionID))
+            let session = try #require(try await server.application.services.sessions.session(sessionID))
             #expect(session.secondFactorAt != nil && session.amr == ["pwd", "hwk", "mfa"])
             #expect(try await server.auditEvents(user.id).contains("device_key.used"))
 

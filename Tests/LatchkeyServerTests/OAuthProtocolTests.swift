@@ -35,7 +35,7 @@ struct OAuthProtocolTests {
     /// The session an access token belongs to.
     static func session(of accessToken: String, on server: TestServer) async throws -> Session? {
         let sid = try #require(try claims(accessToken)["sid"]?.stringValue)
-        return try await server.application.sessions.session(sid)
+        return try await server.application.services.sessions.session(sid)
     }
 
     // MARK: S20

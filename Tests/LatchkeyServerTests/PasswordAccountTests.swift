@@ -295,7 +295,7 @@ struct PasswordAccountTests {
             let userID = try signUp.tokens.user.id
             let registered = try await SoftwareDevice().register(on: server, bearer: try signUp.bearer)
             #expect(registered.status == 201, "\(registered.text)")
-            let sessionsBefore = try await server.application.sessions.sessions(userID: userID).count
+            let sessionsBefore = try await server.application.services.sessions.sessions(userID: userID).count
 
             let login = try await Self.logIn(server, "ada", "correct horse battery")
             #expect(login.status == 403)
@@ -303,7 +303,7 @@ struct PasswordAccountTests {
             #expect(required.error == .mfaRequired)
             #expect(required.mfaToken != nil)
             #expect(required.factors?.first?.type == .deviceKey)
-            #expect(try await server.application.sessions.sessions(userID: userID).count == sessionsBefore)
+            #expect(try await server.application.services.sessions.sessions(userID: userID).count == sessionsBefore)
             #expect(server.application.metrics.value(.signIns, ["method": "pwd", "outcome": "mfa_required"]) == 1)
             #expect(try await Self.logIn(server, "ada", "wrong password!").status == 401, "a wrong password never reaches the second factor")
         }

@@ -16,7 +16,7 @@ struct SessionBindingTests {
     static func mint(_ server: TestServer, session: Session, subject: String) async throws -> String {
         var borrowed = session
         borrowed.userID = subject
-        return try await server.application.sessions.accessToken(for: borrowed, now: server.clock.now)
+        return try await server.application.services.accessTokens.token(for: borrowed, now: server.clock.now)
     }
 
     static func expectInvalidToken(_ response: TestResponse, _ comment: Comment? = nil) throws {
@@ -47,7 +47,7 @@ struct SessionBindingTests {
             try Self.expectInvalidToken(try await server.request(.get, "/v1/me", headers: Self.bearer(forged)), "cache warm")
             try Self.expectInvalidToken(try await server.request(.get, "/v1/sessions", headers: Self.bearer(forged)))
             try Self.expectInvalidToken(try await server.request(.post, "/v1/logout", json: ["all": true], headers: Self.bearer(forged)))
-            #expect(try await server.application.sessions.session(bobs.session.id)?.revokedAt == nil, "the forged token ended nothing")
+            #expect(try await server.application.services.sessions.session(bobs.session.id)?.revokedAt == nil, "the forged token ended nothing")
             #expect(try await server.request(.get, "/v1/me", headers: Self.bearer(bobs.accessToken)).status == 200)
         }
     }
@@ -74,7 +74,7 @@ struct SessionBindingTests {
                 try Self.expectInvalidToken(try await server.request(.get, "/v1/me", headers: Self.bearer(token)), "token \(index)")
             }
             // Once the liveness cache has expired the database gives the same answer.
-            server.clock.advance(by: SessionService.livenessTTL + 1)
+            server.clock.advance(by: AccessTokens.livenessTTL + 1)
             for token in tokens {
                 try Self.expectInvalidToken(try await server.request(.get, "/v1/me", headers: Self.bearer(token)))
             }

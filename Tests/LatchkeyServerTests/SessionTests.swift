@@ -76,7 +76,7 @@ struct SessionTests {
         let seeder = try await LatchkeyApplication.open(configuration: configuration, accessLog: false)
         seeder.adoptPublicURL()
         let user = try await seeder.database.write { try UserRepository(database: seeder.database).create(email: "seed@example.com", now: Date(), on: $0) }
-        let token = try await seeder.sessions.startSession(userID: user.id, amr: ["pwd"], context: RequestContext(ip: "127.0.0.1"))
+        let token = try await seeder.services.signIns.startSession(userID: user.id, amr: ["pwd"], context: RequestContext(ip: "127.0.0.1"))
         await seeder.shutdown()
         #expect(try Insecure.unverifiedContents(of: token.accessToken).claims["iss"]?.stringValue == "http://127.0.0.1:\(port)")
 
@@ -341,7 +341,7 @@ struct SessionTests {
         try await TestServer.with { server in
             let user = try await server.createUser()
             let token = try await server.startSession(for: user)
-            let sessions = server.application.sessions
+            let sessions = server.application.services.sessions
             let results = try await withThrowingTaskGroup(of: [String].self) { group in
                 for _ in 0..<20 {
                     group.addTask {
@@ -363,7 +363,7 @@ struct SessionTests {
             let user = try await server.createUser()
             var ids = Set<String>()
             for _ in 0..<3 { ids.insert(try await server.startSession(for: user).session.id) }
-            let sessions = server.application.sessions
+            let sessions = server.application.services.sessions
             let results = try await withThrowingTaskGroup(of: [String].self) { group in
                 for _ in 0..<10 {
                     group.addTask { try await sessions.revokeSessions(userID: user.id, sessionIDs: nil, reason: "logout", context: RequestContext()) }
@@ -382,14 +382,14 @@ struct SessionTests {
         try await TestServer.with { server in
             let user = try await server.createUser()
             let token = try await server.startSession(for: user)
-            let sessions = server.application.sessions
+            let refreshTokens = server.application.services.refreshTokens
             let now = server.clock.now
             await #expect(throws: AuthError.conflict()) {
                 try await server.database.write { connection in
                     // Another request's rotation retired the live token first.
                     #expect(try SessionRepository().retire(tokenHash: token.refreshToken.sha256, replacedBy: [0], at: now, on: connection))
                     var session = token.session
-                    _ = try sessions.rotateRefreshToken(of: &session, now: now, on: connection)
+                    _ = try refreshTokens.rotate(of: &session, now: now, on: connection)
                 }
             }
             let live = try await server.database.read {

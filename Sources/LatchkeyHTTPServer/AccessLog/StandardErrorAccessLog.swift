@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import LatchkeyBasics
 import LatchkeyHTTP
 import LatchkeyLibevent
 import Synchronization

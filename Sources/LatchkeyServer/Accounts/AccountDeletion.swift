@@ -9,14 +9,14 @@ import LatchkeyStore
 /// tombstone, so a later refresh answers reason `account_deleted`), the user row and everything
 /// hanging off it (identities, credentials, factors, sessions) are deleted, and the user's audit
 /// entries lose their IP address and details, keeping only user id, event and time (docs/reference.md).
-struct AccountDeletion {
+struct AccountDeletion: Sendable {
+    let dependencies: Dependencies
     let sessions: SessionService
+    /// Opens the sealed Apple refresh tokens, to queue them for revocation.
     let masterKey: MasterKey
     let outbox: AppleRevocationOutbox
     let identities = IdentityRepository()
-    let sessionRecords = SessionRepository()
-
-    var users: UserRepository { sessions.users }
+    let sessionRows = SessionRepository()
 
     /// Deletes `userID` inside the caller's transaction.
     ///
@@ -29,7 +29,7 @@ struct AccountDeletion {
     func delete(userID: String, reason: String, revokeAtApple: Bool, context: RequestContext, now: Date, on connection: any SQLConnection) throws -> Bool {
         // Taking the user's row first makes a concurrent deletion of the same user wait, then
         // find nothing and write nothing.
-        guard try users.lock(userID, now: now, on: connection) else { return false }
+        guard try dependencies.users.lock(userID, now: now, on: connection) else { return false }
         if revokeAtApple {
             for identity in try identities.list(userID: userID, on: connection) {
                 guard let sealed = identity.sealedAppleRefreshToken, let clientID = identity.appleClientID else { continue }
@@ -38,35 +38,12 @@ struct AccountDeletion {
             }
         }
         try sessions.revokeAll(userID: userID, reason: "account_deleted", context: context, now: now, on: connection)
-        try sessionRecords.tombstoneLiveTokens(userID: userID, reason: "account_deleted", now: now, on: connection)
-        try users.delete(userID, on: connection)
-        try sessions.audit.scrub(userID: userID, on: connection)
-        try sessions.audit.record(
+        try sessionRows.tombstoneLiveTokens(userID: userID, reason: "account_deleted", now: now, on: connection)
+        try dependencies.users.delete(userID, on: connection)
+        try dependencies.audit.scrub(userID: userID, on: connection)
+        try dependencies.audit.record(
             .init(time: now, userID: userID, event: .accountDeleted, outcome: .success, requestID: context.requestID, details: ["reason": reason]),
             on: connection)
         return true
-    }
-}
-
-extension AppleService {
-    /// Deletes an account and queues its Apple tokens for revocation, then sends the queue.
-    ///
-    /// - Parameters:
-    ///   - principal: The signed-in user deleting their own account; a user with a second
-    ///     factor must have proved it in the last five minutes. `nil` for an operator.
-    /// - Throws: ``AuthError/Code/notFound`` when there is no such user;
-    ///   ``AuthError/Code/insufficientAuthentication``.
-    func deleteAccount(userID: String, principal: Principal?, reason: String, context: RequestContext) async throws {
-        let now = clock()
-        let deletion = AccountDeletion(sessions: sessions, masterKey: masterKey, outbox: outbox)
-        let existed = try await database.write { connection in
-            if let principal { try self.sessions.requireRecentSecondFactor(principal, now: now, on: connection) }
-            return try deletion.delete(userID: userID, reason: reason, revokeAtApple: true, context: context, now: now, on: connection)
-        }
-        guard existed else { throw AuthError.notFound("no such user") }
-        // The revocation is durable now; sending it does not hold up the answer.
-        Task { [outbox, jobs = BackgroundJobs(metrics: sessions.metrics)] in
-            await jobs.run(.appleRevocationOutbox) { _ = try await outbox.runDue() }
-        }
     }
 }

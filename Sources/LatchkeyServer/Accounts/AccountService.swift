@@ -1,5 +1,5 @@
 import FoundationEssentials
-import LatchkeyHTTP
+import LatchkeyBasics
 import LatchkeyStore
 
 /// One way a user signs in: an identity at a provider (`apple`), or the `password` credential.
@@ -40,27 +40,21 @@ struct NameChange: Sendable, Hashable {
     }
 }
 
-/// The signed-in user's own account: reading it and changing its names.
-struct AccountService: Sendable {
-    let database: any SQLDatabase
-    let clock: @Sendable () -> Date
-    let users: UserRepository
-    let audit: AuditLog
+/// A user's own account: reading it, changing its names, and deleting it.
+package struct AccountService: Sendable {
+    let dependencies: Dependencies
+    let sessions: SessionService
+    let deletion: AccountDeletion
+    /// Sends the revocations a deletion queued.
+    let outbox: AppleRevocationOutbox
     let credentials = PasswordCredentialRepository()
     let identities = IdentityRepository()
-
-    init(database: any SQLDatabase, clock: @escaping @Sendable () -> Date) {
-        self.database = database
-        self.clock = clock
-        self.users = UserRepository(database: database)
-        self.audit = AuditLog(database: database)
-    }
 
     /// The user's profile, read in one snapshot.
     ///
     /// - Throws: ``AuthError/Code/invalidToken`` when the account no longer exists.
     func profile(userID: String) async throws -> AccountProfile {
-        let (users, credentials, identities, database) = (users, credentials, identities, database)
+        let (users, credentials, identities, database) = (dependencies.users, credentials, identities, dependencies.database)
         let profile = try await database.read { connection -> AccountProfile? in
             guard let user = try users.find(userID, on: connection) else { return nil }
             var listed = try identities.list(userID: userID, on: connection).map { identity in
@@ -85,9 +79,9 @@ struct AccountService: Sendable {
     /// - Returns: The user as it is now.
     /// - Throws: ``AuthError/Code/invalidToken`` when the account no longer exists.
     func updateName(userID: String, change: NameChange, context: RequestContext) async throws -> User {
-        let now = clock()
-        let (users, audit) = (users, audit)
-        return try await database.write { connection in
+        let now = dependencies.clock()
+        let (users, audit) = (dependencies.users, dependencies.audit)
+        return try await dependencies.database.write { connection in
             guard var user = try users.find(userID, on: connection) else { throw Self.gone }
             var changed: [String] = []
             if let givenName = change.givenName, givenName != user.givenName {
@@ -106,6 +100,28 @@ struct AccountService: Sendable {
                     details: ["fields": changed.joined(separator: ",")]),
                 on: connection)
             return user
+        }
+    }
+
+    /// Deletes an account (`DELETE /v1/me`, `latchkey users delete`) and queues its Apple tokens
+    /// for revocation, then sends the queue (``AccountDeletion``).
+    ///
+    /// - Parameters:
+    ///   - principal: The signed-in user deleting their own account; a user with a second
+    ///     factor must have proved it in the last five minutes. `nil` for an operator.
+    ///   - reason: Why, for the audit entry: `user`, `operator`.
+    /// - Throws: ``AuthError/Code/notFound`` when there is no such user;
+    ///   ``AuthError/Code/insufficientAuthentication``.
+    package func delete(userID: String, principal: Principal?, reason: String, context: RequestContext) async throws {
+        let now = dependencies.clock()
+        let existed = try await dependencies.database.write { connection in
+            if let principal { try self.sessions.requireRecentSecondFactor(principal, now: now, on: connection) }
+            return try self.deletion.delete(userID: userID, reason: reason, revokeAtApple: true, context: context, now: now, on: connection)
+        }
+        guard existed else { throw AuthError.notFound("no such user") }
+        // The revocation is durable now; sending it does not hold up the answer.
+        Task { [outbox, jobs = BackgroundJobs(metrics: dependencies.metrics)] in
+            await jobs.run(.appleRevocationOutbox) { _ = try await outbox.runDue() }
         }
     }
 

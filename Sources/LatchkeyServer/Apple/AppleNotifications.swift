@@ -41,7 +41,6 @@ extension AppleService {
         let email = events?["email"]?.stringValue
         let now = clock()
         let keepUntil = max(claims.expiresAt ?? now, now).addingTimeInterval(7 * 86_400)
-        let deletion = AccountDeletion(sessions: sessions, masterKey: masterKey, outbox: outbox)
         let identities = identities
         let replays = replays
         return try await database.write { connection in
@@ -59,7 +58,7 @@ extension AppleService {
                 case "consent-revoked":
                     try self.revokeIdentity(identity, source: "notification", context: context, now: now, on: connection)
                 case "account-delete", "account-deleted":
-                    try deletion.delete(userID: identity.userID, reason: "apple", revokeAtApple: false, context: context, now: now, on: connection)
+                    try self.deletion.delete(userID: identity.userID, reason: "apple", revokeAtApple: false, context: context, now: now, on: connection)
                 default:
                     outcome = .ignored
                 }

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import LatchkeyHTTP
 import LatchkeyHTTPClient
 import LatchkeyJOSE
 import LatchkeyJSON
@@ -8,31 +7,41 @@ import LatchkeyStore
 /// Sign in with Apple on the server side: sign-in, notifications, daily token validation and
 /// the revocation outbox share Apple's keys, the REST client and the identities table.
 final class AppleService: Sendable {
+    let dependencies: Dependencies
     let settings: AppleSettings
     let keys: AppleKeyCache
     let client: AppleClient
     let outbox: AppleRevocationOutbox
+    let signIns: SignInPipeline
+    /// Ends the sessions of a user whose Apple consent is revoked.
     let sessions: SessionService
+    /// What Apple's account-delete notification does.
+    let deletion: AccountDeletion
     let masterKey: MasterKey
-    let clock: @Sendable () -> Date
-    var database: any SQLDatabase { sessions.database }
-    var audit: AuditLog { sessions.audit }
+    var database: any SQLDatabase { dependencies.database }
+    var audit: AuditLog { dependencies.audit }
+    var clock: @Sendable () -> Date { dependencies.clock }
     let identities = IdentityRepository()
     let replays = AppleReplayRepository()
     /// The `provider` of Apple identities.
     static let provider = "apple"
 
+    /// - Parameters:
+    ///   - client: Apple's REST endpoints, which `outbox` also sends through.
+    ///   - httpClient: Fetches Apple's public keys.
     init(
-        settings: AppleSettings, httpClient: any HTTPClient, timeout: Duration, sessions: SessionService, masterKey: MasterKey,
-        clock: @escaping @Sendable () -> Date
+        dependencies: Dependencies, settings: AppleSettings, client: AppleClient, outbox: AppleRevocationOutbox, httpClient: any HTTPClient,
+        timeout: Duration, signIns: SignInPipeline, sessions: SessionService, deletion: AccountDeletion, masterKey: MasterKey
     ) {
+        self.dependencies = dependencies
         self.settings = settings
-        self.keys = AppleKeyCache(settings: settings, client: httpClient, timeout: timeout, metrics: sessions.metrics, clock: clock)
-        self.client = AppleClient(settings: settings, client: httpClient, timeout: timeout, clock: clock)
-        self.outbox = AppleRevocationOutbox(client: client, database: sessions.database, masterKey: masterKey, clock: clock)
+        self.keys = AppleKeyCache(settings: settings, client: httpClient, timeout: timeout, metrics: dependencies.metrics, clock: dependencies.clock)
+        self.client = client
+        self.outbox = outbox
+        self.signIns = signIns
         self.sessions = sessions
+        self.deletion = deletion
         self.masterKey = masterKey
-        self.clock = clock
     }
 
     /// What a sign-in with Apple presents (docs/reference.md `POST /v1/auth/apple`).
@@ -83,13 +92,13 @@ final class AppleService: Sendable {
                 appleRefreshToken = try await exchange(code: code, for: token, redirectURI: web?.redirectURI)
             }
         } catch let error as AuthError {
-            sessions.metrics.increment(.signIns, ["method": "apple", "outcome": "failure"])
+            dependencies.metrics.increment(.signIns, ["method": "apple", "outcome": "failure"])
             await recordFailure(error, web: web != nil, context: context)
             throw error
         }
         do {
             // Counts its own failures in the metrics.
-            return try await sessions.signIn(method: "apple", context: context, target: target) { [appleRefreshToken] connection, now in
+            return try await signIns.signIn(method: "apple", context: context, target: target) { [appleRefreshToken] connection, now in
                 try self.link(token, request: request, appleRefreshToken: appleRefreshToken, web: web != nil, context: context, now: now, on: connection)
             }
         } catch let error as AuthError {
@@ -150,7 +159,7 @@ final class AppleService: Sendable {
     private func link(
         _ token: AppleIdentityToken, request: SignInRequest, appleRefreshToken: String?, web: Bool, context: RequestContext, now: Date,
         on connection: any SQLConnection
-    ) throws -> SessionService.FirstFactor {
+    ) throws -> Authentication {
         guard try replays.rememberIdentityToken(key: token.replayKey, until: max(token.expiresAt, now).addingTimeInterval(60), on: connection) else {
             throw Self.replayed
         }
@@ -174,7 +183,7 @@ final class AppleService: Sendable {
             }
         }
 
-        let users = sessions.users
+        let users = dependencies.users
         let user: User
         let created: Bool
         if let identity {
@@ -227,7 +236,7 @@ final class AppleService: Sendable {
         try audit.record(
             .init(time: now, userID: user.id, event: event, outcome: .success, ip: context.ip, requestID: context.requestID, details: details),
             on: connection)
-        return .init(user: user, created: created, method: "apple")
+        return Authentication(user: user, created: created, amr: ["apple"])
     }
 
     /// The Apple identity of our issuer with this `sub`, read inside the caller's transaction.

@@ -10,7 +10,7 @@ extension LatchkeyApplication {
     /// - Returns: How many identities now carry a transfer id, and how many entries matched none.
     /// - Throws: ``AuthError`` `invalid_request` naming the first bad entry; nothing is recorded then.
     package func importAppleTransfers(_ json: JSONValue) async throws -> (recorded: Int, unknown: Int) {
-        let result = try await apple.importTransfers(try Self.transferEntries(json), context: RequestContext())
+        let result = try await services.apple.importTransfers(try Self.transferEntries(json), context: RequestContext())
         return (result.recorded, result.unknown)
     }
 
@@ -41,7 +41,7 @@ extension LatchkeyApplication {
     ///   `password.lockout_lifted`).
     /// - Throws: ``AuthError`` whose message says what is wrong.
     package func setPassword(userID: String, password: String, username: String?) async throws -> Bool {
-        try await passwords.setPassword(userID: userID, password: password, username: username, context: RequestContext(requestID: "cli"))
+        try await services.passwords.setPassword(userID: userID, password: password, username: username, context: RequestContext(requestID: "cli"))
     }
 
     /// Deletes an account as `DELETE /v1/me` does (`latchkey users delete`): sessions end, Apple
@@ -51,8 +51,8 @@ extension LatchkeyApplication {
     ///   not be reached (or is not configured here); a running server keeps retrying them.
     /// - Throws: `not_found` when there is no such user.
     package func deleteUser(id: String) async throws -> Int {
-        try await apple.deleteAccount(userID: id, principal: nil, reason: "operator", context: RequestContext())
-        try await apple.outbox.runDue()
+        try await services.accounts.delete(userID: id, principal: nil, reason: "operator", context: RequestContext())
+        try await services.apple.outbox.runDue()
         let revocations = AppleRevocationRepository()
         return try await database.read { try revocations.count(userID: id, on: $0) }
     }

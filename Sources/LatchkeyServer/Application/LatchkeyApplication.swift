@@ -32,14 +32,12 @@ package final class LatchkeyApplication: Sendable {
     package let metrics: Metrics
     /// The signing keys.
     package let signingKeys: SigningKeyRing
-    /// Sessions and their tokens.
-    package let sessions: SessionService
-    /// Sign in with Apple.
-    let apple: AppleService
-    /// Password accounts.
-    package let passwords: PasswordService
+    /// The domain services, built once here and handed to the routes.
+    package let services: Services
     /// The OAuth provider's registered clients.
-    package let clients: ClientService
+    package var clients: ClientService { services.clients }
+    /// Password accounts.
+    package var passwords: PasswordService { services.passwords }
     /// The routes, for the contract test that holds them against docs/openapi.yaml.
     let router: Router
     private let server: HTTPServer
@@ -56,9 +54,8 @@ package final class LatchkeyApplication: Sendable {
 
     private init(
         configuration: Configuration, database: any SQLDatabase, masterKey: MasterKey, masterKeyCreated: Bool,
-        appliedMigrations: [Migration], metrics: Metrics, signingKeys: SigningKeyRing, sessions: SessionService, apple: AppleService,
-        passwords: PasswordService, clients: ClientService, router: Router, server: HTTPServer, jobs: BackgroundJobs,
-        clock: @escaping @Sendable () -> Date
+        appliedMigrations: [Migration], metrics: Metrics, signingKeys: SigningKeyRing, services: Services, router: Router, server: HTTPServer,
+        jobs: BackgroundJobs, clock: @escaping @Sendable () -> Date
     ) {
         self.clock = clock
         self.configuration = configuration
@@ -68,10 +65,7 @@ package final class LatchkeyApplication: Sendable {
         self.appliedMigrations = appliedMigrations
         self.metrics = metrics
         self.signingKeys = signingKeys
-        self.sessions = sessions
-        self.apple = apple
-        self.passwords = passwords
-        self.clients = clients
+        self.services = services
         self.router = router
         self.server = server
         self.jobs = jobs
@@ -106,35 +100,12 @@ package final class LatchkeyApplication: Sendable {
         let metrics = Metrics()
         let jobs = BackgroundJobs(metrics: metrics)
         jobs.showCounters()
-        let sessions = SessionService(database: database, keys: signingKeys, masterKey: masterKey, metrics: metrics, configuration: configuration, clock: clock)
-        let apple = AppleService(
-            settings: appleSettings, httpClient: httpClient, timeout: appleTimeout, sessions: sessions, masterKey: masterKey, clock: clock)
-        let bearer = BearerAuthenticator(sessions: sessions)
+        let services = try Services(
+            configuration: configuration, dependencies: Dependencies(database: database, metrics: metrics, clock: clock), keys: signingKeys,
+            masterKey: masterKey, appleSettings: appleSettings, httpClient: httpClient, appleTimeout: appleTimeout)
         let router = Router()
         router.add(middleware: StoreErrorMiddleware())
-        OperationsRoutes(configuration: configuration, database: database, metrics: metrics).register(on: router)
-        StylesheetRoutes().register(on: router)
-        SessionRoutes(sessions: sessions, bearer: bearer).register(on: router)
-        // Every OAuth endpoint is listed: the provider's routes are mounted alongside.
-        DiscoveryRoutes(sessions: sessions, mounted: .all).register(on: router)
-        AccountRoutes(sessions: sessions, apple: apple, bearer: bearer).register(on: router)
-        AppleRoutes(apple: apple).register(on: router)
-        let factors = FactorService(sessions: sessions, masterKey: masterKey, failuresPerAccount: configuration.rateLimits.loginPerAccount15m)
-        FactorRoutes(factors: factors, bearer: bearer).register(on: router)
-        GrantRoutes(grants: GrantService(sessions: sessions), bearer: bearer).register(on: router)
-        let passwords = try PasswordService(database: database, sessions: sessions, metrics: metrics, configuration: configuration)
-        if configuration.password.enabled { PasswordRoutes(passwords: passwords, bearer: bearer).register(on: router) }
-        let clients = ClientService(database: database, clock: clock)
-        OAuthTokenRoutes(
-            tokens: TokenService(database: database, sessions: sessions), clients: clients,
-            userinfoBearer: BearerAuthenticator(sessions: sessions, audiences: [.api, .userinfo])
-        ).register(on: router)
-        AuthorizeRoutes(
-            authorization: AuthorizationService(database: database, sessions: sessions, clients: clients),
-            browserSessions: sessions.browserSessions, csrf: CSRFProtection(masterKey: masterKey),
-            passwords: configuration.password.enabled ? passwords : nil, factors: factors,
-            appleWeb: AppleWebSignIn(apple: apple, masterKey: masterKey, clock: clock)
-        ).register(on: router)
+        services.registerRoutes(on: router, configuration: configuration)
 
         let (host, port) = configuration.listenAddress
         var serverConfiguration = HTTPServer.Configuration()
@@ -150,8 +121,8 @@ package final class LatchkeyApplication: Sendable {
         metrics.gauge(.httpConnections) { Double(server.activeConnections) }
         return LatchkeyApplication(
             configuration: configuration, database: database, masterKey: masterKey, masterKeyCreated: created,
-            appliedMigrations: applied, metrics: metrics, signingKeys: signingKeys, sessions: sessions, apple: apple,
-            passwords: passwords, clients: clients, router: router, server: server, jobs: jobs, clock: clock)
+            appliedMigrations: applied, metrics: metrics, signingKeys: signingKeys, services: services, router: router, server: server, jobs: jobs,
+            clock: clock)
     }
 
     /// Opens the configured database: the SQLite file, creating its directory, or a pool of
@@ -220,7 +191,7 @@ package final class LatchkeyApplication: Sendable {
     /// `/sandbox/apple/auth/…` on its own public URL once started, so a sandbox mounted there
     /// with the default prefix is the Apple it talks to.
     package var developmentApple: DevelopmentApple? {
-        let settings = apple.settings
+        let settings = services.apple.settings
         guard configuration.dev, let teamKey = settings.teamKey else { return nil }
         return DevelopmentApple(
             issuer: settings.issuer, teamID: teamKey.teamID, keyID: teamKey.keyID, publicKey: teamKey.privateKey.publicKey,
@@ -256,10 +227,10 @@ package final class LatchkeyApplication: Sendable {
         }
         try server.start()
         adoptPublicURL()
-        if apple.settings.usesSandbox { apple.settings.useSandbox(at: publicURL) }
+        if services.apple.settings.usesSandbox { services.apple.settings.useSandbox(at: publicURL) }
         for routes in mounts { routes.serverStarted(publicURL: publicURL) }
         let tasks = [signingKeyReload(), housekeeping.start()]
-        let subscriptions = [signingKeyChanges(), clients.followChanges()]
+        let subscriptions = [signingKeyChanges(), services.clients.followChanges()]
         state.withLock {
             $0.backgroundTasks = tasks
             $0.subscriptions = subscriptions
@@ -302,7 +273,7 @@ package final class LatchkeyApplication: Sendable {
         if let failure = await housekeeping.runOnce() { throw failure }
     }
 
-    private var housekeeping: Housekeeping { Housekeeping(apple: apple, database: database, jobs: jobs, clock: clock) }
+    private var housekeeping: Housekeeping { Housekeeping(apple: services.apple, database: database, jobs: jobs, clock: clock) }
 
     /// The port the server listens on (the real one when `listen` asked for port 0).
     package var boundPort: Int { server.boundPort }
@@ -321,7 +292,7 @@ package final class LatchkeyApplication: Sendable {
     /// configuration without serving (the benchmark's seeders) calls it, or the server refuses
     /// them as `wrong_issuer`.
     package func adoptPublicURL() {
-        sessions.setPublicURL(publicURL, audience: configuration.audience)
+        services.accessTokens.setPublicURL(publicURL, audience: configuration.audience)
     }
 
     /// Stops accepting, finishes in-flight requests within the deadline, closes the database.
@@ -331,7 +302,7 @@ package final class LatchkeyApplication: Sendable {
             $0.subscriptions.forEach { $0.cancel() }
         }
         await server.shutdown()
-        await passwords.shutdown()
+        await services.passwords.shutdown()
         await database.close()
     }
 }

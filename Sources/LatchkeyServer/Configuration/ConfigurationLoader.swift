@@ -1,4 +1,5 @@
 import FoundationEssentials
+import LatchkeyBasics
 import LatchkeyCrypto
 import LatchkeyErrors
 import LatchkeyHTTP

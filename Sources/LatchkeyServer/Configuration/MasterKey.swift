@@ -1,7 +1,7 @@
 import FoundationEssentials
 import Glibc
+import LatchkeyBasics
 import LatchkeyCrypto
-import LatchkeyHTTP
 
 /// The key that seals secrets at rest (signing keys, Apple refresh tokens, TOTP secrets).
 ///

@@ -169,14 +169,14 @@ extension FactorService {
                     return .failure(.invalidGrant(.revoked, "the device key was removed"))
                 }
                 guard var session = try self.sessionRows.find(id: principal.sessionID, on: connection), session.isLive(at: now),
-                    let user = try self.sessions.users.find(principal.userID, on: connection)
+                    let user = try self.dependencies.users.find(principal.userID, on: connection)
                 else { return .failure(.invalidToken("the session has ended")) }
                 session.amr = Self.amr(session.amr, adding: "hwk")
                 session.secondFactorAt = now
                 guard try self.sessionRows.recordStepUp(sessionID: session.id, amr: session.amr, at: now, on: connection) else {
                     return .failure(.invalidToken("the session has ended"))
                 }
-                let refreshToken = try self.sessions.rotateRefreshToken(of: &session, now: now, on: connection)
+                let refreshToken = try self.refreshTokens.rotate(of: &session, now: now, on: connection)
                 try self.record(
                     .deviceKeyUsed, .success, userID: principal.userID, context: context, now: now,
                     details: ["use": "step_up", "device_key_id": proof.deviceKeyID, "session_id": session.id], on: connection)
@@ -187,6 +187,6 @@ extension FactorService {
             throw error
         }
         count("device_key", use: "step_up", true)
-        return try await sessions.tokenResponse(session: session, refreshToken: refreshToken, user: user, created: false, now: now)
+        return try await accessTokens.response(session: session, refreshToken: refreshToken, user: user, created: false, now: now)
     }
 }

@@ -9,9 +9,15 @@ import LatchkeyStore
 /// answered with the refusal. A request that loses a compare-and-set to a concurrent one throws
 /// instead, so nothing it wrote is kept.
 package final class FactorService: Sendable {
+    let dependencies: Dependencies
+    /// The sessions a step-up or a new factor marks, and whose recent second factor removing one needs.
     let sessions: SessionService
+    /// Where MFA completion lands.
+    let signIns: SignInPipeline
+    /// Rotates a stepped-up session's refresh token.
+    let refreshTokens: RefreshTokens
+    let accessTokens: AccessTokens
     let masterKey: MasterKey
-    let audit: AuditLog
     /// Wrong second factors per account, across `mfa_token`s: without it, someone holding the
     /// password could sign in again and again for five fresh tries each time.
     let failureLimiter: LoginRateLimiter
@@ -23,21 +29,26 @@ package final class FactorService: Sendable {
     let mfaTokens = MFATokenRepository()
     let sessionRows = SessionRepository()
 
-    var database: any SQLDatabase { sessions.database }
-    var metrics: Metrics { sessions.metrics }
-    var clock: @Sendable () -> Date { sessions.clock }
+    var database: any SQLDatabase { dependencies.database }
+    var metrics: Metrics { dependencies.metrics }
+    var clock: @Sendable () -> Date { dependencies.clock }
 
-    /// Creates the service over the session service's database.
+    /// Creates the service.
     ///
     /// - Parameters:
-    ///   - sessions: The sessions the factors sign into and step up.
     ///   - masterKey: The key that seals TOTP secrets.
     ///   - failuresPerAccount: Wrong second factors allowed per account in 15 minutes before
     ///     back-off (`rate_limits.login_per_account_15m`).
-    package init(sessions: SessionService, masterKey: MasterKey, failuresPerAccount: Int = 10) {
+    init(
+        dependencies: Dependencies, sessions: SessionService, signIns: SignInPipeline, refreshTokens: RefreshTokens, accessTokens: AccessTokens,
+        masterKey: MasterKey, failuresPerAccount: Int
+    ) {
+        self.dependencies = dependencies
         self.sessions = sessions
+        self.signIns = signIns
+        self.refreshTokens = refreshTokens
+        self.accessTokens = accessTokens
         self.masterKey = masterKey
-        self.audit = AuditLog(database: sessions.database)
         self.failureLimiter = LoginRateLimiter(perAccount: failuresPerAccount, perIP: .max)
     }
 
@@ -46,9 +57,7 @@ package final class FactorService: Sendable {
         _ event: AuditEvent, _ outcome: AuditOutcome, userID: String, context: RequestContext, now: Date, details: [String: String] = [:],
         on connection: any SQLConnection
     ) throws {
-        try audit.record(
-            .init(time: now, userID: userID, event: event, outcome: outcome, ip: context.ip, requestID: context.requestID, details: details),
-            on: connection)
+        try dependencies.record(event, outcome, userID: userID, context: context, now: now, details: details, on: connection)
     }
 
     /// Counts a checked proof in `/metrics`.
@@ -97,40 +106,5 @@ enum SecondFactors {
     /// Whether the user has a device key or a confirmed TOTP.
     static func exist(userID: String, on connection: any SQLConnection) throws -> Bool {
         try DeviceKeyRepository().exists(userID: userID, on: connection) || TOTPRepository().isConfirmed(userID: userID, on: connection)
-    }
-}
-
-extension SessionService {
-    /// How recent a second factor must be for removing a factor or deleting the account.
-    static let recentSecondFactor: TimeInterval = 300
-
-    /// Throws 403 `insufficient_authentication` unless the principal's session proved a second
-    /// factor in the last five minutes, when the user has a second factor at all (docs/reference.md
-    /// `DELETE /v1/me`, removing a factor).
-    ///
-    /// A session gets there by signing in with MFA, by a step-up (`POST /v1/challenges/{id}/verify`),
-    /// or by adding a factor.
-    ///
-    /// - Parameter principal: The bearer token's user and session.
-    /// - Throws: ``AuthError/insufficientAuthentication()``; store errors.
-    package func requireRecentSecondFactor(_ principal: Principal) async throws {
-        let now = clock()
-        try await database.read { connection in
-            try self.requireRecentSecondFactor(principal, now: now, on: connection)
-        }
-    }
-
-    /// The check of ``requireRecentSecondFactor(_:)`` inside the caller's transaction.
-    func requireRecentSecondFactor(_ principal: Principal, now: Date, on connection: any SQLConnection) throws {
-        guard try SecondFactors.exist(userID: principal.userID, on: connection) else { return }
-        let provedAt = try SessionRepository().secondFactorTime(sessionID: principal.sessionID, userID: principal.userID, on: connection)
-        guard let provedAt, now.timeIntervalSince(provedAt) <= Self.recentSecondFactor else {
-            throw AuthError.insufficientAuthentication()
-        }
-    }
-
-    /// Notes in the session that a second factor was proved now.
-    func markSecondFactor(sessionID: String, now: Date, on connection: any SQLConnection) throws {
-        try SessionRepository().markSecondFactor(sessionID: sessionID, at: now, on: connection)
     }
 }

@@ -46,30 +46,6 @@ struct MFAToken: Sendable, Hashable {
     }
 }
 
-extension SessionService {
-    /// The MFA branch of ``signIn(method:context:authenticate:)``: when the user has a second
-    /// factor, stores an `mfa_token` (S7: 256 random bits, kept as a SHA-256 hash) in the sign-in
-    /// transaction and returns the `mfa_required` refusal to answer instead of a session.
-    ///
-    /// - Returns: nil when the user has no second factor and the sign-in goes on; otherwise an
-    ///   ``AuthError/secondFactorRequired(token:factors:)``.
-    func beginSecondFactor(after factor: FirstFactor, context: RequestContext, now: Date, on connection: any SQLConnection) throws -> AuthError? {
-        let factors = try SecondFactors.list(userID: factor.user.id, on: connection)
-        guard !factors.isEmpty else { return nil }
-        let token = Identifiers.secret()
-        try MFATokenRepository().insert(
-            MFAToken(
-                hash: token.sha256, userID: factor.user.id, firstFactor: factor.method, createdAt: now,
-                expiresAt: now.addingTimeInterval(MFAToken.lifetime)),
-            on: connection)
-        try audit.record(
-            .init(time: now, userID: factor.user.id, event: .mfaRequired, outcome: .pending, ip: context.ip, requestID: context.requestID,
-                  details: ["method": factor.method]),
-            on: connection)
-        return .secondFactorRequired(token: token, factors: factors)
-    }
-}
-
 /// The second factor offered to `POST /v1/mfa/verify`.
 enum MFAProof: Sendable {
     case deviceSignature(challengeID: String, signature: [UInt8])
@@ -146,9 +122,9 @@ extension FactorService {
             }
         }
         let device = checked
-        let (landing, user): (SessionService.Landing, User)
+        let (landing, user): (SignInPipeline.Landing, User)
         do {
-            (landing, user) = try await commit { connection -> Result<(SessionService.Landing, User), AuthError> in
+            (landing, user) = try await commit { connection -> Result<(SignInPipeline.Landing, User), AuthError> in
                 let mfa = try MFAToken.usable(token, now: now, on: connection)
                 let accountKey = LoginRateLimiter.Key(scope: "mfa_account", key: "mfa:account:" + mfa.userID, limit: self.failureLimiter.perAccount)
                 if let block = try self.failureLimiter.block([accountKey], now: now, on: connection) {
@@ -190,13 +166,14 @@ extension FactorService {
                     throw AuthError.invalidGrant(.reused, "the mfa_token was already used")
                 }
                 try self.failureLimiter.reset(accountKey, on: connection)
-                guard let user = try self.sessions.users.find(mfa.userID, on: connection) else {
+                guard let user = try self.dependencies.users.find(mfa.userID, on: connection) else {
                     return .failure(.invalidGrant(.revoked, "the account no longer exists"))
                 }
                 try self.record(proof.usedEvent, .success, userID: mfa.userID, context: context, now: now, details: details, on: connection)
-                let landing = try self.sessions.land(
-                    target, userID: mfa.userID, amr: Self.amr([mfa.firstFactor], adding: proof.amr), secondFactorAt: now, context: context,
-                    now: now, on: connection)
+                let authentication = Authentication(
+                    user: user, amr: Self.amr([mfa.firstFactor], adding: proof.amr), secondFactor: .proved(at: now))
+                guard case .landed(let landing) = try self.signIns.admit(authentication, target: target, context: context, now: now, on: connection)
+                else { preconditionFailure("a proved second factor is never asked for again") }
                 return .success((landing, user))
             }
         } catch {
@@ -204,6 +181,6 @@ extension FactorService {
             throw error
         }
         count(proof.factor, use: "mfa", true)
-        return try await sessions.finish(landing, user: user, created: false, now: now)
+        return try await signIns.finish(landing, user: user, created: false, now: now)
     }
 }

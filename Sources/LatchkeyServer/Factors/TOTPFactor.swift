@@ -57,7 +57,7 @@ extension FactorService {
         let alreadySetUp = "TOTP is already set up; remove it first"
         return try await commit(conflict: alreadySetUp) { connection -> Result<TOTPEnrollment, AuthError> in
             try self.sessions.requireRecentSecondFactor(principal, now: now, on: connection)
-            guard let user = try self.sessions.users.find(principal.userID, on: connection) else { return .failure(.invalidToken("the account no longer exists")) }
+            guard let user = try self.dependencies.users.find(principal.userID, on: connection) else { return .failure(.invalidToken("the account no longer exists")) }
             if try self.totpFactors.isConfirmed(userID: principal.userID, on: connection) { return .failure(.conflict(alreadySetUp)) }
             // A factor confirmed (or begun) concurrently makes the insert fail on the unique user_id: 409 too.
             try self.totpFactors.deleteUnconfirmed(userID: principal.userID, on: connection)
@@ -80,7 +80,7 @@ extension FactorService {
             let codes = try await commit { connection -> Result<[String], AuthError> in
                 try self.sessions.requireRecentSecondFactor(principal, now: now, on: connection)
                 guard let factor = try self.totpFactors.find(userID: principal.userID, on: connection), factor.confirmedAt == nil else {
-                    return .failure(.notFound("no TOTP set-up is waiting for confirmation; start one with POST /v1/totp"))
+                    return .failure(.notFound("no TOTP set-up is waiting for confirmation; start one first"))
                 }
                 let secret = try self.masterKey.unseal(factor.sealedSecret, context: TOTPFactor.sealingContext(factor.id))
                 guard let step = TOTP.matchingStep(of: code, secret: secret, now: now, after: nil) else {

@@ -1,5 +1,5 @@
 import FoundationEssentials
-package import LatchkeyStore
+import LatchkeyStore
 
 /// The authorization endpoint's decisions (OAuth 2.1 §4.1, OpenID Connect Core §3.1.2): which
 /// hosted page a request needs next, remembered consent, and authorization codes (S22).
@@ -14,22 +14,33 @@ package struct AuthorizationService: Sendable {
         case respond(AuthorizationResponse)
     }
 
-    let database: any SQLDatabase
-    let sessions: SessionService
+    let dependencies: Dependencies
+    /// The issuer.
+    let accessTokens: AccessTokens
+    /// Check an `id_token_hint`.
+    let keys: SigningKeyRing
+    let browserSessions: BrowserSessionService
     let clients: ClientService
     let codes = AuthorizationCodeRepository()
     let consents = ConsentRepository()
-    let audit: AuditLog
 
-    package init(database: any SQLDatabase, sessions: SessionService, clients: ClientService) {
-        self.database = database
-        self.sessions = sessions
+    package init(
+        dependencies: Dependencies, accessTokens: AccessTokens, keys: SigningKeyRing, browserSessions: BrowserSessionService,
+        clients: ClientService
+    ) {
+        self.dependencies = dependencies
+        self.accessTokens = accessTokens
+        self.keys = keys
+        self.browserSessions = browserSessions
         self.clients = clients
-        self.audit = AuditLog(database: database)
     }
 
+    var database: any SQLDatabase { dependencies.database }
+    var audit: AuditLog { dependencies.audit }
+    var clock: @Sendable () -> Date { dependencies.clock }
+
     /// The issuer, for the `iss` response parameter (RFC 9207).
-    package var issuer: String { sessions.issuer }
+    package var issuer: String { accessTokens.issuer }
 
     /// Checks an authorization request's parameters against its registered client.
     package func check(_ parameters: [String: String]) async throws -> AuthorizationRequest {
@@ -45,7 +56,7 @@ package struct AuthorizationService: Sendable {
     /// for consent, a third-party one asks whenever it wants a scope not granted before, or
     /// always with `prompt=consent`.
     package func next(_ request: AuthorizationRequest, browserSession: BrowserSession?, context: RequestContext) async throws -> Step {
-        let now = sessions.clock()
+        let now = clock()
         let fresh = browserSession.map { session in
             !request.prompts.contains(.login) && !request.prompts.contains(.create)
                 && request.maxAge.map { now.timeIntervalSince(session.authTime) <= TimeInterval($0) } ?? true
@@ -68,7 +79,7 @@ package struct AuthorizationService: Sendable {
     ) async throws -> AuthorizationResponse {
         guard allow else {
             try await audit.record(
-                .init(time: sessions.clock(), userID: browserSession.userID, event: .consentGranted, outcome: .failure, ip: context.ip,
+                .init(time: clock(), userID: browserSession.userID, event: .consentGranted, outcome: .failure, ip: context.ip,
                       requestID: context.requestID, details: ["client_id": request.client.id, "scope": request.scope]))
             return error(request, "access_denied", "the user did not allow the request")
         }
@@ -90,7 +101,7 @@ package struct AuthorizationService: Sendable {
     private func issueCode(
         _ request: AuthorizationRequest, browserSession: BrowserSession, rememberingConsent: Bool = false, context: RequestContext
     ) async throws -> AuthorizationResponse {
-        let now = sessions.clock()
+        let now = clock()
         let code = Identifiers.secret()
         let stored = AuthorizationCode(
             hash: code.sha256, clientID: request.client.id, userID: browserSession.userID, browserSessionID: browserSession.id,

@@ -46,7 +46,7 @@ package struct BrowserSessionService: Sendable {
     }
 
     /// ``start(userID:amr:ip:userAgent:)`` inside the caller's transaction: the end of a sign-in
-    /// on a hosted page (``SessionService/signIn(method:context:target:authenticate:)``).
+    /// on a hosted page (``SignInPipeline/admit(_:target:context:now:on:)``).
     func start(
         userID: String, amr: [String], context: RequestContext, now: Date, on connection: any SQLConnection
     ) throws -> (session: BrowserSession, token: String) {
@@ -105,10 +105,8 @@ package struct BrowserSessionService: Sendable {
     ///
     /// - Returns: The ids of the sessions this call ended.
     @discardableResult
-    static func endAll(
-        userID: String, reason: String, context: RequestContext, now: Date, audit: AuditLog, on connection: any SQLConnection
-    ) throws -> [String] {
-        let ended = try BrowserSessionRepository().endAll(userID: userID, reason: reason, at: now, on: connection)
+    func endAll(userID: String, reason: String, context: RequestContext, now: Date, on connection: any SQLConnection) throws -> [String] {
+        let ended = try repository.endAll(userID: userID, reason: reason, at: now, on: connection)
         for id in ended {
             try audit.record(
                 .init(time: now, userID: userID, event: .browserSessionEnded, outcome: .success, ip: context.ip,

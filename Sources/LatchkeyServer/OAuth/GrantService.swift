@@ -14,14 +14,15 @@ struct Grant: Sendable, Hashable {
 /// Withdrawing ends the sessions the client got through that user's grants, each audited, in the
 /// same transaction as the consent's removal (S27, S28).
 struct GrantService: Sendable {
+    let dependencies: Dependencies
     let sessions: SessionService
     let consents = ConsentRepository()
     let clients = ClientRepository()
-    let sessionRepository = SessionRepository()
+    let sessionRows = SessionRepository()
 
     /// The user's consents, oldest first, with the name of each client.
     func grants(userID: String) async throws -> [Grant] {
-        try await sessions.database.read { connection in
+        try await dependencies.database.read { connection in
             try self.consents.list(userID: userID, on: connection).compactMap { consent in
                 // The foreign key removes a removed client's consents; a row without its client is skipped.
                 guard let client = try self.clients.find(id: consent.clientID, on: connection) else { return nil }
@@ -37,20 +38,20 @@ struct GrantService: Sendable {
     ///
     /// - Returns: Whether there was a consent to withdraw; without one nothing changes.
     func withdraw(userID: String, clientID: String, context: RequestContext) async throws -> Bool {
-        let now = sessions.clock()
-        return try await sessions.database.write { connection in
+        let now = dependencies.clock()
+        return try await dependencies.database.write { connection in
             guard try self.consents.delete(userID: userID, clientID: clientID, at: now, on: connection) else { return false }
             let reason = AuthError.Reason.consentRevoked.rawValue
             var revoked = 0
-            for session in try self.sessionRepository.unrevoked(userID: userID, clientID: clientID, on: connection) {
+            for session in try self.sessionRows.unrevoked(userID: userID, clientID: clientID, on: connection) {
                 guard try self.sessions.revoke(session.id, reason: reason, now: now, on: connection) else { continue }
-                try self.sessions.audit.record(
+                try self.dependencies.audit.record(
                     .init(time: now, userID: userID, event: .sessionRevoked, outcome: .success, ip: context.ip, requestID: context.requestID,
                           details: ["session_id": session.id, "reason": reason]),
                     on: connection)
                 revoked += 1
             }
-            try self.sessions.audit.record(
+            try self.dependencies.audit.record(
                 .init(time: now, userID: userID, event: .consentWithdrawn, outcome: .success, ip: context.ip, requestID: context.requestID,
                       details: ["client_id": clientID, "sessions_revoked": String(revoked)]),
                 on: connection)

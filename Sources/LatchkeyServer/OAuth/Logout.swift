@@ -35,7 +35,7 @@ extension AuthorizationService {
             else { throw AuthorizationFailure.untrusted("The post_logout_redirect_uri is not one the application registered.") }
             destination = .redirect(uri, state: parameters["state"])
         }
-        if let browserToken { _ = try await sessions.browserSessions.end(token: browserToken, reason: "logout") }
+        if let browserToken { _ = try await browserSessions.end(token: browserToken, reason: "logout") }
         return destination
     }
 
@@ -43,10 +43,10 @@ extension AuthorizationService {
     /// expiry: a relying party may well log out with an expired one (RP-Initiated Logout §2).
     private func idTokenAudience(_ token: String) async throws -> String? {
         guard token.utf8.count <= 8192 else { return nil }
-        let keys = try await sessions.keys.current(now: sessions.clock()).verificationKeys
+        let keys = try await keys.current(now: clock()).verificationKeys
         let policy = JWTValidationPolicy(
             issuer: issuer, audiences: nil, algorithms: [.rs256, .es256], leeway: Self.hintLeeway, requiredClaims: ["aud", "sub"])
-        guard let claims = try? JWTVerifier(keys: keys, policy: policy).verify(token, now: sessions.clock()).claims else { return nil }
+        guard let claims = try? JWTVerifier(keys: keys, policy: policy).verify(token, now: clock()).claims else { return nil }
         return claims.audience.count == 1 ? claims.audience[0] : nil
     }
 

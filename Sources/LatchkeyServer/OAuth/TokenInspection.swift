@@ -69,19 +69,19 @@ extension TokenService {
     /// the client it was issued to; an access token to any confidential client (a resource
     /// server asking about a token it was sent).
     package func introspect(_ token: String, client: OAuthClient) async throws -> TokenIntrospection {
-        let now = sessions.clock()
+        let now = clock()
         if Self.looksLikeJWT(token) {
-            guard let claims = try? await sessions.verifyAccessToken(token, audiences: [.api, .userinfo], requiringSession: false, now: now),
+            guard let claims = try? await accessTokens.verify(token, audiences: [.api, .userinfo], requiringSession: false, now: now),
                 let subject = claims.subject
             else { return .inactive }
             let sessionID = claims["sid"]?.stringValue
-            if let sessionID, try await !sessions.isLive(sessionID, of: subject, now: now) { return .inactive }
+            if let sessionID, try await !accessTokens.isLive(sessionID, of: subject, now: now) { return .inactive }
             return TokenIntrospection(
                 active: true, scope: claims["scope"]?.stringValue, clientID: claims["client_id"]?.stringValue, subject: subject,
                 issuedAt: claims.issuedAt, expiresAt: claims.expiresAt, tokenType: "Bearer", sessionID: sessionID)
         }
         let presented = try await database.read { connection in
-            try self.sessions.repository.presentedToken(hash: token.sha256, on: connection)
+            try self.sessionRows.presentedToken(hash: token.sha256, on: connection)
         }
         guard let presented, !presented.retired, presented.session.isLive(at: now), let grant = presented.session.grant,
             grant.clientID == client.id
@@ -102,7 +102,7 @@ extension TokenService {
         guard let scopes, scopes.contains("openid") else {
             throw AuthError(.insufficientScope, "the access token's grant does not include the openid scope")
         }
-        guard let user = try await sessions.users.find(userID) else { throw AuthError.invalidToken("the user no longer exists") }
+        guard let user = try await dependencies.users.find(userID) else { throw AuthError.invalidToken("the user no longer exists") }
         return UserInfo(
             subject: user.id,
             profile: scopes.contains("profile") ? .init(givenName: user.givenName, familyName: user.familyName) : nil,
@@ -113,16 +113,16 @@ extension TokenService {
 
     /// The session of a refresh token or of an access token, whatever its client.
     private func grantSession(of token: String) async throws -> Session? {
-        let now = sessions.clock()
+        let now = clock()
         if Self.looksLikeJWT(token) {
-            guard let claims = try? await sessions.verifyAccessToken(token, audiences: [.api, .userinfo], now: now),
+            guard let claims = try? await accessTokens.verify(token, audiences: [.api, .userinfo], now: now),
                 let sessionID = claims["sid"]?.stringValue
             else { return nil }
             return try await sessions.session(sessionID)
         }
         guard token.utf8.count <= 512 else { return nil }
         return try await database.read { connection in
-            try self.sessions.repository.presentedToken(hash: token.sha256, on: connection)?.session
+            try self.sessionRows.presentedToken(hash: token.sha256, on: connection)?.session
         }
     }
 

@@ -15,21 +15,26 @@ package struct OAuthTokens: Sendable {
 /// The token endpoint's grants (authorization code with PKCE, refresh token, client
 /// credentials), revocation (RFC 7009), introspection (RFC 7662) and userinfo.
 package struct TokenService: Sendable {
-    let database: any SQLDatabase
+    let dependencies: Dependencies
     let sessions: SessionService
+    let signIns: SignInPipeline
+    let refreshTokens: RefreshTokens
+    let accessTokens: AccessTokens
+    /// Signs ID tokens.
+    let keys: SigningKeyRing
     let codes = AuthorizationCodeRepository()
-    let audit: AuditLog
+    let sessionRows = SessionRepository()
 
-    init(database: any SQLDatabase, sessions: SessionService) {
-        self.database = database
-        self.sessions = sessions
-        self.audit = AuditLog(database: database)
-    }
+    var database: any SQLDatabase { dependencies.database }
+    var audit: AuditLog { dependencies.audit }
+    var clock: @Sendable () -> Date { dependencies.clock }
 
     // MARK: Grants
 
     private enum Exchange: Sendable {
         case issued(Session, OAuthGrant, String, AuthorizationCode)
+        /// The account was deleted after the code was issued.
+        case userGone
         case refused(String)
         /// The code came back after its exchange; `revoked` is what that exchange issued.
         case replayed(revoked: String?)
@@ -47,7 +52,7 @@ package struct TokenService: Sendable {
         guard client.grantTypes.contains(.authorizationCode) else {
             throw AuthError(.unauthorizedClient, "the client may not use the authorization code grant")
         }
-        let now = sessions.clock()
+        let now = clock()
         let hash = code.sha256
         let outcome: Exchange = try await database.write { connection in
             guard code.utf8.count <= 512, let stored = try self.codes.find(hash: hash, on: connection) else {
@@ -70,9 +75,13 @@ package struct TokenService: Sendable {
             guard let verifier else { return .refused("code_verifier is required") }
             guard PKCE.verifies(verifier, challenge: stored.codeChallenge) else { return .refused("code_verifier does not match the challenge") }
             let grant = OAuthGrant(clientID: client.id, scope: stored.scope, browserSessionID: stored.browserSessionID)
-            let (session, refreshToken) = try self.sessions.createSession(
-                userID: stored.userID, amr: stored.amr, secondFactorAt: stored.amr.contains("mfa") ? stored.authTime : nil, grant: grant,
-                context: context, now: now, on: connection)
+            guard let user = try self.dependencies.users.find(stored.userID, on: connection) else { return .userGone }
+            // The browser sign-in behind the code made the second-factor decision.
+            let authentication = Authentication(
+                user: user, amr: stored.amr, secondFactor: .decided(provedAt: stored.amr.contains("mfa") ? stored.authTime : nil))
+            guard case .landed(.api(let session, let refreshToken)) = try self.signIns.admit(
+                authentication, target: .grant(grant), context: context, now: now, on: connection)
+            else { preconditionFailure("a decided second factor is never asked for again, and a grant lands in an API session") }
             try self.codes.attach(sessionID: session.id, toCode: hash, on: connection)
             try self.audit.record(
                 .init(time: now, userID: stored.userID, event: .oauthCodeExchanged, outcome: .success, ip: context.ip,
@@ -85,6 +94,8 @@ package struct TokenService: Sendable {
             throw AuthError.invalidGrant(.unknown, description)
         case .replayed:
             throw AuthError.invalidGrant(.reused, "the code was already used; what it issued is revoked")
+        case .userGone:
+            throw AuthError.invalidGrant(.revoked, "the account no longer exists")
         case .issued(let session, let grant, let refreshToken, let stored):
             return try await tokens(
                 session: session, grant: grant, refreshToken: refreshToken, client: client, authTime: stored.authTime, nonce: stored.nonce,
@@ -98,13 +109,13 @@ package struct TokenService: Sendable {
         guard client.grantTypes.contains(.refreshToken) else {
             throw AuthError(.unauthorizedClient, "the client may not use the refresh token grant")
         }
-        let response = try await sessions.refresh(refreshToken, client: client, context: context)
+        let response = try await refreshTokens.refresh(refreshToken, client: client, context: context)
         // Refreshing with a client refuses a session that is not that client's grant (OAuthGrant.mayRefresh).
         guard let grant = response.session.grant else { throw AuthError.invalidGrant(.unknown, "the refresh token was not issued to this client") }
         let authTime = response.session.secondFactorAt ?? response.session.createdAt
         return try await tokens(
             session: response.session, grant: grant, refreshToken: response.refreshToken, accessToken: response.accessToken, client: client,
-            authTime: authTime, nonce: nil, now: sessions.clock())
+            authTime: authTime, nonce: nil, now: clock())
     }
 
     /// An access token for the client itself (RFC 6749 §4.4): confidential clients only, with
@@ -122,12 +133,12 @@ package struct TokenService: Sendable {
         claims.subject = client.id
         claims["client_id"] = .string(client.id)
         claims["scope"] = .string(granted)
-        let now = sessions.clock()
-        let token = try await sessions.signAccessToken(claims, audience: .userinfo, now: now)
+        let now = clock()
+        let token = try await accessTokens.sign(claims, audience: .userinfo, now: now)
         try await audit.record(
             .init(time: now, userID: nil, event: .oauthClientCredentials, outcome: .success, ip: context.ip, requestID: context.requestID,
                   details: ["client_id": client.id, "scope": granted]))
-        return OAuthTokens(accessToken: token, expiresIn: sessions.accessTokenTTL, refreshToken: nil, idToken: nil, scope: granted)
+        return OAuthTokens(accessToken: token, expiresIn: accessTokens.ttl, refreshToken: nil, idToken: nil, scope: granted)
     }
 
     /// Scopes about a user, which only a user's grant can carry.
@@ -143,19 +154,19 @@ package struct TokenService: Sendable {
         if let accessToken {
             access = accessToken
         } else {
-            access = try await sessions.accessToken(for: session, audience: client.isFirstParty ? .api : .userinfo, now: now)
+            access = try await accessTokens.token(for: session, audience: client.isFirstParty ? .api : .userinfo, now: now)
         }
         var idToken: String?
         if grant.scopes.contains("openid") {
             let claims = IDTokenClaims(
-                issuer: sessions.issuer, subject: session.userID, audience: client.id, authorizedParty: client.id, issuedAt: now,
-                expiresAt: now.addingTimeInterval(TimeInterval(sessions.accessTokenTTL)), authTime: authTime, nonce: nonce, amr: session.amr,
+                issuer: accessTokens.issuer, subject: session.userID, audience: client.id, authorizedParty: client.id, issuedAt: now,
+                expiresAt: now.addingTimeInterval(TimeInterval(accessTokens.ttl)), authTime: authTime, nonce: nonce, amr: session.amr,
                 sessionID: grant.browserSessionID, accessToken: access)
-            idToken = try sessions.keys.signIDToken(claims, algorithm: IDTokenAlgorithm(rawValue: client.idTokenAlgorithm) ?? .rs256)
+            idToken = try keys.signIDToken(claims, algorithm: IDTokenAlgorithm(rawValue: client.idTokenAlgorithm) ?? .rs256)
         }
         let keepsRefreshToken = client.isFirstParty || grant.scopes.contains("offline_access")
         return OAuthTokens(
-            accessToken: access, expiresIn: sessions.accessTokenTTL, refreshToken: keepsRefreshToken ? refreshToken : nil, idToken: idToken,
+            accessToken: access, expiresIn: accessTokens.ttl, refreshToken: keepsRefreshToken ? refreshToken : nil, idToken: idToken,
             scope: grant.scope)
     }
 }

@@ -1,8 +1,8 @@
 import Dispatch
 import FoundationEssentials
 import Glibc
+import LatchkeyBasics
 // Only the thread starter, which lives with the HTTP server's workers; nothing of HTTP itself.
-import enum LatchkeyHTTP.DetachedThread
 import Synchronization
 
 /// A fixed set of threads that run Argon2id, fed through a bounded queue (docs/security.md S15).

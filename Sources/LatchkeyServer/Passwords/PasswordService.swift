@@ -9,10 +9,10 @@ import LatchkeyStore
 /// passwords: the same reads, one Argon2id verification against a dummy hash made with the
 /// current parameters, the same failure writes, the same 401 body (S13).
 package final class PasswordService: Sendable {
-    let database: any SQLDatabase
+    let dependencies: Dependencies
+    let signIns: SignInPipeline
+    /// Ends the user's other sessions when the password changes.
     let sessions: SessionService
-    let metrics: Metrics
-    let audit: AuditLog
     let pool: Argon2Pool
     let policy: PasswordPolicy
     let limiter: LoginRateLimiter
@@ -24,11 +24,14 @@ package final class PasswordService: Sendable {
     /// The `method` label of sign-in metrics and the `amr` value of password sign-ins.
     static let method = "pwd"
 
-    init(database: any SQLDatabase, sessions: SessionService, metrics: Metrics, configuration: Configuration) throws {
-        self.database = database
+    var database: any SQLDatabase { dependencies.database }
+    var metrics: Metrics { dependencies.metrics }
+    var audit: AuditLog { dependencies.audit }
+
+    init(dependencies: Dependencies, signIns: SignInPipeline, sessions: SessionService, configuration: Configuration) throws {
+        self.dependencies = dependencies
+        self.signIns = signIns
         self.sessions = sessions
-        self.metrics = metrics
-        self.audit = AuditLog(database: database)
         let password = configuration.password
         self.pool = try Argon2Pool(threads: password.hashingThreads, queueLimit: password.hashingQueueLimit)
         self.policy = PasswordPolicy(minimumLength: password.minLength)
@@ -38,7 +41,7 @@ package final class PasswordService: Sendable {
         self.parameters = parameters
         self.dummyHash = Argon2id.unmatchablePHCString(parameters: parameters)
         let pool = pool
-        metrics.gauge(.queueDepth, ["queue": "argon2"]) { Double(pool.depth) }
+        dependencies.metrics.gauge(.queueDepth, ["queue": "argon2"]) { Double(pool.depth) }
     }
 
     /// Stops the hashing threads; after the HTTP server has stopped.
@@ -73,14 +76,14 @@ package final class PasswordService: Sendable {
         let parameters = parameters
         let hash = try await pool.run { try Argon2id.hash(password: Array(normalized.utf8), parameters: parameters) }
         return try await Self.refusingTakenUsernames {
-            try await self.sessions.signIn(method: Self.method, context: context, target: target) { connection, now in
-                let user = try self.sessions.users.create(
+            try await self.signIns.signIn(method: Self.method, context: context, target: target) { connection, now in
+                let user = try self.dependencies.users.create(
                     email: username.isEmail ? username.value : nil, givenName: givenName, familyName: familyName, now: now, on: connection)
                 try credentials.insert(userID: user.id, username: username.value, hash: hash, now: now, on: connection)
                 try self.audit.record(
                     .init(time: now, userID: user.id, event: .passwordSignUp, outcome: .success, ip: context.ip, requestID: context.requestID),
                     on: connection)
-                return .init(user: user, created: true, method: Self.method)
+                return Authentication(user: user, created: true, amr: [Self.method])
             }
         }
     }
@@ -110,7 +113,7 @@ package final class PasswordService: Sendable {
             throw Self.invalidCredentials
         }
         let (limiter, credentials) = (limiter, credentials)
-        return try await sessions.signIn(method: Self.method, context: context, target: target) { connection, now in
+        return try await signIns.signIn(method: Self.method, context: context, target: target) { connection, now in
             // The password may have changed since it was read; then this check no longer counts.
             // Both the rehash and the plain check compare against the verified hash and hold the
             // row, so a concurrent change either waits for this sign-in or wins before it.
@@ -120,13 +123,13 @@ package final class PasswordService: Sendable {
             } else {
                 current = try credentials.holds(userID: credential.userID, hash: credential.hash, on: connection)
             }
-            guard current, let user = try self.sessions.users.find(credential.userID, on: connection) else { throw Self.invalidCredentials }
+            guard current, let user = try self.dependencies.users.find(credential.userID, on: connection) else { throw Self.invalidCredentials }
             try limiter.reset(keys[0], on: connection)
             try self.audit.record(
                 .init(time: now, userID: user.id, event: .passwordLogin, outcome: .success, ip: context.ip, requestID: context.requestID,
                       details: upgrade == nil ? [:] : ["rehashed": "true"]),
                 on: connection)
-            return .init(user: user, created: false, method: Self.method)
+            return Authentication(user: user, amr: [Self.method])
         }
     }
 
@@ -162,7 +165,7 @@ package final class PasswordService: Sendable {
             try await recordFailure(keys, userID: principal.userID, event: .passwordChange, reason: "wrong_password", context: context)
             throw Self.invalidCredentials
         }
-        let now = sessions.clock()
+        let now = dependencies.clock()
         let limiter = limiter
         try await database.write { connection in
             guard try credentials.replaceHash(userID: principal.userID, expected: credential.hash, with: replacement, now: now, on: connection) else {
@@ -196,11 +199,11 @@ package final class PasswordService: Sendable {
         let requested = try raw.map(Username.init)
         let parameters = parameters
         let hash = try await pool.run { try Argon2id.hash(password: Array(normalized.utf8), parameters: parameters) }
-        let now = sessions.clock()
+        let now = dependencies.clock()
         let credentials = credentials
         return try await Self.refusingTakenUsernames {
             try await self.database.write { connection in
-                guard let user = try self.sessions.users.find(userID, on: connection) else { throw AuthError.notFound("no such user") }
+                guard let user = try self.dependencies.users.find(userID, on: connection) else { throw AuthError.notFound("no such user") }
                 let username: String
                 if let existing = try credentials.find(userID: userID, on: connection),
                     try credentials.replace(userID: userID, username: requested?.value ?? existing.username, hash: hash, now: now, on: connection)
@@ -236,7 +239,7 @@ package final class PasswordService: Sendable {
     /// Reads the limits and the credential in one snapshot; a block is audited, counted and
     /// refused (``AuthError/Code/rateLimited``) before any hashing.
     private func checkLimits(_ keys: [LoginRateLimiter.Key], username: String, event: AuditEvent, context: RequestContext) async throws -> PasswordCredential? {
-        let now = sessions.clock()
+        let now = dependencies.clock()
         let (limiter, credentials) = (limiter, credentials)
         let (block, credential) = try await database.read { connection in
             (try limiter.block(keys, now: now, on: connection), try credentials.find(username: username, on: connection))
@@ -265,7 +268,7 @@ package final class PasswordService: Sendable {
 
     /// Counts a failure on every key and audits it, in one transaction.
     private func recordFailure(_ keys: [LoginRateLimiter.Key], userID: String?, event: AuditEvent, reason: String, context: RequestContext) async throws {
-        let now = sessions.clock()
+        let now = dependencies.clock()
         let limiter = limiter
         try await database.write { connection in
             try limiter.recordFailure(keys, now: now, on: connection)

@@ -1,6 +1,6 @@
 import FoundationEssentials
+import LatchkeyBasics
 import LatchkeyCrypto
-import LatchkeyHTTP
 
 /// A username in the one form it is stored and looked up in (docs/reference.md, "Passwords").
 ///

@@ -4,13 +4,11 @@ import LatchkeyWire
 
 /// `GET /v1/me`, `PATCH /v1/me` and `DELETE /v1/me`.
 struct AccountRoutes {
-    let sessions: SessionService
-    let apple: AppleService
+    let accounts: AccountService
     let bearer: BearerAuthenticator
 
     func register(on router: Router) {
-        let accounts = AccountService(database: sessions.database, clock: sessions.clock)
-        let apple = apple
+        let accounts = accounts
         // Routes of `signedIn` run behind the bearer check, which puts the caller in the context.
         let signedIn = router.group("/v1", middleware: bearer)
 
@@ -30,7 +28,7 @@ struct AccountRoutes {
         // with a second factor enrolled, one must have been proved in the last five minutes.
         signedIn.delete("/me") { request, context in
             let principal = try context.requirePrincipal()
-            try await apple.deleteAccount(userID: principal.userID, principal: principal, reason: "user", context: RequestContext(request))
+            try await accounts.delete(userID: principal.userID, principal: principal, reason: "user", context: RequestContext(request))
             return .empty()
         }
     }

@@ -20,7 +20,14 @@ extension AuthError: HTTPResponseError {
 
     package var errorCode: String { status == 500 ? WireErrorCode.serverError.rawValue : wireBody.error.rawValue }
 
-    package var errorDescription: String { status == 500 ? "internal error" : message }
+    package var errorDescription: String {
+        switch code {
+        case _ where status == 500: "internal error"
+        // The domain does not know its routes; the answer says where the sign-in goes on.
+        case .secondFactorRequired: message + "; complete it at /v1/mfa/verify"
+        default: message
+        }
+    }
 
     package var extraFields: [String: JSONValue] {
         guard status != 500, case .object(var members) = wireBody.json else { return [:] }
@@ -40,7 +47,7 @@ extension AuthError: HTTPResponseError {
     /// The error body, typed.
     var wireBody: WireErrorBody {
         WireErrorBody(
-            error: WireErrorCode(rawValue: code.rawValue), errorDescription: message, reason: reason?.rawValue,
+            error: WireErrorCode(rawValue: code.rawValue), errorDescription: errorDescription, reason: reason?.rawValue,
             retryAfter: code == .rateLimited ? retryAfter : nil, mfaToken: secondFactor?.token,
             factors: secondFactor?.factors.map(WireFactor.init))
     }

@@ -1,23 +1,13 @@
 import FoundationEssentials
+import LatchkeyBasics
 import LatchkeyHTTP
 import LatchkeyJOSE
 import LatchkeyJSON
 
-/// The user and session behind a valid bearer token.
-package struct Principal: Sendable {
-    package var userID: String
-    package var sessionID: String
-    package var amr: [String]
-    /// The OAuth client the token was issued to, `nil` for a `/v1` sign-in.
-    package var clientID: String?
-    /// The OAuth scopes granted, `nil` for a `/v1` sign-in (which has no scopes, only the API).
-    package var scopes: Set<String>?
-}
-
 /// Checks `Authorization: Bearer` on Latchkey's own endpoints: signature, `typ: at+jwt`, `iss`,
 /// `aud`, `exp`, and that the session `sid` names is still live and is the session of the user
 /// `sub` names, so a logout takes effect here at once (and in other processes on the same
-/// database within ``SessionService/livenessTTL``) for every token of the session.
+/// database within ``AccessTokens/livenessTTL``) for every token of the session.
 ///
 /// It is the middleware of the authenticated route groups: a handler in
 /// `router.group("/v1/me", middleware: bearer)` (a `RouterGroup<LatchkeyContext>`) runs only for a
@@ -29,9 +19,10 @@ package struct Principal: Sendable {
 struct BearerAuthenticator: RouterMiddleware {
     typealias Context = LatchkeyContext
 
-    let sessions: SessionService
+    let accessTokens: AccessTokens
+    let clock: @Sendable () -> Date
     /// Whom the token must be for: the API on `/v1`; the API or userinfo on `/oauth/userinfo`.
-    var audiences: [SessionService.TokenAudience] = [.api]
+    var audiences: [AccessTokens.Audience] = [.api]
 
     /// Stores the principal of the request's bearer token in the context, then calls `next`.
     ///
@@ -53,14 +44,14 @@ struct BearerAuthenticator: RouterMiddleware {
             throw AuthError.invalidToken("a bearer token is required")
         }
         let token = String(header.dropFirst(7).trimmingWhitespace())
-        let now = sessions.clock()
-        let claims = try await sessions.verifyAccessToken(token, audiences: audiences, now: now)
+        let now = clock()
+        let claims = try await accessTokens.verify(token, audiences: audiences, now: now)
         guard let userID = claims.subject, let sessionID = claims["sid"]?.stringValue else {
             throw AuthError.invalidToken("the access token names no user or session")
         }
         // One message for an ended session and another user's: which sessions exist is not
         // something a token holder learns here.
-        guard try await sessions.isLive(sessionID, of: userID, now: now) else {
+        guard try await accessTokens.isLive(sessionID, of: userID, now: now) else {
             throw AuthError.invalidToken("the session has ended")
         }
         return Principal(

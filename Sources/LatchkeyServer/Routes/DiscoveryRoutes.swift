@@ -11,12 +11,12 @@ struct DiscoveryRoutes {
     /// How long caches may keep the documents (`Cache-Control: max-age`).
     static let maxAge = 3600
 
-    let sessions: SessionService
+    let accessTokens: AccessTokens
     /// The endpoints the application mounts; only they are listed.
     let mounted: ProviderMetadata.Endpoints
 
     func register(on router: Router) {
-        let responder = DiscoveryResponder(sessions: sessions, mounted: mounted)
+        let responder = DiscoveryResponder(accessTokens: accessTokens, mounted: mounted)
         router.get("/.well-known/openid-configuration", synchronous: { _ in responder.response })
         router.get("/.well-known/oauth-authorization-server", synchronous: { _ in responder.response })
     }
@@ -24,12 +24,12 @@ struct DiscoveryRoutes {
 
 /// Builds the discovery answer once, when the issuer is known, and keeps it.
 final class DiscoveryResponder: Sendable {
-    private let sessions: SessionService
+    private let accessTokens: AccessTokens
     private let mounted: ProviderMetadata.Endpoints
     private let built = Mutex<HTTPResponse?>(nil)
 
-    init(sessions: SessionService, mounted: ProviderMetadata.Endpoints) {
-        self.sessions = sessions
+    init(accessTokens: AccessTokens, mounted: ProviderMetadata.Endpoints) {
+        self.accessTokens = accessTokens
         self.mounted = mounted
     }
 
@@ -38,7 +38,7 @@ final class DiscoveryResponder: Sendable {
     var response: HTTPResponse {
         built.withLock { built in
             if let built { return built }
-            let issuer = sessions.issuer
+            let issuer = accessTokens.issuer
             guard !issuer.isEmpty else {
                 var unavailable = HTTPResponse.empty(status: 503)
                 unavailable.headers.set("Retry-After", "1")

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import LatchkeyBasics
 import LatchkeyCrypto
 import LatchkeyHTTP
 import LatchkeyJSON
@@ -9,15 +10,17 @@ import LatchkeyWire
 struct OAuthTokenRoutes {
     let tokens: TokenService
     let clients: ClientService
+    /// The issuer, which client assertions name as their audience.
+    let accessTokens: AccessTokens
     /// The bearer check of userinfo: tokens for the API or for userinfo alone.
     let userinfoBearer: BearerAuthenticator
 
     func register(on router: Router) {
-        let (tokens, clients) = (tokens, clients)
+        let (tokens, clients, accessTokens) = (tokens, clients, accessTokens)
 
         Self.clientEndpoint("/oauth/token", on: router) { request in
             let form = try request.formBody()
-            let client = try await Self.authenticateClient(request, form: form, clients: clients, issuer: tokens.sessions.issuer)
+            let client = try await Self.authenticateClient(request, form: form, clients: clients, issuer: accessTokens.issuer)
             let context = RequestContext(request)
             let issued: OAuthTokens
             switch form["grant_type"] {
@@ -47,7 +50,7 @@ struct OAuthTokenRoutes {
 
         Self.clientEndpoint("/oauth/revoke", on: router) { request in
             let form = try request.formBody()
-            let client = try await Self.authenticateClient(request, form: form, clients: clients, issuer: tokens.sessions.issuer)
+            let client = try await Self.authenticateClient(request, form: form, clients: clients, issuer: accessTokens.issuer)
             guard let token = form["token"], !token.isEmpty else { throw AuthError.invalidRequest("token is required") }
             try await tokens.revoke(token, client: client, context: RequestContext(request))
             return .empty(status: 200)
@@ -55,7 +58,7 @@ struct OAuthTokenRoutes {
 
         Self.clientEndpoint("/oauth/introspect", on: router) { request in
             let form = try request.formBody()
-            let client = try await Self.authenticateClient(request, form: form, clients: clients, issuer: tokens.sessions.issuer)
+            let client = try await Self.authenticateClient(request, form: form, clients: clients, issuer: accessTokens.issuer)
             guard client.isConfidential else { throw AuthError(.invalidClient, "introspection is for confidential clients") }
             guard let token = form["token"], !token.isEmpty else { throw AuthError.invalidRequest("token is required") }
             return Self.noStore(.json(Self.json(try await tokens.introspect(token, client: client))))

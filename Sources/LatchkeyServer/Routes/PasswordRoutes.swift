@@ -39,19 +39,12 @@ struct PasswordRoutes {
 
     /// The username as typed, before ``Username`` normalises and judges it.
     static func username(_ username: String) throws -> String {
-        try nonEmpty(username, "username", maxLength: 1024)
+        try BodyMember.text(username, "username", maxLength: 1024)
     }
 
     /// A sign-up name: absent or null is none; otherwise a non-empty string of at most
     /// ``User/maxNameLength`` bytes.
     static func name(_ name: String?, _ field: String) throws -> String? {
-        try name.map { try nonEmpty($0, field, maxLength: User.maxNameLength) }
-    }
-
-    private static func nonEmpty(_ value: String, _ field: String, maxLength: Int) throws -> String {
-        guard !value.isEmpty, value.utf8.count <= maxLength else {
-            throw HTTPError.invalidRequest("\(field) must be a non-empty string of at most \(maxLength) bytes")
-        }
-        return value
+        try name.map { try BodyMember.text($0, field, maxLength: User.maxNameLength) }
     }
 }

@@ -6,29 +6,31 @@ import LatchkeyWire
 /// `/v1/token`, `/v1/logout`, `/v1/sessions`, `/v1/revoke` and the JWKS.
 struct SessionRoutes {
     let sessions: SessionService
+    let refreshTokens: RefreshTokens
+    let keys: SigningKeyRing
     let bearer: BearerAuthenticator
 
     func register(on router: Router) {
-        let sessions = sessions
+        let (sessions, refreshTokens) = (sessions, refreshTokens)
         // Routes of `signedIn` run behind the bearer check, which puts the caller in the context.
         let signedIn = router.group("/v1", middleware: bearer)
-        let jwks = JWKSResponder(keys: sessions.keys)
+        let jwks = JWKSResponder(keys: keys)
 
         router.get("/.well-known/jwks.json", synchronous: { _ in jwks.response })
 
         router.post("/v1/token") { request in
-            let body = try Self.decode(WireRefreshRequest.self, Self.fields(of: request))
+            let body = try request.fieldsBody(WireRefreshRequest.self)
             guard body.grantType == WireRefreshRequest.refreshTokenGrant else {
                 throw AuthError(.unsupportedGrantType, "only refresh_token is supported here")
             }
             guard let refreshToken = body.refreshToken, !refreshToken.isEmpty, refreshToken.count <= 512 else {
                 throw AuthError.invalidRequest("refresh_token is required")
             }
-            return try await sessions.refresh(refreshToken, context: RequestContext(request)).response()
+            return try await refreshTokens.refresh(refreshToken, context: RequestContext(request)).response()
         }
 
         router.post("/v1/revoke") { request in
-            let body = try Self.decode(WireRevokeRequest.self, Self.fields(of: request))
+            let body = try request.fieldsBody(WireRevokeRequest.self)
             if let token = body.token, !token.isEmpty, token.count <= 512 {
                 try await sessions.revoke(refreshToken: token, context: RequestContext(request))
             }
@@ -37,7 +39,7 @@ struct SessionRoutes {
 
         signedIn.post("/logout") { request, context in
             let principal = try context.requirePrincipal()
-            let body = request.body.isEmpty ? WireLogoutRequest() : try Self.decode(WireLogoutRequest.self, try request.jsonBody())
+            let body = request.body.isEmpty ? WireLogoutRequest() : try request.wireBody(WireLogoutRequest.self)
             try await sessions.revokeSessions(
                 userID: principal.userID, sessionIDs: body.all ? nil : [principal.sessionID], reason: "logout", context: RequestContext(request))
             return .empty()
@@ -55,27 +57,6 @@ struct SessionRoutes {
             let revoked = try await sessions.revokeSessions(userID: principal.userID, sessionIDs: [id], reason: "revoked", context: RequestContext(request))
             guard !revoked.isEmpty else { throw AuthError.notFound("no such session") }
             return .empty()
-        }
-    }
-
-    /// OAuth clients send form bodies; apps may send JSON. Both carry flat string fields, read
-    /// here as one JSON object for the wire model.
-    static func fields(of request: HTTPRequest) throws -> JSONValue {
-        try request.requireMediaType(["application/json", "application/x-www-form-urlencoded"])
-        if request.mediaType(is: "application/x-www-form-urlencoded") { return .object(try request.formBody().mapValues(JSONValue.string)) }
-        guard case .object(let members) = try request.jsonBody() else { throw AuthError.invalidRequest("the body must be a JSON object") }
-        for (name, value) in members where value.stringValue == nil {
-            throw AuthError.invalidRequest("\(name) must be a string")
-        }
-        return .object(members)
-    }
-
-    /// Reads a request model; a member that is missing or mistyped is `invalid_request` naming it.
-    static func decode<Model: WireDecodable>(_ model: Model.Type, _ json: JSONValue) throws -> Model {
-        do {
-            return try Model(json: json)
-        } catch {
-            throw AuthError.invalidRequest(error.description)
         }
     }
 }

@@ -45,14 +45,3 @@ struct StoreErrorMiddleware: HTTPSynchronousMiddleware {
         }
     }
 }
-
-/// Runs a store operation and answers a uniqueness clash with 409 `conflict` saying what clashed;
-/// ``StoreErrorMiddleware`` answers the rest (a busy database or failing storage is 503) on
-/// every route.
-func mappingStoreErrors<T: Sendable>(conflict: String = "this already exists", _ body: () async throws -> T) async throws -> T {
-    do {
-        return try await body()
-    } catch let error as StoreError where error.code == .constraint {
-        throw HTTPError(status: 409, code: "conflict", description: conflict)
-    }
-}

@@ -133,7 +133,7 @@ package struct AuthError: CodedError {
 
     package static func secondFactorRequired(token: String, factors: [SecondFactorOption]) -> AuthError {
         AuthError(
-            .secondFactorRequired, "this account needs a second factor; complete it at /v1/mfa/verify",
+            .secondFactorRequired, "this account needs a second factor",
             secondFactor: SecondFactorChallenge(token: token, factors: factors))
     }
 }

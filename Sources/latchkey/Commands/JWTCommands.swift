@@ -1,4 +1,5 @@
 import FoundationEssentials
+import LatchkeyBasics
 import LatchkeyHTTP
 import LatchkeyHTTPClient
 import LatchkeyJOSE

@@ -88,14 +88,14 @@ enum OperatorCommands {
                 if let transfer = identity.transferSubject { state += ", transfer id \(transfer) imported" }
                 print("  \(identity.provider)  \(identity.subject)  \(identity.email ?? "-")  \(state)")
             }
-            let factors = FactorService(sessions: application.sessions, masterKey: application.masterKey)
+            let factors = application.services.factors
             let devices = try await factors.devices(userID: user.id)
             let totp = try await factors.totpStatus(userID: user.id)
             print("factors     \(devices.count) device key\(devices.count == 1 ? "" : "s"), TOTP \(totp)")
             for device in devices {
                 print("  \(device.id)  \(device.label)  added \(date(device.createdAt))  last used \(date(device.lastUsedAt))")
             }
-            let sessions = try await application.sessions.sessions(userID: user.id)
+            let sessions = try await application.services.sessions.sessions(userID: user.id)
             print("sessions    \(sessions.count) live")
             for session in sessions {
                 print("  \(session.id)  \(session.amr.joined(separator: ","))  last used \(date(session.lastUsedAt))  \(session.ip ?? "")")
@@ -149,7 +149,7 @@ enum OperatorCommands {
             let user = arguments[argument: "USER"]
             let device = arguments[argument: "DEVICE"]
             do {
-                try await FactorService(sessions: application.sessions, masterKey: application.masterKey).removeDevice(
+                try await application.services.factors.removeDevice(
                     device, userID: user, principal: nil, context: RequestContext(requestID: "cli"))
             } catch let error as AuthError where error.code == .notFound {
                 printError("latchkey: user \(user) has no device key \(device)")
@@ -166,7 +166,7 @@ enum OperatorCommands {
     ) { arguments in
         try await withApplication(arguments) { application in
             var table = Table("SESSION", "AMR", "CREATED", "LAST USED", "EXPIRES", "IP")
-            for session in try await application.sessions.sessions(userID: arguments[option: "user"] ?? "") {
+            for session in try await application.services.sessions.sessions(userID: arguments[option: "user"] ?? "") {
                 table.add(session.id, session.amr.joined(separator: ","), date(session.createdAt), date(session.lastUsedAt), date(session.expiresAt), session.ip ?? "-")
             }
             print(table.text, terminator: "")
@@ -177,7 +177,7 @@ enum OperatorCommands {
     static let sessionsRevoke = Command(path: ["sessions", "revoke"], summary: "End a session at once.", arguments: ["ID"], options: [config]) { arguments in
         try await withApplication(arguments) { application in
             let id = arguments[argument: "ID"]
-            let revoked = try await application.sessions.revokeSessions(
+            let revoked = try await application.services.sessions.revokeSessions(
                 userID: nil, sessionIDs: [id], reason: "operator", context: RequestContext(requestID: "cli"))
             guard !revoked.isEmpty else {
                 printError("latchkey: no live session \(id)")

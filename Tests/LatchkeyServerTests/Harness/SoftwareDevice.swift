@@ -54,15 +54,15 @@ struct SoftwareDevice: Sendable {
 }
 
 extension TestServer {
-    /// Signs `user` in through ``SessionService/signIn(method:context:authenticate:)``, the seam
+    /// Signs `user` in through ``SignInPipeline/signIn(method:context:authenticate:)``, the seam
     /// every sign-in endpoint ends in, as a password sign-in would once its check passed.
     ///
     /// - Returns: The tokens, or the `mfa_required` error's body.
     func signIn(_ user: User, method: String = "pwd") async throws -> Result<TokenResponse, AuthError> {
         do {
             return .success(
-                try await application.sessions.signIn(method: method, context: RequestContext(ip: "127.0.0.1")) { _, _ in
-                    SessionService.FirstFactor(user: user, created: false, method: method)
+                try await application.services.signIns.signIn(method: method, context: RequestContext(ip: "127.0.0.1")) { _, _ in
+                    Authentication(user: user, amr: [method])
                 })
         } catch let error as AuthError {
             return .failure(error)

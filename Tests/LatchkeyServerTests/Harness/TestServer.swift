@@ -99,7 +99,7 @@ final class TestServer: Sendable {
 
     /// A session for `user`, made through the session service as a sign-in would.
     func startSession(for user: User, amr: [String] = ["pwd"]) async throws -> TokenResponse {
-        try await application.sessions.startSession(userID: user.id, amr: amr, context: RequestContext(ip: "127.0.0.1"))
+        try await application.services.signIns.startSession(userID: user.id, amr: amr, context: RequestContext(ip: "127.0.0.1"))
     }
 
     /// Where ``request(_:_:json:body:headers:)`` sends: the public URL, or the bound address when

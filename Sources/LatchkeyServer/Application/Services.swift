@@ -1,0 +1,87 @@
+import FoundationEssentials
+import LatchkeyHTTP
+import LatchkeyHTTPClient
+
+/// The domain services of one application, each built once with exactly what it uses, and the
+/// routes over them. Nothing else builds a service: the CLI's operator commands and the tests
+/// reach them through ``LatchkeyApplication/services``.
+package struct Services: Sendable {
+    package let accessTokens: AccessTokens
+    package let sessions: SessionService
+    package let browserSessions: BrowserSessionService
+    package let refreshTokens: RefreshTokens
+    package let signIns: SignInPipeline
+    package let accounts: AccountService
+    let apple: AppleService
+    package let passwords: PasswordService
+    package let factors: FactorService
+    let grants: GrantService
+    /// The OAuth provider's registered clients.
+    package let clients: ClientService
+    let tokens: TokenService
+    package let authorization: AuthorizationService
+    let appleWeb: AppleWebSignIn
+    let dependencies: Dependencies
+    let keys: SigningKeyRing
+    let masterKey: MasterKey
+
+    init(
+        configuration: Configuration, dependencies: Dependencies, keys: SigningKeyRing, masterKey: MasterKey, appleSettings: AppleSettings,
+        httpClient: any HTTPClient, appleTimeout: Duration
+    ) throws {
+        let database = dependencies.database
+        let clock = dependencies.clock
+        self.dependencies = dependencies
+        self.keys = keys
+        self.masterKey = masterKey
+        accessTokens = AccessTokens(database: database, keys: keys, configuration: configuration)
+        browserSessions = BrowserSessionService(database: database, clock: clock, lifetime: TimeInterval(configuration.browserSessionTTL))
+        sessions = SessionService(
+            dependencies: dependencies, accessTokens: accessTokens, browserSessions: browserSessions, configuration: configuration)
+        refreshTokens = RefreshTokens(
+            dependencies: dependencies, sessions: sessions, accessTokens: accessTokens, masterKey: masterKey, configuration: configuration)
+        signIns = SignInPipeline(dependencies: dependencies, sessions: sessions, browserSessions: browserSessions, accessTokens: accessTokens)
+        let appleClient = AppleClient(settings: appleSettings, client: httpClient, timeout: appleTimeout, clock: clock)
+        let outbox = AppleRevocationOutbox(client: appleClient, database: database, masterKey: masterKey, clock: clock)
+        let deletion = AccountDeletion(dependencies: dependencies, sessions: sessions, masterKey: masterKey, outbox: outbox)
+        accounts = AccountService(dependencies: dependencies, sessions: sessions, deletion: deletion, outbox: outbox)
+        apple = AppleService(
+            dependencies: dependencies, settings: appleSettings, client: appleClient, outbox: outbox, httpClient: httpClient,
+            timeout: appleTimeout, signIns: signIns, sessions: sessions, deletion: deletion, masterKey: masterKey)
+        passwords = try PasswordService(dependencies: dependencies, signIns: signIns, sessions: sessions, configuration: configuration)
+        factors = FactorService(
+            dependencies: dependencies, sessions: sessions, signIns: signIns, refreshTokens: refreshTokens, accessTokens: accessTokens,
+            masterKey: masterKey, failuresPerAccount: configuration.rateLimits.loginPerAccount15m)
+        grants = GrantService(dependencies: dependencies, sessions: sessions)
+        clients = ClientService(database: database, clock: clock)
+        tokens = TokenService(
+            dependencies: dependencies, sessions: sessions, signIns: signIns, refreshTokens: refreshTokens, accessTokens: accessTokens, keys: keys)
+        authorization = AuthorizationService(
+            dependencies: dependencies, accessTokens: accessTokens, keys: keys, browserSessions: browserSessions, clients: clients)
+        appleWeb = AppleWebSignIn(apple: apple, masterKey: masterKey, clock: clock)
+    }
+
+    /// Registers every route of the server on `router`.
+    func registerRoutes(on router: Router, configuration: Configuration) {
+        let clock = dependencies.clock
+        let bearer = BearerAuthenticator(accessTokens: accessTokens, clock: clock)
+        OperationsRoutes(configuration: configuration, database: dependencies.database, metrics: dependencies.metrics).register(on: router)
+        StylesheetRoutes().register(on: router)
+        SessionRoutes(sessions: sessions, refreshTokens: refreshTokens, keys: keys, bearer: bearer).register(on: router)
+        // Every OAuth endpoint is listed: the provider's routes are mounted alongside.
+        DiscoveryRoutes(accessTokens: accessTokens, mounted: .all).register(on: router)
+        AccountRoutes(accounts: accounts, bearer: bearer).register(on: router)
+        AppleRoutes(apple: apple).register(on: router)
+        FactorRoutes(factors: factors, bearer: bearer).register(on: router)
+        GrantRoutes(grants: grants, bearer: bearer).register(on: router)
+        if configuration.password.enabled { PasswordRoutes(passwords: passwords, bearer: bearer).register(on: router) }
+        OAuthTokenRoutes(
+            tokens: tokens, clients: clients, accessTokens: accessTokens,
+            userinfoBearer: BearerAuthenticator(accessTokens: accessTokens, clock: clock, audiences: [.api, .userinfo])
+        ).register(on: router)
+        AuthorizeRoutes(
+            authorization: authorization, browserSessions: browserSessions, csrf: CSRFProtection(masterKey: masterKey),
+            passwords: configuration.password.enabled ? passwords : nil, factors: factors, appleWeb: appleWeb
+        ).register(on: router)
+    }
+}

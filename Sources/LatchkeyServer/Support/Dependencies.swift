@@ -1,0 +1,34 @@
+package import FoundationEssentials
+package import LatchkeyStore
+
+/// What the domain services share: the database with its audit log and user rows, the metrics
+/// and the clock.
+///
+/// The application makes one and hands it to each service it builds; a service uses its own
+/// copy and never borrows these from another service (`LayeringTests` checks).
+package struct Dependencies: Sendable {
+    package let database: any SQLDatabase
+    let audit: AuditLog
+    let users: UserRepository
+    package let metrics: Metrics
+    /// The time of every check and row; tests move it.
+    package let clock: @Sendable () -> Date
+
+    package init(database: any SQLDatabase, metrics: Metrics, clock: @escaping @Sendable () -> Date) {
+        self.database = database
+        self.audit = AuditLog(database: database)
+        self.users = UserRepository(database: database)
+        self.metrics = metrics
+        self.clock = clock
+    }
+
+    /// Records an audit entry of `context`'s caller inside the caller's transaction.
+    func record(
+        _ event: AuditEvent, _ outcome: AuditOutcome, userID: String?, context: RequestContext, now: Date, details: [String: String] = [:],
+        on connection: any SQLConnection
+    ) throws {
+        try audit.record(
+            .init(time: now, userID: userID, event: event, outcome: outcome, ip: context.ip, requestID: context.requestID, details: details),
+            on: connection)
+    }
+}
