@@ -29,21 +29,36 @@ struct ClientRepositoryContractTests {
                 try self.clients.insert(web, secretHash: [1, 2, 3], on: connection)
                 try self.clients.insert(app, secretHash: nil, on: connection)
             }
-            try await database.write { connection throws in
-                #expect(try self.clients.find(id: "web", on: connection) == web)
-                #expect(try self.clients.stored(id: "web", on: connection)?.secretHash == [1, 2, 3])
-                #expect(try self.clients.stored(id: "app", on: connection)?.secretHash == nil)
-                #expect(try self.clients.find(id: "nope", on: connection) == nil)
-                #expect(try self.clients.list(on: connection).map(\.id) == ["app", "web"])
-                #expect(try self.clients.replaceSecret(id: "web", hash: [4], at: self.now, on: connection))
-                #expect(try !self.clients.replaceSecret(id: "app", hash: [4], at: self.now, on: connection))
-                #expect(try !self.clients.replaceSecret(id: "nope", hash: [4], at: self.now, on: connection))
-                #expect(try self.clients.stored(id: "web", on: connection)?.secretHash == [4])
-                #expect(try self.clients.find(id: "app", on: connection)?.isConfidential == false)
-                #expect(try self.clients.delete(id: "app", on: connection))
-                #expect(try !self.clients.delete(id: "app", on: connection))
-                #expect(try self.clients.list(on: connection).map(\.id) == ["web"])
+            // Read inside the transaction, checked outside it: an expectation on the database's
+            // thread would not be told to this test.
+            let seen = try await database.write { connection throws in
+                (found: try self.clients.find(id: "web", on: connection),
+                 webHash: try self.clients.stored(id: "web", on: connection)?.secretHash,
+                 appHash: try self.clients.stored(id: "app", on: connection)?.secretHash,
+                 missing: try self.clients.find(id: "nope", on: connection),
+                 listed: try self.clients.list(on: connection).map(\.id),
+                 replacedWeb: try self.clients.replaceSecret(id: "web", hash: [4], at: self.now, on: connection),
+                 replacedApp: try self.clients.replaceSecret(id: "app", hash: [4], at: self.now, on: connection),
+                 replacedNope: try self.clients.replaceSecret(id: "nope", hash: [4], at: self.now, on: connection),
+                 webHashAfter: try self.clients.stored(id: "web", on: connection)?.secretHash,
+                 appConfidential: try self.clients.find(id: "app", on: connection)?.isConfidential,
+                 deleted: try self.clients.delete(id: "app", on: connection),
+                 deletedAgain: try self.clients.delete(id: "app", on: connection),
+                 listedAfter: try self.clients.list(on: connection).map(\.id))
             }
+            #expect(seen.found == web)
+            #expect(seen.webHash == [1, 2, 3])
+            #expect(seen.appHash == nil)
+            #expect(seen.missing == nil)
+            #expect(seen.listed == ["app", "web"])
+            #expect(seen.replacedWeb)
+            #expect(!seen.replacedApp)
+            #expect(!seen.replacedNope)
+            #expect(seen.webHashAfter == [4])
+            #expect(seen.appConfidential == false)
+            #expect(seen.deleted)
+            #expect(!seen.deletedAgain)
+            #expect(seen.listedAfter == ["web"])
         }
     }
 }
