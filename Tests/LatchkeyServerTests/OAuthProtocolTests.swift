@@ -6,6 +6,7 @@ import LatchkeyJOSE
 import LatchkeyJSON
 @testable import LatchkeyServer
 import LatchkeyStore
+import LatchkeyTestSupport
 import LatchkeyWire
 import Testing
 
@@ -628,6 +629,75 @@ struct OAuthProtocolTests {
                 let after = try await server.tokenRequest(["token": token], as: client, at: "/oauth/introspect")
                 #expect(try after.json == ["active": false])
             }
+        }
+    }
+
+    @Test("RFC 7662 §2.2, §4: introspection answers active: false for a token not issued to the caller nor naming it in aud: another client's, a /v1 one, another client's client_credentials token")
+    func introspectionOnlyOfOwnTokens() async throws {
+        try await Self.with(confidential: true) { server, client, userID, browser in
+            let other = try await server.registerClient(name: "Reports", redirectURI: "https://reports.example/cb", confidential: true)
+            let (backend, backendSecret) = try await server.application.clients.register(
+                ClientRegistration(name: "Backend", redirectURIs: ["https://backend.example/cb"], confidential: true, scopes: ["reports"]))
+            let service = TestOAuthClient(id: backend.id, secret: backendSecret, redirectURI: "https://backend.example/cb")
+            let attempt = AuthorizationAttempt(client, scope: "openid offline_access")
+            let tokens = try await server.exchange(try await browser.authorize(attempt), attempt, as: client).oauthTokens
+            let v1 = try await server.request(
+                .post, "/v1/auth/password/login", json: ["username": .string(OAuthBrowser.username), "password": .string(OAuthBrowser.password)])
+            let v1Token = try v1.tokens.accessToken
+            let machine = try await server.tokenRequest(["grant_type": "client_credentials"], as: service)
+            let machineToken = try machine.oauthTokens.accessToken
+
+            for (token, what) in [(tokens.accessToken, "another client's access token"), (v1Token, "a /v1 token"),
+                                  (machineToken, "another client's client_credentials token"), (try #require(tokens.refreshToken), "another client's refresh token")] {
+                let info = try await server.tokenRequest(["token": token], as: other, at: "/oauth/introspect")
+                #expect(info.status == 200, "\(what)")
+                #expect(try info.json == ["active": false], "\(what): \(info.text)")
+                #expect(!info.text.contains(userID), "\(what)")
+            }
+            // Each token is still active for the client it was issued to.
+            let own = try await server.tokenRequest(["token": tokens.accessToken], as: client, at: "/oauth/introspect")
+            #expect(try own.json["active"] == true && own.json["sub"]?.stringValue == userID)
+            let ownMachine = try await server.tokenRequest(["token": machineToken], as: service, at: "/oauth/introspect")
+            #expect(try ownMachine.json["active"] == true && ownMachine.json["client_id"]?.stringValue == backend.id)
+            let v1ByClient = try await server.tokenRequest(["token": v1Token], as: client, at: "/oauth/introspect")
+            #expect(try v1ByClient.json == ["active": false], "a /v1 token was issued to no client")
+        }
+    }
+
+    @Test("RFC 6749 §5.1: every answer of /oauth/token is no-store, refusals as well as tokens; /v1/token's refusals too")
+    func tokenEndpointNeverCached() async throws {
+        try await Self.with(confidential: true) { server, client, _, _ in
+            let wrongSecret = TestOAuthClient(id: client.id, secret: "wrong", redirectURI: client.redirectURI)
+            let answers: [(TestResponse, String)] = [
+                (try await server.tokenRequest(["grant_type": "authorization_code", "code": "nope", "code_verifier": "v"], as: wrongSecret), "invalid_client"),
+                (try await server.tokenRequest(["grant_type": "authorization_code", "code": "nope", "code_verifier": String(repeating: "v", count: 43), "redirect_uri": client.redirectURI], as: client), "invalid_grant"),
+                (try await server.tokenRequest(["grant_type": "password"], as: client), "unsupported_grant_type"),
+                (try await server.tokenRequest([:], as: client), "invalid_request"),
+                (try await server.tokenRequest(["grant_type": "refresh_token", "refresh_token": "unknown"], as: client), "invalid_grant"),
+            ]
+            for (answer, error) in answers {
+                #expect(answer.oauthError == error, "\(answer.text)")
+                #expect(answer.headers["Cache-Control"] == "no-store", "\(error)")
+                #expect(answer.headers["Pragma"] == "no-cache", "\(error)")
+            }
+            let v1 = try await server.request(.post, "/v1/token", json: ["grant_type": "refresh_token", "refresh_token": "unknown"])
+            #expect(v1.status == 400 && (try? v1.wireError.error) == .invalidGrant)
+            #expect(v1.headers["Cache-Control"] == "no-store")
+        }
+    }
+
+    @Test("RFC 6750 §3.1: userinfo without any credentials is 401 with a bare Bearer challenge, no error code; a bad token keeps error=invalid_token")
+    func userinfoChallenge() async throws {
+        try await Self.with { server, _, _, _ in
+            for method in [HTTPMethod.get, .post] {
+                let bare = try await server.request(method, "/oauth/userinfo")
+                #expect(bare.status == 401)
+                #expect(bare.headers.values("WWW-Authenticate") == [#"Bearer realm="latchkey""#], "\(method)")
+            }
+            let bad = try await server.request(.get, "/oauth/userinfo", headers: ["Authorization": "Bearer not-a-jwt"])
+            #expect(bad.status == 401)
+            #expect(bad.headers["WWW-Authenticate"] == #"Bearer error="invalid_token""#)
+            #expect(try bad.wireError.error == .invalidToken)
         }
     }
 
