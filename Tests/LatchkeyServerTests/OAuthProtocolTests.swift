@@ -732,6 +732,155 @@ struct OAuthProtocolTests {
         }
     }
 
+    /// The audit entries of one event for a user.
+    static func audit(_ server: TestServer, userID: String, event: String) async throws -> [AuditLog.Entry] {
+        try await AuditLog(database: server.database).entries(userID: userID, event: event, limit: 1000)
+    }
+
+    /// The ended time and reason of every browser session of a user.
+    static func browserSessions(_ server: TestServer, userID: String) async throws -> [(id: String, endedReason: String?)] {
+        try await server.database.read { connection in
+            try connection.query("SELECT id, ended_reason FROM browser_sessions WHERE user_id = ? ORDER BY created_at, id", [.text(userID)])
+                .map { (try $0.string("id"), $0.optionalString("ended_reason")) }
+        }
+    }
+
+    @Test("S29, RP-Initiated Logout 1.0 §6: a logout link without the signed-in user's id_token_hint ends nothing but asks; a forged POST asks again; only the page's own POST ends the session")
+    func logoutAsksFirstS29() async throws {
+        try await Self.with(postLogoutRedirectURIs: ["https://notes.example/bye"]) { server, client, userID, browser in
+            _ = try await browser.authorize(AuthorizationAttempt(client))
+            let (graceID, _) = try await server.passwordUser(username: "grace@example.com")
+            let grace = OAuthBrowser(server)
+            let graceAttempt = AuthorizationAttempt(client)
+            let graceTokens = try await server.exchange(
+                try await grace.authorize(graceAttempt, username: "grace@example.com"), graceAttempt, as: client).oauthTokens
+            let graceHint = try #require(graceTokens.idToken)
+            let cookie = try #require(browser.cookies["__Host-latchkey_session"])
+
+            func expectStillSignedIn(_ response: TestResponse, _ comment: Comment) async throws {
+                #expect(response.status == 200, comment)
+                #expect(response.text.contains("Sign out?") && response.text.contains(#"action="/oauth/logout""#), comment)
+                #expect(response.headers["Location"] == nil, comment)
+                #expect(response.headers["Content-Security-Policy"]?.contains("default-src 'none'") == true, comment)
+                #expect(!response.text.contains("<script"), comment)
+                #expect(browser.cookies["__Host-latchkey_session"] == cookie, comment)
+                #expect(try await Self.browserSessions(server, userID: userID).map(\.endedReason) == [nil], comment)
+                #expect(try await Self.audit(server, userID: userID, event: "browser_session.ended").isEmpty, comment)
+            }
+            try await expectStillSignedIn(try await browser.send("/oauth/logout"), "a bare GET")
+            let foreign = try await browser.send(
+                "/oauth/logout?" + PercentEncoding.encodeForm(["id_token_hint": graceHint, "post_logout_redirect_uri": "https://notes.example/bye", "state": "s-1"]))
+            try await expectStillSignedIn(foreign, "another user's id_token_hint")
+            #expect(!foreign.text.contains(graceHint), "the page carries the client, not the ID token")
+            try await expectStillSignedIn(try await browser.send("/oauth/logout", form: [:]), "a POST without a CSRF token")
+            try await expectStillSignedIn(try await browser.send("/oauth/logout", form: ["csrf_token": "forged"]), "a POST with a forged one")
+            #expect(try await Self.browserSessions(server, userID: graceID).map(\.endedReason) == [nil], "grace's session is not touched")
+
+            // The page's own button: the session ends, and the browser goes where the request said.
+            let confirmed = try await browser.submit(foreign)
+            #expect(confirmed.status == 303)
+            #expect(confirmed.headers["Location"] == "https://notes.example/bye?state=s-1")
+            #expect(browser.cookies["__Host-latchkey_session"] == nil)
+            #expect(try await Self.browserSessions(server, userID: userID).map(\.endedReason) == ["logout"])
+            let ended = try await Self.audit(server, userID: userID, event: "browser_session.ended")
+            #expect(ended.count == 1 && ended.first?.details["reason"] == "logout")
+            #expect(try await Self.browserSessions(server, userID: graceID).map(\.endedReason) == [nil])
+        }
+    }
+
+    @Test("S27: the logout's browser_session.ended entry has the browser's ip and the request id, as every hosted-page event does")
+    func logoutAuditedWithIPAndRequestIDS27() async throws {
+        try await Self.with { server, client, userID, browser in
+            let attempt = AuthorizationAttempt(client)
+            let tokens = try await server.exchange(try await browser.authorize(attempt), attempt, as: client).oauthTokens
+            let hint = try #require(tokens.idToken)
+            let out = try await browser.send("/oauth/logout?" + PercentEncoding.encodeForm(["id_token_hint": hint]))
+            #expect(out.status == 200 && out.text.contains("You are signed out"))
+            #expect(try await Self.browserSessions(server, userID: userID).map(\.endedReason) == ["logout"])
+            let ended = try await Self.audit(server, userID: userID, event: "browser_session.ended")
+            #expect(ended.count == 1)
+            #expect(ended.first?.details["reason"] == "logout")
+            #expect(ended.first?.ip == "127.0.0.1")
+            #expect(ended.first?.requestID?.isEmpty == false)
+            let started = try #require(try await Self.audit(server, userID: userID, event: "browser_session.started").first)
+            #expect(started.ip == ended.first?.ip)
+        }
+    }
+
+    @Test("S29, ASVS V7.2.4: signing in again in the same browser (prompt=login, another user) ends the browser session it replaces, in the sign-in's transaction, audited as replaced")
+    func reSignInEndsReplacedSessionS29() async throws {
+        try await Self.with(firstParty: true) { server, client, userID, browser in
+            _ = try await browser.authorize(AuthorizationAttempt(client))
+            let first = try #require(browser.cookies["__Host-latchkey_session"])
+            let (graceID, _) = try await server.passwordUser(username: "grace@example.com")
+
+            // prompt=login, then another user in the same browser.
+            let again = try await browser.authorize(AuthorizationAttempt(client, extra: ["prompt": "login"]))
+            #expect(again.code != nil)
+            let second = try #require(browser.cookies["__Host-latchkey_session"])
+            #expect(second != first)
+            let asGrace = try await browser.authorize(AuthorizationAttempt(client, extra: ["prompt": "login"]), username: "grace@example.com")
+            #expect(asGrace.code != nil)
+            let third = try #require(browser.cookies["__Host-latchkey_session"])
+
+            let sessions = server.application.sessions.browserSessions
+            #expect(try await sessions.current(token: first) == nil, "the replaced session is over")
+            #expect(try await sessions.current(token: second) == nil)
+            #expect(try await sessions.current(token: third)?.userID == graceID)
+            let adas = try await Self.browserSessions(server, userID: userID)
+            #expect(adas.map(\.endedReason) == ["replaced", "replaced"])
+            #expect(try await Self.browserSessions(server, userID: graceID).map(\.endedReason) == [nil])
+
+            let ended = try await Self.audit(server, userID: userID, event: "browser_session.ended")
+            #expect(Set(ended.compactMap { $0.details["browser_session_id"] }) == Set(adas.map(\.id)))
+            #expect(ended.allSatisfy { $0.details["reason"] == "replaced" && $0.ip == "127.0.0.1" && $0.requestID != nil })
+            #expect(try await Self.audit(server, userID: userID, event: "browser_session.started").count == 2)
+
+            // The old cookie gets no code with prompt=none any more: ada is signed out everywhere.
+            let stale = OAuthBrowser(server)
+            stale.hosted.setCookie("__Host-latchkey_session", first)
+            let silent = try await stale.authorize(AuthorizationAttempt(client, extra: ["prompt": "none"]))
+            #expect(silent.error == "login_required" && silent.code == nil)
+        }
+    }
+
+    @Test("OpenID Connect Core §3.1.2.1: id_token_hint at the authorization endpoint: another user's is login_required, a malformed or foreign one invalid_request, the user's own (even expired) gets a code")
+    func idTokenHintAtAuthorize() async throws {
+        try await Self.with(firstParty: true) { server, client, userID, browser in
+            let attempt = AuthorizationAttempt(client)
+            let adaHint = try #require(try await server.exchange(try await browser.authorize(attempt), attempt, as: client).oauthTokens.idToken)
+            _ = try await server.passwordUser(username: "grace@example.com")
+            let grace = OAuthBrowser(server)
+            let graceAttempt = AuthorizationAttempt(client)
+            let graceHint = try #require(
+                try await server.exchange(try await grace.authorize(graceAttempt, username: "grace@example.com"), graceAttempt, as: client)
+                    .oauthTokens.idToken)
+            let foreignHint = try JWSSigner.es256(P256.Signing.PrivateKey(), keyID: "other").sign(
+                JWTClaims(["iss": .string(server.baseURL), "aud": .string(client.id), "sub": .string(userID),
+                           "exp": .integer(Int(server.clock.now.timeIntervalSince1970) + 600)]))
+            let codes = try await Self.audit(server, userID: userID, event: "oauth.code_issued").count
+            let stored = try await server.database.read { try $0.query("SELECT client_id FROM oauth_codes", []) }.count
+
+            for (hint, expected) in [(graceHint, "login_required"), ("not-a-jwt", "invalid_request"), (foreignHint, "invalid_request")] {
+                for prompt in ["none", nil] as [String?] {
+                    let refused = AuthorizationAttempt(client, extra: ["prompt": prompt, "id_token_hint": hint])
+                    let callback = try await browser.authorize(refused)
+                    #expect(callback.error == expected && callback.code == nil, "\(expected), prompt \(prompt ?? "-")")
+                    #expect(callback.parameters["state"] == refused.parameters["state"])
+                    #expect(callback.location.hasPrefix(client.redirectURI + "?"), "the client hears of it at its redirect URI")
+                }
+            }
+            #expect(try await Self.audit(server, userID: userID, event: "oauth.code_issued").count == codes, "no code for ada")
+            #expect(try await server.database.read { try $0.query("SELECT client_id FROM oauth_codes", []) }.count == stored)
+
+            // The user's own ID token names them, expired or not.
+            server.clock.advance(by: TimeInterval(server.application.sessions.accessTokenTTL + 60))
+            let own = try await browser.authorize(AuthorizationAttempt(client, extra: ["prompt": "none", "id_token_hint": adaHint]))
+            #expect(own.code != nil && own.error == nil)
+            #expect(try await Self.audit(server, userID: userID, event: "oauth.code_issued").count == codes + 1)
+        }
+    }
+
     // MARK: MFA on the hosted pages
 
     @Test("MFA on the hosted page: TOTP, then a recovery code; a wrong code keeps the page with an error; the ID token's amr has otp and mfa")

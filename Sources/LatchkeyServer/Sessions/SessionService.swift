@@ -33,7 +33,9 @@ package struct TokenResponse: Sendable {
 /// Where a sign-in lands: a `/v1` session with tokens, or a browser session of the hosted pages.
 package enum SignInTarget: Sendable {
     case api
-    case browser
+    /// A browser session; `replacing` is the token of the browser session the request's cookie
+    /// carried, which the sign-in ends in its own transaction (ASVS 5.0 V7.2.4, V7.4.1).
+    case browser(replacing: String?)
 }
 
 /// A completed sign-in.
@@ -220,8 +222,9 @@ package final class SessionService: Sendable {
             let (session, refreshToken) = try createSession(
                 userID: userID, amr: amr, secondFactorAt: secondFactorAt, context: context, now: now, on: connection)
             return .api(session, refreshToken: refreshToken)
-        case .browser:
-            let (session, token) = try browserSessions.start(userID: userID, amr: amr, context: context, now: now, on: connection)
+        case .browser(let replacing):
+            let (session, token) = try browserSessions.start(
+                userID: userID, amr: amr, replacing: replacing, context: context, now: now, on: connection)
             return .browser(session, token: token)
         }
     }
