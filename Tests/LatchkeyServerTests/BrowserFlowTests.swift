@@ -95,7 +95,9 @@ struct BrowserFlowTests {
             // Single sign-on: the second client's request went straight back with a code.
             #expect(seen["second_callback_page"] == page("rp", "/callback", "Back at the application"))
             #expect(seen["second_callback"] == ["has_code": true, "state": "state-two", "iss": issuer, "error": nil])
-            // Logout: back to the registered post-logout URI with the state, the session cookie gone.
+            // Logout: a link without the user's ID token is confirmed first (RP-Initiated Logout
+            // §6); then back to the registered post-logout URI with the state, the session cookie gone.
+            #expect(seen["logout_confirmation_page"] == page("latchkey", "/oauth/logout", "Sign out?"))
             #expect(seen["after_logout_page"] == page("rp", "/signed-out", "Back at the application"))
             #expect(seen["after_logout_query"] == ["state": "state-three"])
             #expect(seen["cookies_after_logout"]?["__Host-latchkey_session"] == nil)

@@ -71,6 +71,44 @@ struct ClientAssertionTests {
         }
     }
 
+    @Test("RFC 7523 §3 item 7: a used jti is kept as long as its assertion could be accepted, exp plus the 60 s leeway, housekeeping or not: a replay 30 s after exp is refused")
+    func jtiKeptThroughLeeway() async throws {
+        try await TestServer.with { server in
+            let signer = JWSSigner.es256(P256.Signing.PrivateKey(), keyID: "client-key-1")
+            let jwks = JWKSet(keys: [try signer.publicJWK]).json.serializedString
+            let clients = ClientService(database: server.database, clock: { server.clock.now })
+            let (client, _) = try await clients.register(
+                ClientRegistration(name: "Example Backend", redirectURIs: ["https://backend.example/cb"], scopes: ["reports"], jwks: jwks))
+            let endpoint = server.baseURL + "/oauth/token"
+            let issued = server.clock.now
+            let assertion = try Self.assertion(signer, clientID: client.id, audience: endpoint, jti: "late", now: issued, lifetime: 60)
+            let form = ["grant_type": "client_credentials", "client_assertion_type": Self.assertionType, "client_assertion": assertion]
+            #expect(try await Self.token(server, form).status == 200)
+            let exp = Int(issued.timeIntervalSince1970) + 60
+            let kept = try await server.database.read { connection in
+                try connection.queryOne("SELECT expires_at FROM oauth_client_assertions WHERE client_id = ? AND jti = 'late'", [.text(client.id)])?
+                    .date("expires_at")
+            }
+            #expect(kept.map { Int($0.timeIntervalSince1970) } == exp + 60, "remembered until exp + leeway")
+
+            // 30 s after exp the assertion still verifies (the leeway); housekeeping has run.
+            server.clock.advance(by: 90)
+            try await server.application.runBackgroundJobs()
+            let replayed = try await Self.token(server, form)
+            #expect(try replayed.status == 401 && replayed.json["error"] == "invalid_client", "\(replayed.text)")
+            #expect(replayed.text.contains("already used"))
+            let count = try await server.database.read { try $0.query("SELECT jti FROM oauth_client_assertions WHERE client_id = ?", [.text(client.id)]) }.count
+            #expect(count == 1)
+
+            // Once the leeway is over the assertion is refused as expired, and housekeeping forgets its jti.
+            server.clock.advance(by: 31)
+            let expired = try await Self.token(server, form)
+            #expect(expired.status == 401 && !expired.text.contains("already used"), "\(expired.text)")
+            try await server.application.runBackgroundJobs()
+            #expect(try await server.database.read { try $0.query("SELECT jti FROM oauth_client_assertions", []) }.isEmpty)
+        }
+    }
+
     @Test("Registration refuses a JWK Set with a private key or without a usable key")
     func registrationChecks() async throws {
         try await TestServer.with { server in

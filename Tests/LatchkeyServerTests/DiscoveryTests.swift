@@ -90,6 +90,20 @@ struct DiscoveryTests {
         }
     }
 
+    @Test("RFC 8414 §2: introspection does not advertise none (it refuses public clients); introspection and revocation list their private_key_jwt algorithms")
+    func endpointAuthMethods() async throws {
+        try await TestServer.with { server in
+            let document = try await server.request(.get, Self.paths[1]).json
+            let methods = Set(Self.strings(document["introspection_endpoint_auth_methods_supported"]) ?? [])
+            #expect(methods == ["client_secret_basic", "client_secret_post", "private_key_jwt"])
+            #expect(Set(Self.strings(document["revocation_endpoint_auth_methods_supported"]) ?? []).contains("none"), "public clients revoke their tokens")
+            let tokenAlgorithms = try #require(Self.strings(document["token_endpoint_auth_signing_alg_values_supported"]))
+            for member in ["introspection_endpoint_auth_signing_alg_values_supported", "revocation_endpoint_auth_signing_alg_values_supported"] {
+                #expect(Self.strings(document[member]) == tokenAlgorithms, "\(member)")
+            }
+        }
+    }
+
     @Test("only mounted endpoints are listed")
     func onlyMountedEndpoints() throws {
         let metadata = ProviderMetadata(issuer: "https://id.example.com", mounted: [.token, .jwks])

@@ -6,6 +6,7 @@ import LatchkeyJOSE
 import LatchkeyJSON
 @testable import LatchkeyServer
 import LatchkeyStore
+import LatchkeyTestSupport
 import LatchkeyWire
 import Testing
 
@@ -631,6 +632,75 @@ struct OAuthProtocolTests {
         }
     }
 
+    @Test("RFC 7662 §2.2, §4: introspection answers active: false for a token not issued to the caller nor naming it in aud: another client's, a /v1 one, another client's client_credentials token")
+    func introspectionOnlyOfOwnTokens() async throws {
+        try await Self.with(confidential: true) { server, client, userID, browser in
+            let other = try await server.registerClient(name: "Reports", redirectURI: "https://reports.example/cb", confidential: true)
+            let (backend, backendSecret) = try await server.application.clients.register(
+                ClientRegistration(name: "Backend", redirectURIs: ["https://backend.example/cb"], confidential: true, scopes: ["reports"]))
+            let service = TestOAuthClient(id: backend.id, secret: backendSecret, redirectURI: "https://backend.example/cb")
+            let attempt = AuthorizationAttempt(client, scope: "openid offline_access")
+            let tokens = try await server.exchange(try await browser.authorize(attempt), attempt, as: client).oauthTokens
+            let v1 = try await server.request(
+                .post, "/v1/auth/password/login", json: ["username": .string(OAuthBrowser.username), "password": .string(OAuthBrowser.password)])
+            let v1Token = try v1.tokens.accessToken
+            let machine = try await server.tokenRequest(["grant_type": "client_credentials"], as: service)
+            let machineToken = try machine.oauthTokens.accessToken
+
+            for (token, what) in [(tokens.accessToken, "another client's access token"), (v1Token, "a /v1 token"),
+                                  (machineToken, "another client's client_credentials token"), (try #require(tokens.refreshToken), "another client's refresh token")] {
+                let info = try await server.tokenRequest(["token": token], as: other, at: "/oauth/introspect")
+                #expect(info.status == 200, "\(what)")
+                #expect(try info.json == ["active": false], "\(what): \(info.text)")
+                #expect(!info.text.contains(userID), "\(what)")
+            }
+            // Each token is still active for the client it was issued to.
+            let own = try await server.tokenRequest(["token": tokens.accessToken], as: client, at: "/oauth/introspect")
+            #expect(try own.json["active"] == true && own.json["sub"]?.stringValue == userID)
+            let ownMachine = try await server.tokenRequest(["token": machineToken], as: service, at: "/oauth/introspect")
+            #expect(try ownMachine.json["active"] == true && ownMachine.json["client_id"]?.stringValue == backend.id)
+            let v1ByClient = try await server.tokenRequest(["token": v1Token], as: client, at: "/oauth/introspect")
+            #expect(try v1ByClient.json == ["active": false], "a /v1 token was issued to no client")
+        }
+    }
+
+    @Test("RFC 6749 §5.1: every answer of /oauth/token is no-store, refusals as well as tokens; /v1/token's refusals too")
+    func tokenEndpointNeverCached() async throws {
+        try await Self.with(confidential: true) { server, client, _, _ in
+            let wrongSecret = TestOAuthClient(id: client.id, secret: "wrong", redirectURI: client.redirectURI)
+            let answers: [(TestResponse, String)] = [
+                (try await server.tokenRequest(["grant_type": "authorization_code", "code": "nope", "code_verifier": "v"], as: wrongSecret), "invalid_client"),
+                (try await server.tokenRequest(["grant_type": "authorization_code", "code": "nope", "code_verifier": String(repeating: "v", count: 43), "redirect_uri": client.redirectURI], as: client), "invalid_grant"),
+                (try await server.tokenRequest(["grant_type": "password"], as: client), "unsupported_grant_type"),
+                (try await server.tokenRequest([:], as: client), "invalid_request"),
+                (try await server.tokenRequest(["grant_type": "refresh_token", "refresh_token": "unknown"], as: client), "invalid_grant"),
+            ]
+            for (answer, error) in answers {
+                #expect(answer.oauthError == error, "\(answer.text)")
+                #expect(answer.headers["Cache-Control"] == "no-store", "\(error)")
+                #expect(answer.headers["Pragma"] == "no-cache", "\(error)")
+            }
+            let v1 = try await server.request(.post, "/v1/token", json: ["grant_type": "refresh_token", "refresh_token": "unknown"])
+            #expect(v1.status == 400 && (try? v1.wireError.error) == .invalidGrant)
+            #expect(v1.headers["Cache-Control"] == "no-store")
+        }
+    }
+
+    @Test("RFC 6750 §3.1: userinfo without any credentials is 401 with a bare Bearer challenge, no error code; a bad token keeps error=invalid_token")
+    func userinfoChallenge() async throws {
+        try await Self.with { server, _, _, _ in
+            for method in [HTTPMethod.get, .post] {
+                let bare = try await server.request(method, "/oauth/userinfo")
+                #expect(bare.status == 401)
+                #expect(bare.headers.values("WWW-Authenticate") == [#"Bearer realm="latchkey""#], "\(method)")
+            }
+            let bad = try await server.request(.get, "/oauth/userinfo", headers: ["Authorization": "Bearer not-a-jwt"])
+            #expect(bad.status == 401)
+            #expect(bad.headers["WWW-Authenticate"] == #"Bearer error="invalid_token""#)
+            #expect(try bad.wireError.error == .invalidToken)
+        }
+    }
+
     // MARK: Logout
 
     @Test("logout: a registered post_logout_redirect_uri gets a 303 with state and the browser session ends; an unregistered one or a foreign id_token_hint gets the error page")
@@ -659,6 +729,155 @@ struct OAuthProtocolTests {
             #expect(page.text.contains(#"autocomplete="current-password""#), "signed out: the sign-in page again")
             let plain = try await browser.send("/oauth/logout")
             #expect(plain.status == 200 && plain.text.contains("You are signed out"))
+        }
+    }
+
+    /// The audit entries of one event for a user.
+    static func audit(_ server: TestServer, userID: String, event: String) async throws -> [AuditLog.Entry] {
+        try await AuditLog(database: server.database).entries(userID: userID, event: event, limit: 1000)
+    }
+
+    /// The ended time and reason of every browser session of a user.
+    static func browserSessions(_ server: TestServer, userID: String) async throws -> [(id: String, endedReason: String?)] {
+        try await server.database.read { connection in
+            try connection.query("SELECT id, ended_reason FROM browser_sessions WHERE user_id = ? ORDER BY created_at, id", [.text(userID)])
+                .map { (try $0.string("id"), $0.optionalString("ended_reason")) }
+        }
+    }
+
+    @Test("S29, RP-Initiated Logout 1.0 §6: a logout link without the signed-in user's id_token_hint ends nothing but asks; a forged POST asks again; only the page's own POST ends the session")
+    func logoutAsksFirstS29() async throws {
+        try await Self.with(postLogoutRedirectURIs: ["https://notes.example/bye"]) { server, client, userID, browser in
+            _ = try await browser.authorize(AuthorizationAttempt(client))
+            let (graceID, _) = try await server.passwordUser(username: "grace@example.com")
+            let grace = OAuthBrowser(server)
+            let graceAttempt = AuthorizationAttempt(client)
+            let graceTokens = try await server.exchange(
+                try await grace.authorize(graceAttempt, username: "grace@example.com"), graceAttempt, as: client).oauthTokens
+            let graceHint = try #require(graceTokens.idToken)
+            let cookie = try #require(browser.cookies["__Host-latchkey_session"])
+
+            func expectStillSignedIn(_ response: TestResponse, _ comment: Comment) async throws {
+                #expect(response.status == 200, comment)
+                #expect(response.text.contains("Sign out?") && response.text.contains(#"action="/oauth/logout""#), comment)
+                #expect(response.headers["Location"] == nil, comment)
+                #expect(response.headers["Content-Security-Policy"]?.contains("default-src 'none'") == true, comment)
+                #expect(!response.text.contains("<script"), comment)
+                #expect(browser.cookies["__Host-latchkey_session"] == cookie, comment)
+                #expect(try await Self.browserSessions(server, userID: userID).map(\.endedReason) == [nil], comment)
+                #expect(try await Self.audit(server, userID: userID, event: "browser_session.ended").isEmpty, comment)
+            }
+            try await expectStillSignedIn(try await browser.send("/oauth/logout"), "a bare GET")
+            let foreign = try await browser.send(
+                "/oauth/logout?" + PercentEncoding.encodeForm(["id_token_hint": graceHint, "post_logout_redirect_uri": "https://notes.example/bye", "state": "s-1"]))
+            try await expectStillSignedIn(foreign, "another user's id_token_hint")
+            #expect(!foreign.text.contains(graceHint), "the page carries the client, not the ID token")
+            try await expectStillSignedIn(try await browser.send("/oauth/logout", form: [:]), "a POST without a CSRF token")
+            try await expectStillSignedIn(try await browser.send("/oauth/logout", form: ["csrf_token": "forged"]), "a POST with a forged one")
+            #expect(try await Self.browserSessions(server, userID: graceID).map(\.endedReason) == [nil], "grace's session is not touched")
+
+            // The page's own button: the session ends, and the browser goes where the request said.
+            let confirmed = try await browser.submit(foreign)
+            #expect(confirmed.status == 303)
+            #expect(confirmed.headers["Location"] == "https://notes.example/bye?state=s-1")
+            #expect(browser.cookies["__Host-latchkey_session"] == nil)
+            #expect(try await Self.browserSessions(server, userID: userID).map(\.endedReason) == ["logout"])
+            let ended = try await Self.audit(server, userID: userID, event: "browser_session.ended")
+            #expect(ended.count == 1 && ended.first?.details["reason"] == "logout")
+            #expect(try await Self.browserSessions(server, userID: graceID).map(\.endedReason) == [nil])
+        }
+    }
+
+    @Test("S27: the logout's browser_session.ended entry has the browser's ip and the request id, as every hosted-page event does")
+    func logoutAuditedWithIPAndRequestIDS27() async throws {
+        try await Self.with { server, client, userID, browser in
+            let attempt = AuthorizationAttempt(client)
+            let tokens = try await server.exchange(try await browser.authorize(attempt), attempt, as: client).oauthTokens
+            let hint = try #require(tokens.idToken)
+            let out = try await browser.send("/oauth/logout?" + PercentEncoding.encodeForm(["id_token_hint": hint]))
+            #expect(out.status == 200 && out.text.contains("You are signed out"))
+            #expect(try await Self.browserSessions(server, userID: userID).map(\.endedReason) == ["logout"])
+            let ended = try await Self.audit(server, userID: userID, event: "browser_session.ended")
+            #expect(ended.count == 1)
+            #expect(ended.first?.details["reason"] == "logout")
+            #expect(ended.first?.ip == "127.0.0.1")
+            #expect(ended.first?.requestID?.isEmpty == false)
+            let started = try #require(try await Self.audit(server, userID: userID, event: "browser_session.started").first)
+            #expect(started.ip == ended.first?.ip)
+        }
+    }
+
+    @Test("S29, ASVS V7.2.4: signing in again in the same browser (prompt=login, another user) ends the browser session it replaces, in the sign-in's transaction, audited as replaced")
+    func reSignInEndsReplacedSessionS29() async throws {
+        try await Self.with(firstParty: true) { server, client, userID, browser in
+            _ = try await browser.authorize(AuthorizationAttempt(client))
+            let first = try #require(browser.cookies["__Host-latchkey_session"])
+            let (graceID, _) = try await server.passwordUser(username: "grace@example.com")
+
+            // prompt=login, then another user in the same browser.
+            let again = try await browser.authorize(AuthorizationAttempt(client, extra: ["prompt": "login"]))
+            #expect(again.code != nil)
+            let second = try #require(browser.cookies["__Host-latchkey_session"])
+            #expect(second != first)
+            let asGrace = try await browser.authorize(AuthorizationAttempt(client, extra: ["prompt": "login"]), username: "grace@example.com")
+            #expect(asGrace.code != nil)
+            let third = try #require(browser.cookies["__Host-latchkey_session"])
+
+            let sessions = server.application.services.browserSessions
+            #expect(try await sessions.current(token: first) == nil, "the replaced session is over")
+            #expect(try await sessions.current(token: second) == nil)
+            #expect(try await sessions.current(token: third)?.userID == graceID)
+            let adas = try await Self.browserSessions(server, userID: userID)
+            #expect(adas.map(\.endedReason) == ["replaced", "replaced"])
+            #expect(try await Self.browserSessions(server, userID: graceID).map(\.endedReason) == [nil])
+
+            let ended = try await Self.audit(server, userID: userID, event: "browser_session.ended")
+            #expect(Set(ended.compactMap { $0.details["browser_session_id"] }) == Set(adas.map(\.id)))
+            #expect(ended.allSatisfy { $0.details["reason"] == "replaced" && $0.ip == "127.0.0.1" && $0.requestID != nil })
+            #expect(try await Self.audit(server, userID: userID, event: "browser_session.started").count == 2)
+
+            // The old cookie gets no code with prompt=none any more: ada is signed out everywhere.
+            let stale = OAuthBrowser(server)
+            stale.hosted.setCookie("__Host-latchkey_session", first)
+            let silent = try await stale.authorize(AuthorizationAttempt(client, extra: ["prompt": "none"]))
+            #expect(silent.error == "login_required" && silent.code == nil)
+        }
+    }
+
+    @Test("OpenID Connect Core §3.1.2.1: id_token_hint at the authorization endpoint: another user's is login_required, a malformed or foreign one invalid_request, the user's own (even expired) gets a code")
+    func idTokenHintAtAuthorize() async throws {
+        try await Self.with(firstParty: true) { server, client, userID, browser in
+            let attempt = AuthorizationAttempt(client)
+            let adaHint = try #require(try await server.exchange(try await browser.authorize(attempt), attempt, as: client).oauthTokens.idToken)
+            _ = try await server.passwordUser(username: "grace@example.com")
+            let grace = OAuthBrowser(server)
+            let graceAttempt = AuthorizationAttempt(client)
+            let graceHint = try #require(
+                try await server.exchange(try await grace.authorize(graceAttempt, username: "grace@example.com"), graceAttempt, as: client)
+                    .oauthTokens.idToken)
+            let foreignHint = try JWSSigner.es256(P256.Signing.PrivateKey(), keyID: "other").sign(
+                JWTClaims(["iss": .string(server.baseURL), "aud": .string(client.id), "sub": .string(userID),
+                           "exp": .integer(Int(server.clock.now.timeIntervalSince1970) + 600)]))
+            let codes = try await Self.audit(server, userID: userID, event: "oauth.code_issued").count
+            let stored = try await server.database.read { try $0.query("SELECT client_id FROM oauth_codes", []) }.count
+
+            for (hint, expected) in [(graceHint, "login_required"), ("not-a-jwt", "invalid_request"), (foreignHint, "invalid_request")] {
+                for prompt in ["none", nil] as [String?] {
+                    let refused = AuthorizationAttempt(client, extra: ["prompt": prompt, "id_token_hint": hint])
+                    let callback = try await browser.authorize(refused)
+                    #expect(callback.error == expected && callback.code == nil, "\(expected), prompt \(prompt ?? "-")")
+                    #expect(callback.parameters["state"] == refused.parameters["state"])
+                    #expect(callback.location.hasPrefix(client.redirectURI + "?"), "the client hears of it at its redirect URI")
+                }
+            }
+            #expect(try await Self.audit(server, userID: userID, event: "oauth.code_issued").count == codes, "no code for ada")
+            #expect(try await server.database.read { try $0.query("SELECT client_id FROM oauth_codes", []) }.count == stored)
+
+            // The user's own ID token names them, expired or not.
+            server.clock.advance(by: TimeInterval(server.application.services.accessTokens.ttl + 60))
+            let own = try await browser.authorize(AuthorizationAttempt(client, extra: ["prompt": "none", "id_token_hint": adaHint]))
+            #expect(own.code != nil && own.error == nil)
+            #expect(try await Self.audit(server, userID: userID, event: "oauth.code_issued").count == codes + 1)
         }
     }
 

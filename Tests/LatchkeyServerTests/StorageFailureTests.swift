@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import LatchkeyHTTP
 import LatchkeyJSON
+import LatchkeyServer
 import LatchkeyStore
 import LatchkeyTestSupport
 import LatchkeyWire
@@ -51,6 +52,18 @@ struct StorageFailureTests {
         let signUp = try await client.post("/v1/auth/password/signup", ["username": "during@example.com", "password": "correct horse battery"])
         #expect(signUp.status == 503)
         #expect(try signUp.wireError.error == .unavailable)
+        #expect(signUp.headers["Retry-After"] == "5")
+        // Sign in with Apple (the server's own sandbox Apple) cannot store its account either,
+        // and says when to come back as every other write does.
+        let nonce = AppleFlow.nonce()
+        let credential = try await client.post("/sandbox/apple/authorize", ["nonce": .string(nonce.hashed), "email": "apple@example.com"]).json
+        let apple = try await client.post("/v1/auth/apple", [
+            "identity_token": credential["identity_token"] ?? .null, "authorization_code": credential["authorization_code"] ?? .null,
+            "nonce": .string(nonce.raw),
+        ])
+        #expect(apple.status == 503, "\(apple.text)")
+        #expect(try apple.wireError.error == .unavailable)
+        #expect(apple.headers["Retry-After"] == "5")
 
         let notReady = try await client.get("/readyz")
         #expect(notReady.status == 503)
@@ -89,10 +102,23 @@ struct StorageFailureTests {
             )
         }
         await database.close()
-        #expect(counts.users == 2)
+        #expect(counts.users == 2, "the refused Apple sign-in left no user")
         #expect(counts.live == 2, "one live refresh token per session")
         #expect(counts.signUps == 2, "the refused sign-up left no audit entry")
         #expect(counts.rotated == 1, "the refused rotation left no audit entry")
+    }
+
+    @Test("S28: every 503 carries Retry-After: a refusal for storage or capacity that names no time of its own gets the storage failure's 5 s, one that names a time keeps it")
+    func s28EveryUnavailableSaysWhenToComeBack() throws {
+        for code in [AuthError.Code.unavailable, .overloaded, .appleUnavailable] {
+            let response = AuthError(code, "the store refused the write").response
+            #expect(response.status == 503, "\(code)")
+            #expect(response.headers["Retry-After"] == "5", "\(code)")
+            #expect(try WireErrorBody(parsing: response.body).error.rawValue == code.rawValue)
+        }
+        #expect(AuthError(.unavailable, "another sign-in is under way", retryAfter: 1).response.headers["Retry-After"] == "1")
+        #expect(AuthError.rateLimited(retryAfter: 60).response.headers["Retry-After"] == "60")
+        #expect(AuthError.invalidRequest("no").response.headers["Retry-After"] == nil)
     }
 
     /// Plain requests to a server in another process, with the response headers.

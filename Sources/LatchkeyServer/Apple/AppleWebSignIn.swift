@@ -119,9 +119,13 @@ final class AppleWebSignIn: Sendable {
     /// Verifies and exchanges what Apple posted, as `/v1/auth/apple` does, and signs the user
     /// in to a browser session; the name from `user` is kept when the account has none.
     ///
+    /// - Parameter replacing: The token of the browser session the request's cookie carried,
+    ///   ended by the sign-in (``SignInTarget/browser(replacing:)``).
     /// - Throws: ``AuthError`` as ``AppleService/signIn(_:web:context:target:)``: `mfa_required`
     ///   with the pending second factor for a user who has one.
-    func signIn(_ callback: Callback, resumed: Resumed, callbackURL: String, context: RequestContext) async throws -> SignedIn {
+    func signIn(
+        _ callback: Callback, resumed: Resumed, callbackURL: String, replacing: String?, context: RequestContext
+    ) async throws -> SignedIn {
         guard let clientID = apple.settings.webClientID else {
             throw AuthError(.appleUnavailable, "web sign-in is not configured (apple.web_client_id)", retryAfter: AppleService.unconfiguredRetryAfter)
         }
@@ -130,7 +134,8 @@ final class AppleWebSignIn: Sendable {
             AppleService.SignInRequest(
                 identityToken: callback.identityToken, authorizationCode: callback.authorizationCode, nonce: resumed.rawNonce,
                 givenName: name.given, familyName: name.family),
-            web: AppleService.WebFlow(clientID: clientID, redirectURI: callbackURL), context: context, target: .browser)
+            web: AppleService.WebFlow(clientID: clientID, redirectURI: callbackURL), context: context,
+            target: .browser(replacing: replacing))
     }
 
     /// The audit entry of a callback refused before the sign-in (a bad state).

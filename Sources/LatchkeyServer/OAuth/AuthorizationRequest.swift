@@ -24,6 +24,9 @@ package struct AuthorizationRequest: Sendable, Hashable {
     package var prompts: Set<Prompt>
     package var maxAge: Int?
     package var loginHint: String?
+    /// The user `id_token_hint` names (its `sub`), once ``AuthorizationService/check(_:)`` has
+    /// verified the hint: only that user may be answered with a code.
+    package var hintedUserID: String?
     package var responseMode: ResponseMode
     /// The request's parameters as they came, carried through the hosted pages (a hidden field),
     /// so each form post checks the whole request again.

@@ -46,7 +46,17 @@ package struct AuthorizationService: Sendable {
     package func check(_ parameters: [String: String]) async throws -> AuthorizationRequest {
         let client: OAuthClient? =
             if let id = parameters["client_id"], !id.isEmpty, id.utf8.count <= 256 { try await clients.client(id: id) } else { nil }
-        return try AuthorizationRequest.check(parameters, client: client)
+        var request = try AuthorizationRequest.check(parameters, client: client)
+        // OpenID Connect Core §3.1.2.1: id_token_hint is an ID token this server issued (an
+        // expired one will do), naming the user the client expects; anything else is
+        // invalid_request, told to the client now that its redirect URI is proven.
+        if let hint = parameters["id_token_hint"] {
+            guard let named = try await idTokenHint(hint) else {
+                throw AuthorizationFailure.toClient(error(request, "invalid_request", "id_token_hint is not an ID token this server issued"))
+            }
+            request.hintedUserID = named.userID
+        }
+        return request
     }
 
     /// The next step for a checked request, given the browser's signed-in session (if any).
@@ -65,6 +75,7 @@ package struct AuthorizationService: Sendable {
             if request.prompts.contains(.none) { return .respond(error(request, "login_required", "the user is not signed in")) }
             return request.prompts.contains(.create) ? .signUp : .signIn
         }
+        if let refusal = hintRefusal(request, browserSession: browserSession) { return .respond(refusal) }
         if try await needsConsent(request, userID: browserSession.userID) {
             if request.prompts.contains(.none) { return .respond(error(request, "consent_required", "the user has not granted these scopes")) }
             return .consent
@@ -77,6 +88,8 @@ package struct AuthorizationService: Sendable {
     package func decide(
         allow: Bool, request: AuthorizationRequest, browserSession: BrowserSession, context: RequestContext
     ) async throws -> AuthorizationResponse {
+        // The consent page's session may since have been replaced by another user's.
+        if let refusal = hintRefusal(request, browserSession: browserSession) { return refusal }
         guard allow else {
             try await audit.record(
                 .init(time: clock(), userID: browserSession.userID, event: .consentGranted, outcome: .failure, ip: context.ip,
@@ -84,6 +97,14 @@ package struct AuthorizationService: Sendable {
             return error(request, "access_denied", "the user did not allow the request")
         }
         return try await issueCode(request, browserSession: browserSession, rememberingConsent: true, context: context)
+    }
+
+    /// `login_required` when `id_token_hint` names another user than the one signed in: the
+    /// client expects that user, and never gets a code for someone else (OpenID Connect Core
+    /// §3.1.2.1).
+    func hintRefusal(_ request: AuthorizationRequest, browserSession: BrowserSession) -> AuthorizationResponse? {
+        guard let hinted = request.hintedUserID, hinted != browserSession.userID else { return nil }
+        return error(request, "login_required", "the signed-in user is not the one id_token_hint names")
     }
 
     /// Whether the user must be asked before the client gets these scopes.

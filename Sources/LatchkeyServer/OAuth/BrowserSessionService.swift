@@ -47,14 +47,27 @@ package struct BrowserSessionService: Sendable {
 
     /// ``start(userID:amr:ip:userAgent:)`` inside the caller's transaction: the end of a sign-in
     /// on a hosted page (``SignInPipeline/admit(_:target:context:now:on:)``).
+    ///
+    /// - Parameter replacing: The token of the browser session the request's cookie carried. A
+    ///   sign-in in a browser that already has a session (`prompt=login`, `max_age`, another
+    ///   user) ends that one here, audited with reason `replaced`: the new cookie overwrites the
+    ///   old one, so nothing else would ever end it (ASVS 5.0 V7.2.4, V7.4.1).
     func start(
-        userID: String, amr: [String], context: RequestContext, now: Date, on connection: any SQLConnection
+        userID: String, amr: [String], replacing: String? = nil, context: RequestContext, now: Date, on connection: any SQLConnection
     ) throws -> (session: BrowserSession, token: String) {
         // Whole seconds, as the row keeps them: the value returned equals the one read back.
         let now = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
         let token = Identifiers.secret()
         let session = BrowserSession(
             id: Identifiers.make("bs"), userID: userID, amr: amr, authTime: now, createdAt: now, expiresAt: now.addingTimeInterval(lifetime))
+        if let replacing, !replacing.isEmpty,
+            let replaced = try repository.end(tokenHash: replacing.sha256, reason: "replaced", at: now, on: connection)
+        {
+            try audit.record(
+                .init(time: now, userID: replaced.userID, event: .browserSessionEnded, outcome: .success, ip: context.ip,
+                      requestID: context.requestID, details: ["browser_session_id": replaced.id, "reason": "replaced", "replaced_by": session.id]),
+                on: connection)
+        }
         try repository.insert(session, tokenHash: token.sha256, ip: context.ip, userAgent: context.userAgent, on: connection)
         try audit.record(
             .init(time: now, userID: userID, event: .browserSessionStarted, outcome: .success, ip: context.ip, requestID: context.requestID,
@@ -82,18 +95,19 @@ package struct BrowserSessionService: Sendable {
     /// - Parameters:
     ///   - token: The cookie's token.
     ///   - reason: Stored in `ended_reason` and the audit entry, e.g. `logout`.
+    ///   - context: The browser's address and the request id, for the audit entry (S27).
     /// - Returns: The session this call ended; `nil` when the token is unknown or its session had
     ///   ended already (another request ended it, and audited it).
     @discardableResult
-    package func end(token: String, reason: String) async throws -> BrowserSession? {
+    package func end(token: String, reason: String, context: RequestContext = RequestContext()) async throws -> BrowserSession? {
         guard !token.isEmpty else { return nil }
         let now = clock()
         let hash = token.sha256
         return try await database.write { connection in
             guard let session = try self.repository.end(tokenHash: hash, reason: reason, at: now, on: connection) else { return nil }
             try self.audit.record(
-                .init(time: now, userID: session.userID, event: .browserSessionEnded, outcome: .success,
-                      details: ["browser_session_id": session.id, "reason": reason]),
+                .init(time: now, userID: session.userID, event: .browserSessionEnded, outcome: .success, ip: context.ip,
+                      requestID: context.requestID, details: ["browser_session_id": session.id, "reason": reason]),
                 on: connection)
             return session
         }

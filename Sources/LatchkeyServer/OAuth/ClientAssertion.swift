@@ -8,11 +8,17 @@ enum ClientAssertion {
     static let type = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
     /// The longest an assertion may live, from `iat` (or now) to `exp`.
     static let maximumLifetime: TimeInterval = 300
+    /// The clock slack allowed on `exp`, `nbf` and `iat`: an assertion is accepted until `exp`
+    /// plus this.
+    static let leeway: TimeInterval = 60
 
     /// What a verified assertion leaves to remember.
     struct Checked: Sendable {
         var jti: String
-        var expiresAt: Date
+        /// Until when its `jti` must be remembered: as long as the assertion could still be
+        /// accepted, `exp` plus the ``leeway`` (RFC 7523 §3 item 7); forgotten sooner, it
+        /// could be replayed in the leeway.
+        var rememberUntil: Date
     }
 
     /// The `sub` of an assertion, read before its signature is checked, to find the client.
@@ -33,7 +39,7 @@ enum ClientAssertion {
             throw refused("the client's registered keys cannot be read")
         }
         let policy = JWTValidationPolicy(
-            issuer: clientID, audiences: audiences, algorithms: [.rs256, .es256], requiredClaims: ["exp", "sub", "jti"])
+            issuer: clientID, audiences: audiences, algorithms: [.rs256, .es256], leeway: leeway, requiredClaims: ["exp", "sub", "jti"])
         let claims: JWTClaims
         do {
             claims = try JWTVerifier(keys: keys, policy: policy).verify(assertion, now: now).claims
@@ -45,7 +51,7 @@ enum ClientAssertion {
         guard let expiresAt = claims.expiresAt, expiresAt.timeIntervalSince(claims.issuedAt ?? now) <= maximumLifetime else {
             throw refused("the assertion may live at most \(Int(maximumLifetime)) seconds")
         }
-        return Checked(jti: jti, expiresAt: expiresAt)
+        return Checked(jti: jti, rememberUntil: expiresAt.addingTimeInterval(leeway))
     }
 
     /// Checks a JWK Set to register: it parses, holds at least one RS256 or ES256 public key,

@@ -197,7 +197,7 @@ package struct ClientService: Sendable {
         }
         let checked = try ClientAssertion.verify(assertion, clientID: subject, jwks: jwks, audiences: audiences, now: now)
         let fresh = try await database.write { connection in
-            try self.assertions.remember(clientID: subject, jti: checked.jti, expiresAt: checked.expiresAt, on: connection)
+            try self.assertions.remember(clientID: subject, jti: checked.jti, until: checked.rememberUntil, on: connection)
         }
         guard fresh else { throw AuthError(.invalidClient, "client authentication failed: the assertion was already used") }
         return stored.client

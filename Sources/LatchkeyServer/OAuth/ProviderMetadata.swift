@@ -59,8 +59,11 @@ package struct ProviderMetadata: Sendable, Hashable {
         jwksURI = url(.jwks, "/.well-known/jwks.json")
     }
 
-    /// How clients authenticate at the token, revocation and introspection endpoints.
+    /// How clients authenticate at the token and revocation endpoints.
     static let clientAuthenticationMethods = ["client_secret_basic", "client_secret_post", "private_key_jwt", "none"]
+    /// How clients authenticate at the introspection endpoint: not `none`, as introspection is
+    /// for confidential clients and refuses public ones.
+    static let introspectionAuthenticationMethods = clientAuthenticationMethods.filter { $0 != "none" }
     /// The `alg` values of ID tokens, and of `private_key_jwt` client assertions.
     static let signingAlgorithms = ["RS256", "ES256"]
     /// The claims the provider can put in ID tokens and userinfo answers.
@@ -101,11 +104,15 @@ package struct ProviderMetadata: Sendable, Hashable {
         for (name, url) in endpoints {
             if let url { members[name] = .string(url) }
         }
+        // RFC 8414 §2: an endpoint that takes private_key_jwt lists the algorithms of its
+        // assertions, the same as the token endpoint's.
         if revocationEndpoint != nil {
             members["revocation_endpoint_auth_methods_supported"] = strings(Self.clientAuthenticationMethods)
+            members["revocation_endpoint_auth_signing_alg_values_supported"] = strings(Self.signingAlgorithms)
         }
         if introspectionEndpoint != nil {
-            members["introspection_endpoint_auth_methods_supported"] = strings(Self.clientAuthenticationMethods)
+            members["introspection_endpoint_auth_methods_supported"] = strings(Self.introspectionAuthenticationMethods)
+            members["introspection_endpoint_auth_signing_alg_values_supported"] = strings(Self.signingAlgorithms)
         }
         return .object(members)
     }

@@ -66,13 +66,16 @@ extension TokenService {
     // MARK: Introspection (RFC 7662)
 
     /// Whether a token is active, and what it carries. A refresh token is described only to
-    /// the client it was issued to; an access token to any confidential client (a resource
-    /// server asking about a token it was sent).
+    /// the client it was issued to; an access token to the client it was issued to (its
+    /// `client_id`) or one its `aud` names. Any other token is `active: false`, as if unknown:
+    /// a client learns nothing of other clients' tokens, of `/v1` tokens or of the users behind
+    /// them (RFC 7662 §2.2, §4).
     package func introspect(_ token: String, client: OAuthClient) async throws -> TokenIntrospection {
         let now = clock()
         if Self.looksLikeJWT(token) {
             guard let claims = try? await accessTokens.verify(token, audiences: [.api, .userinfo], requiringSession: false, now: now),
-                let subject = claims.subject
+                let subject = claims.subject,
+                claims["client_id"]?.stringValue == client.id || claims.audience.contains(client.id)
             else { return .inactive }
             let sessionID = claims["sid"]?.stringValue
             if let sessionID, try await !accessTokens.isLive(sessionID, of: subject, now: now) { return .inactive }

@@ -16,7 +16,8 @@ struct RetentionRepository: Sendable {
     /// Apple identity tokens and notifications past their expiry, refresh-token tombstones of
     /// sessions that would have ended, spent or expired challenges and MFA tokens, authorization
     /// codes past their 60 s (S22: an expired code cannot be exchanged, so its replay has
-    /// nothing left to revoke), assertion `jti`s that no longer verify, browser sessions over.
+    /// nothing left to revoke), assertion `jti`s that no longer verify (their `expires_at` is the
+    /// assertion's `exp` plus the leeway), browser sessions over.
     ///
     /// - Returns: How many rows went.
     @discardableResult

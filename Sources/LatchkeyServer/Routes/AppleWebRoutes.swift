@@ -62,7 +62,7 @@ extension AuthorizeRoutes {
         do {
             let signedIn = try await appleWeb.signIn(
                 .init(identityToken: identityToken, authorizationCode: code, user: form["user"]), resumed: pending,
-                callbackURL: appleCallbackURL, context: context)
+                callbackURL: appleCallbackURL, replacing: request.browserSessionToken, context: context)
             var response = try signedInResponse(signedIn, next: authorizationRequest)
             response.clearAppleCookie()
             return response

@@ -40,7 +40,10 @@ extension AuthError: HTTPResponseError {
         var headers = HTTPHeaders()
         if code == .invalidToken { headers.set("WWW-Authenticate", #"Bearer error="invalid_token""#) }
         if code == .insufficientScope { headers.set("WWW-Authenticate", #"Bearer error="insufficient_scope", scope="openid""#) }
-        if let retryAfter, status == 429 || status == 503 { headers.set("Retry-After", String(retryAfter)) }
+        // Every 503 says when to come back (S28), as the store's own 503s do: a refusal that
+        // names no time of its own gets the storage failure's.
+        if status == 503 { headers.set("Retry-After", String(retryAfter ?? StoreErrorMiddleware.storageRetryAfter)) }
+        if let retryAfter, status == 429 { headers.set("Retry-After", String(retryAfter)) }
         return headers
     }
 

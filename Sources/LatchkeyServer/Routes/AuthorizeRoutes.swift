@@ -34,8 +34,8 @@ struct AuthorizeRoutes {
         add(.post, Self.consentPath, on: router) { request in try await routes.consent(request) }
         add(.get, Self.appleStartPath, on: router) { request in try await routes.appleStart(request) }
         add(.post, AppleWebSignIn.callbackPath, on: router) { request in try await routes.appleCallback(request) }
-        add(.get, "/oauth/logout", on: router) { request in try await routes.logout(request, parameters: request.query) }
-        add(.post, "/oauth/logout", on: router) { request in try await routes.logout(request, parameters: try request.formBody()) }
+        add(.get, Self.logoutPath, on: router) { request in try await routes.logout(request, parameters: request.query, posted: false) }
+        add(.post, Self.logoutPath, on: router) { request in try await routes.logout(request, parameters: try request.formBody(), posted: true) }
     }
 
     /// Adds a front-channel route whose ``AuthorizationFailure``, wherever it is thrown, becomes
@@ -55,12 +55,26 @@ struct AuthorizeRoutes {
 
     // MARK: Logout
 
+    static let logoutPath = "/oauth/logout"
+
     /// RP-initiated logout: ends the browser session, then back to the client or the
-    /// signed-out page.
-    func logout(_ request: HTTPRequest, parameters: [String: String]) async throws -> HTTPResponse {
-        let outcome = try await authorization.logout(parameters, browserToken: request.browserSessionToken, context: RequestContext(request))
+    /// signed-out page; or first the page that asks the user, whose form posts back here.
+    func logout(_ request: HTTPRequest, parameters: [String: String], posted: Bool) async throws -> HTTPResponse {
+        let browserSession = try await currentBrowserSession(request)
+        // Only the confirmation page's own form, posted with its token, says the user asked
+        // here (S29); a GET never does, so a token in a URL counts for nothing.
+        let confirmed = posted && browserSession.map { csrf.verify(parameters[HostedForm.csrfFieldName] ?? "", binding: $0.id) } == true
+        let outcome = try await authorization.logout(
+            parameters, browserToken: request.browserSessionToken, browserSession: browserSession, confirmed: confirmed,
+            context: RequestContext(request))
         var response: HTTPResponse
         switch outcome {
+        case .confirm(let session, let carried):
+            let form = HostedForm(
+                action: Self.logoutPath, csrfToken: csrf.token(binding: session.id),
+                hidden: carried.sorted { $0.key < $1.key }.map { HiddenField(name: $0.key, value: $0.value) })
+            // Still signed in: the cookie stays.
+            return .page(SignOutPage(form: form).render())
         case .redirect(let uri, let state):
             response = .seeOther(uri, query: state.map { [("state", $0)] } ?? [])
         case .signedOut:
@@ -130,11 +144,14 @@ struct AuthorizeRoutes {
         guard let passwords else { return respond(.untrusted("Passwords are not enabled on this server.")) }
         let context = RequestContext(request)
         let password = form["password"] ?? ""
+        // The browser session this sign-in replaces (another user's, or one too old for
+        // prompt=login or max_age) ends with it.
+        let target = SignInTarget.browser(replacing: request.browserSessionToken)
         do {
             let signedIn =
                 creating
-                ? try await passwords.signUp(username: username, password: password, givenName: nil, familyName: nil, context: context, target: .browser)
-                : try await passwords.logIn(username: username, password: password, context: context, target: .browser)
+                ? try await passwords.signUp(username: username, password: password, givenName: nil, familyName: nil, context: context, target: target)
+                : try await passwords.logIn(username: username, password: password, context: context, target: target)
             return try signedInResponse(signedIn, next: authorizationRequest)
         } catch let error as AuthError {
             if error.code == .secondFactorRequired, let token = error.secondFactor?.token {
@@ -173,7 +190,8 @@ struct AuthorizeRoutes {
         let code = (form["code"] ?? "").filter { !$0.isWhitespace }
         let proof: MFAProof = code.count == 6 && code.allSatisfy { $0.isASCII && $0.isNumber } ? .totp(code) : .recoveryCode(code)
         do {
-            let signedIn = try await factors.mfaVerify(token: mfaToken, proof: proof, context: RequestContext(request), target: .browser)
+            let signedIn = try await factors.mfaVerify(
+                token: mfaToken, proof: proof, context: RequestContext(request), target: .browser(replacing: request.browserSessionToken))
             var response = try signedInResponse(signedIn, next: authorizationRequest)
             HostedFlash.clearMFAToken(on: &response)
             return response

@@ -3,6 +3,7 @@ import LatchkeyBasics
 import LatchkeyCrypto
 import LatchkeyHTTP
 import LatchkeyJSON
+import LatchkeyStore
 import LatchkeyWire
 
 /// The OAuth provider's back-channel endpoints: `/oauth/token`, `/oauth/revoke` (RFC 7009),
@@ -64,7 +65,7 @@ struct OAuthTokenRoutes {
             return Self.noStore(.json(Self.json(try await tokens.introspect(token, client: client))))
         }
 
-        let userinfo = router.group("/oauth/userinfo", middleware: userinfoBearer)
+        let userinfo = router.group("/oauth/userinfo", middleware: BareBearerChallenge(), userinfoBearer)
         let answer: @Sendable (HTTPRequest, LatchkeyContext) async throws -> HTTPResponse = { _, context in
             let principal = try context.requirePrincipal()
             return Self.noStore(.json(Self.json(try await tokens.userInfo(userID: principal.userID, scopes: principal.scopes))))
@@ -80,19 +81,41 @@ struct OAuthTokenRoutes {
     /// `Authorization` header, `invalid_client` MUST carry `WWW-Authenticate` with the scheme it
     /// used, and HTTP Basic is the one scheme accepted; a client that tried none (a form secret,
     /// an assertion, a public client's bare id) gets the same 401 without a challenge, as the RFC
-    /// lets a server choose.
+    /// lets a server choose. Every answer, errors included, is ``neverCached(pragma:_:)``.
     private static func clientEndpoint(
         _ path: String, on router: Router, _ handler: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse
     ) {
         router.post(path) { request in
-            do {
-                return try await handler(request)
-            } catch let error as AuthError where error.code == .invalidClient && request.headers["Authorization"] != nil {
-                var response = error.response
-                response.headers.set("WWW-Authenticate", basicChallenge)
-                return response
+            try await neverCached {
+                do {
+                    return try await handler(request)
+                } catch let error as AuthError where error.code == .invalidClient && request.headers["Authorization"] != nil {
+                    var response = error.response
+                    response.headers.set("WWW-Authenticate", basicChallenge)
+                    return response
+                }
             }
         }
+    }
+
+    /// Runs `handler` and marks whatever it answers `Cache-Control: no-store` (and, with
+    /// `pragma`, `Pragma: no-cache`), its refusals as well as its tokens: an error answer of a
+    /// token endpoint is no more for a cache to keep than a token is (RFC 6749 §5.1, §5.2). A
+    /// store failure is answered here as ``StoreErrorMiddleware`` would answer it, so that it is
+    /// marked too; an unexpected error is left to the server's 500, which carries only the
+    /// request id.
+    static func neverCached(pragma: Bool = true, _ handler: () async throws -> HTTPResponse) async throws -> HTTPResponse {
+        var response: HTTPResponse
+        do {
+            response = try await handler()
+        } catch {
+            let translated = (error as? StoreError).map(StoreErrorMiddleware.translate) ?? error
+            guard let answer = translated as? any HTTPResponseError else { throw error }
+            response = answer.response
+        }
+        response.headers.set("Cache-Control", "no-store")
+        if pragma { response.headers.set("Pragma", "no-cache") }
+        return response
     }
 
     /// The client of a token-endpoint request (RFC 6749 §2.3): `client_secret_basic`,
@@ -173,5 +196,26 @@ struct OAuthTokenRoutes {
             members["is_private_email"] = .bool(email.isPrivate)
         }
         return .object(members)
+    }
+}
+
+/// RFC 6750 §3.1: a request to userinfo that carried no credentials at all is answered with the
+/// bare challenge, `WWW-Authenticate: Bearer realm="latchkey"`, no error code; a token that does
+/// not hold keeps `error="invalid_token"`. The status and body stay those of `invalid_token`.
+struct BareBearerChallenge: RouterMiddleware {
+    typealias Context = LatchkeyContext
+
+    static let challenge = #"Bearer realm="latchkey""#
+
+    func handle(
+        _ request: HTTPRequest, context: LatchkeyContext, next: (HTTPRequest, LatchkeyContext) async throws -> HTTPResponse
+    ) async throws -> HTTPResponse {
+        do {
+            return try await next(request, context)
+        } catch let error as AuthError where error.code == .invalidToken && request.headers["Authorization"] == nil {
+            var response = error.response
+            response.headers.set("WWW-Authenticate", Self.challenge)
+            return response
+        }
     }
 }

@@ -18,15 +18,18 @@ struct SessionRoutes {
 
         router.get("/.well-known/jwks.json", synchronous: { _ in jwks.response })
 
+        // Its refusals are no-store as its tokens are (OAuthTokenRoutes.neverCached).
         router.post("/v1/token") { request in
-            let body = try request.fieldsBody(WireRefreshRequest.self)
-            guard body.grantType == WireRefreshRequest.refreshTokenGrant else {
-                throw AuthError(.unsupportedGrantType, "only refresh_token is supported here")
+            try await OAuthTokenRoutes.neverCached(pragma: false) {
+                let body = try request.fieldsBody(WireRefreshRequest.self)
+                guard body.grantType == WireRefreshRequest.refreshTokenGrant else {
+                    throw AuthError(.unsupportedGrantType, "only refresh_token is supported here")
+                }
+                guard let refreshToken = body.refreshToken, !refreshToken.isEmpty, refreshToken.count <= 512 else {
+                    throw AuthError.invalidRequest("refresh_token is required")
+                }
+                return try await refreshTokens.refresh(refreshToken, context: RequestContext(request)).response()
             }
-            guard let refreshToken = body.refreshToken, !refreshToken.isEmpty, refreshToken.count <= 512 else {
-                throw AuthError.invalidRequest("refresh_token is required")
-            }
-            return try await refreshTokens.refresh(refreshToken, context: RequestContext(request)).response()
         }
 
         router.post("/v1/revoke") { request in

@@ -6,7 +6,9 @@ import LatchkeyStore
 package enum SignInTarget: Sendable {
     case api
     case grant(OAuthGrant)
-    case browser
+    /// A browser session; `replacing` is the token of the browser session the request's cookie
+    /// carried, which the sign-in ends in its own transaction (ASVS 5.0 V7.2.4, V7.4.1).
+    case browser(replacing: String?)
 }
 
 /// A completed sign-in.
@@ -143,8 +145,9 @@ package struct SignInPipeline: Sendable {
                 userID: userID, amr: authentication.amr, secondFactorAt: secondFactorAt, grant: grant, context: context, now: now,
                 on: connection)
             return .landed(.api(session, refreshToken: refreshToken))
-        case .browser:
-            let (session, token) = try browserSessions.start(userID: userID, amr: authentication.amr, context: context, now: now, on: connection)
+        case .browser(let replacing):
+            let (session, token) = try browserSessions.start(
+                userID: userID, amr: authentication.amr, replacing: replacing, context: context, now: now, on: connection)
             return .landed(.browser(session, token: token))
         }
     }

@@ -5,8 +5,8 @@ Usage: browser_flows.py FLOW < CONFIG_JSON
 
 FLOW is one of:
   sign-in   password sign-in with a TOTP code, consent for a third-party client, single sign-on
-            into a second client, RP-initiated logout with post_logout_redirect_uri, the
-            signed-out page, and the sign-in page again afterwards
+            into a second client, RP-initiated logout with post_logout_redirect_uri (confirmed
+            on Latchkey's page), the signed-out page, and the sign-in page again afterwards
   sign-up   sign-up (prompt=create), a refused password first (the username is kept), and the
             error page of an unregistered redirect URI (no redirect)
   apache    the page Apache (mod_auth_openidc) protects: Latchkey's sign-in and consent, back to
@@ -220,10 +220,15 @@ def sign_in_flow():
     out["second_callback_page"] = where()
     out["second_callback"] = callback_seen(query())
 
-    # 6. RP-initiated logout back to the second client's registered post-logout URI.
+    # 6. RP-initiated logout back to the second client's registered post-logout URI. The request
+    #    names the client but carries no ID token of the user's, so Latchkey asks first; the
+    #    person presses "Sign out".
     logout = base + "/oauth/logout?" + urllib.parse.urlencode(
         {"client_id": second, "post_logout_redirect_uri": rp + "/signed-out", "state": "state-three"})
     browser.get(logout)
+    out["logout_confirmation_page"] = where()
+    screenshot("sign-out")
+    submit({})
     out["after_logout_page"] = where()
     out["after_logout_query"] = query()
     out["cookies_after_logout"] = latchkey_cookies()

@@ -35,7 +35,7 @@ struct ClientAssertionRepositoryContractTests {
 
     func remember(_ clientID: String, _ jti: String, expiresAt: Date? = nil, in database: any SQLDatabase) async throws -> Bool {
         let expiresAt = expiresAt ?? now.addingTimeInterval(120)
-        return try await database.write { try self.repository.remember(clientID: clientID, jti: jti, expiresAt: expiresAt, on: $0) }
+        return try await database.write { try self.repository.remember(clientID: clientID, jti: jti, until: expiresAt, on: $0) }
     }
 
     func remembered(in database: any SQLDatabase) async throws -> [String] {
@@ -96,7 +96,7 @@ struct ClientAssertionRepositoryContractTests {
             let wins = try await withThrowingTaskGroup(of: Bool.self) { group in
                 for _ in 0..<20 {
                     group.addTask {
-                        try await database.write { try repository.remember(clientID: "cl_a", jti: "raced", expiresAt: expiresAt, on: $0) }
+                        try await database.write { try repository.remember(clientID: "cl_a", jti: "raced", until: expiresAt, on: $0) }
                     }
                 }
                 var wins = [Bool]()
@@ -164,8 +164,8 @@ struct ClientAssertionRepositoryContractTests {
         try await withClients(engine, jwks: jwks) { database in
             // First use, at once: verified and remembered for the expiry the rule returns.
             let first = try #require(verify(at: now))
-            #expect(first.jti == "late" && first.expiresAt == exp)
-            #expect(try await remember("cl_a", first.jti, expiresAt: first.expiresAt, in: database))
+            #expect(first.jti == "late" && first.rememberUntil == exp.addingTimeInterval(ClientAssertion.leeway))
+            #expect(try await remember("cl_a", first.jti, expiresAt: first.rememberUntil, in: database))
             // Well before exp, housekeeping keeps it and the replay is refused.
             try await database.write { try RetentionRepository().deleteExpired(now: exp.addingTimeInterval(-30), on: $0) }
             #expect(try await remember("cl_a", "late", expiresAt: exp, in: database) == false)
@@ -179,16 +179,12 @@ struct ClientAssertionRepositoryContractTests {
             let replayed = verify(at: late)
             let replayFresh: Bool
             if let replayed {
-                replayFresh = try await remember("cl_a", replayed.jti, expiresAt: replayed.expiresAt, in: database)
+                replayFresh = try await remember("cl_a", replayed.jti, expiresAt: replayed.rememberUntil, in: database)
             } else {
                 replayFresh = false
             }
-            withKnownIssue(
-                "ClientAssertion.verify accepts an assertion up to 60 s after exp (the JWT policy's default leeway) but returns exp as the time to keep its jti, and housekeeping drops the jti at exp: a replay in that minute authenticates again"
-            ) {
-                #expect(replayed == nil || replayed!.expiresAt >= late, "the jti is kept at least as long as the assertion verifies")
-                #expect(!replayFresh, "the replayed assertion authenticated a second time")
-            }
+            #expect(replayed == nil || replayed!.rememberUntil >= late, "the jti is kept at least as long as the assertion verifies")
+            #expect(!replayFresh, "the replayed assertion authenticated a second time")
         }
     }
 }
