@@ -4,15 +4,18 @@ package struct HTTPRequestContextSource: Sendable {
     package let requestID: String
     /// The client's address (``HTTPRequest/remoteAddress``).
     package let remoteAddress: String
+    /// The request's `User-Agent`, if any.
+    package let userAgent: String?
 
     /// Creates a source; the router makes one per request, tests may make their own.
-    package init(requestID: String, remoteAddress: String) {
+    package init(requestID: String, remoteAddress: String, userAgent: String? = nil) {
         self.requestID = requestID
         self.remoteAddress = remoteAddress
+        self.userAgent = userAgent
     }
 
     init(_ request: HTTPRequest) {
-        self.init(requestID: request.requestID, remoteAddress: request.remoteAddress)
+        self.init(requestID: request.requestID, remoteAddress: request.remoteAddress, userAgent: request.headers["User-Agent"])
     }
 }
 

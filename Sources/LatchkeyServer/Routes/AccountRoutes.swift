@@ -20,7 +20,7 @@ struct AccountRoutes {
         signedIn.patch("/me") { request, context in
             let principal = try context.requirePrincipal()
             let change = try Self.nameChange(request)
-            let user = try await accounts.updateName(userID: principal.userID, change: change, context: RequestContext(request))
+            let user = try await accounts.updateName(userID: principal.userID, change: change, context: context.caller)
             return .json(WireAccountUpdateResponse(user: WireUser(user)).json)
         }
 
@@ -28,7 +28,7 @@ struct AccountRoutes {
         // with a second factor enrolled, one must have been proved in the last five minutes.
         signedIn.delete("/me") { request, context in
             let principal = try context.requirePrincipal()
-            try await accounts.delete(userID: principal.userID, principal: principal, reason: "user", context: RequestContext(request))
+            try await accounts.delete(userID: principal.userID, principal: principal, reason: "user", context: context.caller)
             return .empty()
         }
     }

@@ -9,8 +9,9 @@ struct AppleRoutes {
 
     func register(on router: Router) {
         let apple = apple
+        let anyone = router.group("", context: LatchkeyContext.self)
 
-        router.post("/v1/auth/apple") { request in
+        anyone.post("/v1/auth/apple") { request, context in
             let body = try request.wireBody(WireAppleSignInRequest.self)
             let code = try BodyMember.text(body.authorizationCode, "authorization_code", maxLength: 1024)
             // Apple's codes are printable ASCII. Anything else would reach Apple's token endpoint
@@ -24,13 +25,13 @@ struct AppleRoutes {
                 nonce: try BodyMember.text(body.nonce, "nonce", maxLength: 512),
                 givenName: try BodyMember.text(body.givenName, "given_name", maxLength: User.maxNameLength),
                 familyName: try BodyMember.text(body.familyName, "family_name", maxLength: User.maxNameLength))
-            return try await apple.signIn(signIn, context: RequestContext(request)).response()
+            return try await apple.signIn(signIn, context: context.caller).response()
         }
 
-        router.post("/v1/apple/notifications") { request in
+        anyone.post("/v1/apple/notifications") { request, context in
             let body = try request.wireBody(WireAppleNotification.self)
             let payload = try BodyMember.text(body.payload, "payload", maxLength: JWS.maxCompactLength)
-            try await apple.handleNotification(payload, context: RequestContext(request))
+            try await apple.handleNotification(payload, context: context.caller)
             return .empty(status: 200)
         }
     }

@@ -36,9 +36,8 @@ extension AuthorizeRoutes {
 
     /// Apple's form post: `code`, `id_token`, `state`, perhaps `user`; or `error` and `state`
     /// when the user cancelled.
-    func appleCallback(_ request: HTTPRequest) async throws -> HTTPResponse {
+    func appleCallback(_ request: HTTPRequest, caller context: RequestContext) async throws -> HTTPResponse {
         let form = try request.formBody()
-        let context = RequestContext(request)
         let binding = request.cookies[Self.appleCookieName].flatMap { $0.isEmpty ? nil : $0 }
         let pending: AppleWebSignIn.Resumed
         do {

@@ -23,30 +23,32 @@ struct AuthorizeRoutes {
 
     func register(on router: Router) {
         let routes = self
-        add(.get, "/oauth/authorize", on: router) { request in try await routes.show(request, parameters: request.query) }
+        add(.get, "/oauth/authorize", on: router) { request, caller in try await routes.show(request, parameters: request.query, caller: caller) }
         // OpenID Connect Core §3.1.2.1: the authorization endpoint takes POST too, its
         // parameters form-encoded; the answer is the same as for GET.
-        add(.post, "/oauth/authorize", on: router) { request in try await routes.show(request, parameters: try request.formBody()) }
-        add(.post, Self.signInPath, on: router) { request in try await routes.signIn(request, creating: false) }
-        add(.post, Self.signUpPath, on: router) { request in try await routes.signIn(request, creating: true) }
-        add(.get, Self.secondFactorPath, on: router) { request in try await routes.secondFactorPage(request) }
-        add(.post, Self.secondFactorPath, on: router) { request in try await routes.secondFactor(request) }
-        add(.post, Self.consentPath, on: router) { request in try await routes.consent(request) }
-        add(.get, Self.appleStartPath, on: router) { request in try await routes.appleStart(request) }
-        add(.post, AppleWebSignIn.callbackPath, on: router) { request in try await routes.appleCallback(request) }
-        add(.get, Self.logoutPath, on: router) { request in try await routes.logout(request, parameters: request.query, posted: false) }
-        add(.post, Self.logoutPath, on: router) { request in try await routes.logout(request, parameters: try request.formBody(), posted: true) }
+        add(.post, "/oauth/authorize", on: router) { request, caller in try await routes.show(request, parameters: try request.formBody(), caller: caller) }
+        add(.post, Self.signInPath, on: router) { request, caller in try await routes.signIn(request, creating: false, caller: caller) }
+        add(.post, Self.signUpPath, on: router) { request, caller in try await routes.signIn(request, creating: true, caller: caller) }
+        add(.get, Self.secondFactorPath, on: router) { request, _ in try await routes.secondFactorPage(request) }
+        add(.post, Self.secondFactorPath, on: router) { request, caller in try await routes.secondFactor(request, caller: caller) }
+        add(.post, Self.consentPath, on: router) { request, caller in try await routes.consent(request, caller: caller) }
+        add(.get, Self.appleStartPath, on: router) { request, _ in try await routes.appleStart(request) }
+        add(.post, AppleWebSignIn.callbackPath, on: router) { request, caller in try await routes.appleCallback(request, caller: caller) }
+        add(.get, Self.logoutPath, on: router) { request, caller in try await routes.logout(request, parameters: request.query, posted: false, caller: caller) }
+        add(.post, Self.logoutPath, on: router) { request, caller in try await routes.logout(request, parameters: try request.formBody(), posted: true, caller: caller) }
     }
 
     /// Adds a front-channel route whose ``AuthorizationFailure``, wherever it is thrown, becomes
-    /// the answer it names: the error page, or the error sent back to the client.
+    /// the answer it names: the error page, or the error sent back to the client. The handler
+    /// gets who sent the request from the request's ``LatchkeyContext``.
     private func add(
-        _ method: HTTPMethod, _ path: String, on router: Router, _ handler: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse
+        _ method: HTTPMethod, _ path: String, on router: Router,
+        _ handler: @escaping @Sendable (HTTPRequest, RequestContext) async throws -> HTTPResponse
     ) {
         let routes = self
-        router.on(method, path) { request in
+        router.group("", context: LatchkeyContext.self).on(method, path) { request, context in
             do {
-                return try await handler(request)
+                return try await handler(request, context.caller)
             } catch let failure as AuthorizationFailure {
                 return routes.respond(failure)
             }
@@ -59,14 +61,14 @@ struct AuthorizeRoutes {
 
     /// RP-initiated logout: ends the browser session, then back to the client or the
     /// signed-out page; or first the page that asks the user, whose form posts back here.
-    func logout(_ request: HTTPRequest, parameters: [String: String], posted: Bool) async throws -> HTTPResponse {
+    func logout(_ request: HTTPRequest, parameters: [String: String], posted: Bool, caller: RequestContext) async throws -> HTTPResponse {
         let browserSession = try await currentBrowserSession(request)
         // Only the confirmation page's own form, posted with its token, says the user asked
         // here (S29); a GET never does, so a token in a URL counts for nothing.
         let confirmed = posted && browserSession.map { csrf.verify(parameters[HostedForm.csrfFieldName] ?? "", binding: $0.id) } == true
         let outcome = try await authorization.logout(
             parameters, browserToken: request.browserSessionToken, browserSession: browserSession, confirmed: confirmed,
-            context: RequestContext(request))
+            context: caller)
         var response: HTTPResponse
         switch outcome {
         case .confirm(let session, let carried):
@@ -87,12 +89,12 @@ struct AuthorizeRoutes {
     // MARK: The authorization endpoint
 
     /// Checks the request and shows what it needs next: a hosted page, or the answer to the client.
-    func show(_ request: HTTPRequest, parameters: [String: String]) async throws -> HTTPResponse {
+    func show(_ request: HTTPRequest, parameters: [String: String], caller: RequestContext) async throws -> HTTPResponse {
         let authorizationRequest = try await authorization.check(parameters)
         let browserSession = try await currentBrowserSession(request)
         let flash = HostedFlash(request)
         var response: HTTPResponse
-        switch try await authorization.next(authorizationRequest, browserSession: browserSession, context: RequestContext(request)) {
+        switch try await authorization.next(authorizationRequest, browserSession: browserSession, context: caller) {
         case .respond(let answer):
             response = respond(answer)
         case .signIn, .signUp:
@@ -132,7 +134,7 @@ struct AuthorizeRoutes {
     /// The sign-in and sign-up forms: on success a browser session and back to the
     /// authorization endpoint; a second factor goes to its page; a refusal goes back to the
     /// form with the reason and the username kept.
-    func signIn(_ request: HTTPRequest, creating: Bool) async throws -> HTTPResponse {
+    func signIn(_ request: HTTPRequest, creating: Bool, caller context: RequestContext) async throws -> HTTPResponse {
         let form = try request.formBody()
         let authorizationRequest = try await resumed(form)
         let back = Self.authorizeURL(authorizationRequest.parameters)
@@ -142,7 +144,6 @@ struct AuthorizeRoutes {
             return HostedFlash(page: page, error: "This page had expired. Please try again.", username: username).redirect(to: back)
         }
         guard let passwords else { return respond(.untrusted("Passwords are not enabled on this server.")) }
-        let context = RequestContext(request)
         let password = form["password"] ?? ""
         // The browser session this sign-in replaces (another user's, or one too old for
         // prompt=login or max_age) ends with it.
@@ -179,7 +180,7 @@ struct AuthorizeRoutes {
     }
 
     /// A TOTP code or a recovery code for the pending sign-in.
-    func secondFactor(_ request: HTTPRequest) async throws -> HTTPResponse {
+    func secondFactor(_ request: HTTPRequest, caller: RequestContext) async throws -> HTTPResponse {
         let form = try request.formBody()
         let authorizationRequest = try await resumed(form)
         let again = Self.secondFactorPath + "?" + Self.encode(authorizationRequest.parameters)
@@ -191,7 +192,7 @@ struct AuthorizeRoutes {
         let proof: MFAProof = code.count == 6 && code.allSatisfy { $0.isASCII && $0.isNumber } ? .totp(code) : .recoveryCode(code)
         do {
             let signedIn = try await factors.mfaVerify(
-                token: mfaToken, proof: proof, context: RequestContext(request), target: .browser(replacing: request.browserSessionToken))
+                token: mfaToken, proof: proof, context: caller, target: .browser(replacing: request.browserSessionToken))
             var response = try signedInResponse(signedIn, next: authorizationRequest)
             HostedFlash.clearMFAToken(on: &response)
             return response
@@ -208,14 +209,14 @@ struct AuthorizeRoutes {
     }
 
     /// The consent page's answer.
-    func consent(_ request: HTTPRequest) async throws -> HTTPResponse {
+    func consent(_ request: HTTPRequest, caller: RequestContext) async throws -> HTTPResponse {
         let form = try request.formBody()
         let authorizationRequest = try await resumed(form)
         guard let browserSession = try await currentBrowserSession(request),
             csrf.verify(form["csrf_token"] ?? "", binding: browserSession.id)
         else { return .seeOther(Self.authorizeURL(authorizationRequest.parameters)) }
         let answer = try await authorization.decide(
-            allow: form["decision"] == "allow", request: authorizationRequest, browserSession: browserSession, context: RequestContext(request))
+            allow: form["decision"] == "allow", request: authorizationRequest, browserSession: browserSession, context: caller)
         return respond(answer)
     }
 

@@ -17,6 +17,7 @@ struct FactorRoutes {
         let factors = factors
         // Routes of `signedIn` run behind the bearer check, which puts the caller in the context.
         let signedIn = router.group("/v1", middleware: bearer)
+        let anyone = router.group("", context: LatchkeyContext.self)
 
         signedIn.post("/challenges") { request, context in
             let principal = try context.requirePrincipal()
@@ -32,7 +33,7 @@ struct FactorRoutes {
             let principal = try context.requirePrincipal()
             let signature = try BodyMember.binary(try request.wireBody(WireStepUpRequest.self).signature, "signature")
             let token = try await factors.stepUp(
-                principal, challengeID: request.pathParameters["id"] ?? "", signature: signature, context: RequestContext(request))
+                principal, challengeID: request.pathParameters["id"] ?? "", signature: signature, context: context.caller)
             return token.response()
         }
 
@@ -45,7 +46,7 @@ struct FactorRoutes {
             let challengeID = try BodyMember.text(body.challengeID, "challenge_id", maxLength: Self.idLength)
             let device = try await factors.registerDevice(
                 for: principal, publicKey: publicKey, label: label, challengeID: challengeID, signature: try BodyMember.binary(body.signature, "signature"),
-                context: RequestContext(request))
+                context: context.caller)
             return .json(WireDevice(device).json, status: 201)
         }
 
@@ -57,13 +58,13 @@ struct FactorRoutes {
         signedIn.delete("/devices/{id}") { request, context in
             let principal = try context.requirePrincipal()
             try await factors.removeDevice(
-                request.pathParameters["id"] ?? "", userID: principal.userID, principal: principal, context: RequestContext(request))
+                request.pathParameters["id"] ?? "", userID: principal.userID, principal: principal, context: context.caller)
             return .empty()
         }
 
         signedIn.post("/totp") { request, context in
             let principal = try context.requirePrincipal()
-            let enrollment = try await factors.beginTOTP(for: principal, context: RequestContext(request))
+            let enrollment = try await factors.beginTOTP(for: principal, context: context.caller)
             var response = HTTPResponse.json(WireTOTPEnrollment(secret: enrollment.secret, otpauthURI: enrollment.otpauthURI).json)
             response.headers.set("Cache-Control", "no-store")
             return response
@@ -72,7 +73,7 @@ struct FactorRoutes {
         signedIn.post("/totp/confirm") { request, context in
             let principal = try context.requirePrincipal()
             let code = try BodyMember.text(try request.wireBody(WireTOTPConfirmation.self).code, "code", maxLength: Self.idLength)
-            let codes = try await factors.confirmTOTP(for: principal, code: code, context: RequestContext(request))
+            let codes = try await factors.confirmTOTP(for: principal, code: code, context: context.caller)
             var response = HTTPResponse.json(WireRecoveryCodes(recoveryCodes: codes).json)
             response.headers.set("Cache-Control", "no-store")
             return response
@@ -80,7 +81,7 @@ struct FactorRoutes {
 
         signedIn.delete("/totp") { request, context in
             let principal = try context.requirePrincipal()
-            try await factors.removeTOTP(for: principal, context: RequestContext(request))
+            try await factors.removeTOTP(for: principal, context: context.caller)
             return .empty()
         }
 
@@ -91,7 +92,7 @@ struct FactorRoutes {
             return .json(WireChallenge(try await factors.mfaChallenge(token: token, deviceID: deviceID)).json)
         }
 
-        router.post("/v1/mfa/verify") { request in
+        anyone.post("/v1/mfa/verify") { request, context in
             let body = try request.wireBody(WireMFAVerifyRequest.self)
             let token = try BodyMember.text(body.mfaToken, "mfa_token", maxLength: Self.idLength)
             let challengeID = try BodyMember.text(body.challengeID, "challenge_id", maxLength: Self.idLength)
@@ -106,7 +107,7 @@ struct FactorRoutes {
             case (nil, nil, let recoveryCode?): proof = .recoveryCode(recoveryCode)
             default: throw HTTPError.invalidRequest("give exactly one of challenge_id with signature, totp_code or recovery_code")
             }
-            return try await factors.mfaVerify(token: token, proof: proof, context: RequestContext(request)).response()
+            return try await factors.mfaVerify(token: token, proof: proof, context: context.caller).response()
         }
     }
 }

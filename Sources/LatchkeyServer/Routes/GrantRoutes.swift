@@ -22,7 +22,7 @@ struct GrantRoutes {
         signedIn.delete("/grants/{client_id}") { request, context in
             let principal = try context.requirePrincipal()
             let clientID = request.pathParameters["client_id"] ?? ""
-            guard try await grants.withdraw(userID: principal.userID, clientID: clientID, context: RequestContext(request)) else {
+            guard try await grants.withdraw(userID: principal.userID, clientID: clientID, context: context.caller) else {
                 throw AuthError.notFound("no consent to client \(clientID)")
             }
             return .empty()

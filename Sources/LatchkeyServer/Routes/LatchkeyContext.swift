@@ -1,7 +1,7 @@
 import LatchkeyHTTP
 
-/// The request context of Latchkey's route groups: the request id and, in a group behind
-/// ``BearerAuthenticator``, the caller.
+/// The request context of Latchkey's routes: the request id, who sent the request (for the audit
+/// entries the services write) and, in a group behind ``BearerAuthenticator``, the signed-in user.
 ///
 /// ```swift
 /// let me = router.group("/v1/me", middleware: bearer)   // a RouterGroup<LatchkeyContext>
@@ -12,12 +12,17 @@ import LatchkeyHTTP
 /// ```
 struct LatchkeyContext: HTTPRequestContext {
     let requestID: String
+    /// Who sent the request: its peer address, its `User-Agent` (at most 256 characters) and its
+    /// request id, made once here for every service the handler calls.
+    let caller: RequestContext
     /// The user and session of the bearer token, set by ``BearerAuthenticator`` before the
     /// handler runs; `nil` in a group without it.
     var principal: Principal?
 
     init(source: HTTPRequestContextSource) {
         self.requestID = source.requestID
+        self.caller = RequestContext(
+            ip: source.remoteAddress, userAgent: source.userAgent.map { String($0.prefix(256)) }, requestID: source.requestID)
         self.principal = nil
     }
 

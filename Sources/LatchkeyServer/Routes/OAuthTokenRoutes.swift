@@ -19,23 +19,22 @@ struct OAuthTokenRoutes {
     func register(on router: Router) {
         let (tokens, clients, accessTokens) = (tokens, clients, accessTokens)
 
-        Self.clientEndpoint("/oauth/token", on: router) { request in
+        Self.clientEndpoint("/oauth/token", on: router) { request, caller in
             let form = try request.formBody()
             let client = try await Self.authenticateClient(request, form: form, clients: clients, issuer: accessTokens.issuer)
-            let context = RequestContext(request)
             let issued: OAuthTokens
             switch form["grant_type"] {
             case "authorization_code":
                 guard let code = form["code"], !code.isEmpty else { throw AuthError.invalidRequest("code is required") }
                 issued = try await tokens.exchange(
-                    code: code, redirectURI: form["redirect_uri"], verifier: form["code_verifier"], client: client, context: context)
+                    code: code, redirectURI: form["redirect_uri"], verifier: form["code_verifier"], client: client, context: caller)
             case "refresh_token":
                 guard let token = form["refresh_token"], !token.isEmpty, token.utf8.count <= 512 else {
                     throw AuthError.invalidRequest("refresh_token is required")
                 }
-                issued = try await tokens.refresh(token, client: client, context: context)
+                issued = try await tokens.refresh(token, client: client, context: caller)
             case "client_credentials":
-                issued = try await tokens.clientCredentials(client: client, scope: form["scope"], context: context)
+                issued = try await tokens.clientCredentials(client: client, scope: form["scope"], context: caller)
             case nil:
                 throw AuthError.invalidRequest("grant_type is required")
             default:
@@ -49,15 +48,15 @@ struct OAuthTokenRoutes {
                     ).json))
         }
 
-        Self.clientEndpoint("/oauth/revoke", on: router) { request in
+        Self.clientEndpoint("/oauth/revoke", on: router) { request, caller in
             let form = try request.formBody()
             let client = try await Self.authenticateClient(request, form: form, clients: clients, issuer: accessTokens.issuer)
             guard let token = form["token"], !token.isEmpty else { throw AuthError.invalidRequest("token is required") }
-            try await tokens.revoke(token, client: client, context: RequestContext(request))
+            try await tokens.revoke(token, client: client, context: caller)
             return .empty(status: 200)
         }
 
-        Self.clientEndpoint("/oauth/introspect", on: router) { request in
+        Self.clientEndpoint("/oauth/introspect", on: router) { request, _ in
             let form = try request.formBody()
             let client = try await Self.authenticateClient(request, form: form, clients: clients, issuer: accessTokens.issuer)
             guard client.isConfidential else { throw AuthError(.invalidClient, "introspection is for confidential clients") }
@@ -83,12 +82,12 @@ struct OAuthTokenRoutes {
     /// an assertion, a public client's bare id) gets the same 401 without a challenge, as the RFC
     /// lets a server choose. Every answer, errors included, is ``neverCached(pragma:_:)``.
     private static func clientEndpoint(
-        _ path: String, on router: Router, _ handler: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse
+        _ path: String, on router: Router, _ handler: @escaping @Sendable (HTTPRequest, RequestContext) async throws -> HTTPResponse
     ) {
-        router.post(path) { request in
+        router.group("", context: LatchkeyContext.self).post(path) { request, context in
             try await neverCached {
                 do {
-                    return try await handler(request)
+                    return try await handler(request, context.caller)
                 } catch let error as AuthError where error.code == .invalidClient && request.headers["Authorization"] != nil {
                     var response = error.response
                     response.headers.set("WWW-Authenticate", basicChallenge)

@@ -10,20 +10,21 @@ struct PasswordRoutes {
         let passwords = passwords
         // Routes of `signedIn` run behind the bearer check, which puts the caller in the context.
         let signedIn = router.group("/v1", middleware: bearer)
+        let anyone = router.group("", context: LatchkeyContext.self)
 
-        router.post("/v1/auth/password/signup") { request in
+        anyone.post("/v1/auth/password/signup") { request, context in
             let body = try request.wireBody(WirePasswordSignUpRequest.self)
             let response = try await passwords.signUp(
                 username: try Self.username(body.username), password: body.password,
                 givenName: try Self.name(body.givenName, "given_name"), familyName: try Self.name(body.familyName, "family_name"),
-                context: RequestContext(request))
+                context: context.caller)
             return response.response(status: 201)
         }
 
-        router.post("/v1/auth/password/login") { request in
+        anyone.post("/v1/auth/password/login") { request, context in
             let body = try request.wireBody(WirePasswordLoginRequest.self)
             return try await passwords.logIn(
-                username: try Self.username(body.username), password: body.password, context: RequestContext(request)
+                username: try Self.username(body.username), password: body.password, context: context.caller
             ).response()
         }
 
@@ -32,7 +33,7 @@ struct PasswordRoutes {
             let body = try request.wireBody(WirePasswordChangeRequest.self)
             // Passwords of any length the body allows: ``PasswordPolicy`` judges their length and says why.
             try await passwords.change(
-                principal: principal, currentPassword: body.currentPassword, newPassword: body.newPassword, context: RequestContext(request))
+                principal: principal, currentPassword: body.currentPassword, newPassword: body.newPassword, context: context.caller)
             return .empty()
         }
     }

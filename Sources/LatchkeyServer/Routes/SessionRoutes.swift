@@ -14,12 +14,13 @@ struct SessionRoutes {
         let (sessions, refreshTokens) = (sessions, refreshTokens)
         // Routes of `signedIn` run behind the bearer check, which puts the caller in the context.
         let signedIn = router.group("/v1", middleware: bearer)
+        let anyone = router.group("", context: LatchkeyContext.self)
         let jwks = JWKSResponder(keys: keys)
 
         router.get("/.well-known/jwks.json", synchronous: { _ in jwks.response })
 
         // Its refusals are no-store as its tokens are (OAuthTokenRoutes.neverCached).
-        router.post("/v1/token") { request in
+        anyone.post("/v1/token") { request, context in
             try await OAuthTokenRoutes.neverCached(pragma: false) {
                 let body = try request.fieldsBody(WireRefreshRequest.self)
                 guard body.grantType == WireRefreshRequest.refreshTokenGrant else {
@@ -28,14 +29,14 @@ struct SessionRoutes {
                 guard let refreshToken = body.refreshToken, !refreshToken.isEmpty, refreshToken.count <= 512 else {
                     throw AuthError.invalidRequest("refresh_token is required")
                 }
-                return try await refreshTokens.refresh(refreshToken, context: RequestContext(request)).response()
+                return try await refreshTokens.refresh(refreshToken, context: context.caller).response()
             }
         }
 
-        router.post("/v1/revoke") { request in
+        anyone.post("/v1/revoke") { request, context in
             let body = try request.fieldsBody(WireRevokeRequest.self)
             if let token = body.token, !token.isEmpty, token.count <= 512 {
-                try await sessions.revoke(refreshToken: token, context: RequestContext(request))
+                try await sessions.revoke(refreshToken: token, context: context.caller)
             }
             return .empty(status: 200)
         }
@@ -44,7 +45,7 @@ struct SessionRoutes {
             let principal = try context.requirePrincipal()
             let body = request.body.isEmpty ? WireLogoutRequest() : try request.wireBody(WireLogoutRequest.self)
             try await sessions.revokeSessions(
-                userID: principal.userID, sessionIDs: body.all ? nil : [principal.sessionID], reason: "logout", context: RequestContext(request))
+                userID: principal.userID, sessionIDs: body.all ? nil : [principal.sessionID], reason: "logout", context: context.caller)
             return .empty()
         }
 
@@ -57,7 +58,7 @@ struct SessionRoutes {
         signedIn.delete("/sessions/{id}") { request, context in
             let principal = try context.requirePrincipal()
             let id = request.pathParameters["id"] ?? ""
-            let revoked = try await sessions.revokeSessions(userID: principal.userID, sessionIDs: [id], reason: "revoked", context: RequestContext(request))
+            let revoked = try await sessions.revokeSessions(userID: principal.userID, sessionIDs: [id], reason: "revoked", context: context.caller)
             guard !revoked.isEmpty else { throw AuthError.notFound("no such session") }
             return .empty()
         }
