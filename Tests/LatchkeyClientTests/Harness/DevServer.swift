@@ -69,8 +69,8 @@ final class DevServer: Sendable {
 
     /// How many audit entries of `event` the server wrote for `userID`, read with `latchkey audit`
     /// from the server's own database while it runs, as an operator would.
-    func auditCount(_ event: String, userID: String) throws -> Int {
-        let result = try Subprocess.run(
+    func auditCount(_ event: String, userID: String) async throws -> Int {
+        let result = try await Subprocess.runDetached(
             Executables.latchkey, ["audit", "--user", userID, "--event", event, "--json", "--limit", "100000"], directory: directory.url)
         guard result.status == 0 else { throw HarnessError("latchkey audit failed: \(result.error)") }
         return result.output.split(separator: "\n").count
