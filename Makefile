@@ -53,6 +53,7 @@ SERIAL += LatchkeyCryptoTests.HostileInputTests      # 100,000 mutated inputs pe
 SERIAL += LatchkeyJOSETests.HostileInputTests        # 100,000 mutated inputs per decoder
 SERIAL += LatchkeyJSONTests.JSONTests                # 100,000 mutated documents
 SERIAL += LatchkeyFuzzTests.FuzzCorpusTests          # replays every fuzz corpus
+SERIAL += LatchkeyHTTPTests.ConcurrencyTests        # 32 clients × 25 requests, each answer within 5 s
 SERIAL += LatchkeyServerTests.PasswordPoolTests      # 500 logins at once, /healthz p99 within 50 ms
 SERIAL += LatchkeyServerTests.CrashSafetyTests       # kill -9 under refresh load, four times
 SERIAL += LatchkeyServerTests.ServeTests             # SIGTERM under load: no answer cut in half
