@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyTestSupport
 import Testing
 
 /// The Apple glue (Sources/LatchkeyClient/Apple/) compiles only where AuthenticationServices,
@@ -13,8 +14,15 @@ struct AppleGlueTypeCheckTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
-    /// Runs the script; returns its exit status and everything it printed.
-    static func run(environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
+    /// Runs the script; returns its exit status and everything it printed. It compiles for tens
+    /// of seconds: the wait is on a thread of its own, not on one of the task pool's.
+    static func run(environment: [String: String] = [:]) async throws -> (status: Int32, output: String) {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try runNow(environment: environment) }) }
+        }
+    }
+
+    private static func runNow(environment: [String: String]) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = root.appendingPathComponent("scripts/typecheck-apple-glue")
         process.currentDirectoryURL = root
@@ -22,15 +30,15 @@ struct AppleGlueTypeCheckTests {
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
-        try process.run()
+        try Subprocess.launch(process)
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 
     @Test("scripts/typecheck-apple-glue: the glue, the stand-ins' report and every docs/ios.md snippet compile")
-    func typeCheck() throws {
-        let (status, text) = try Self.run()
+    func typeCheck() async throws {
+        let (status, text) = try await Self.run()
         #expect(status == 0, "\(text)")
         // The summary names what was compiled; a run that compiled nothing must not pass.
         let summary = try #require(text.split(separator: "\n").last { $0.hasPrefix("typecheck-apple-glue: ") }, "\(text)")
@@ -42,7 +50,7 @@ struct AppleGlueTypeCheckTests {
     }
 
     @Test("A snippet calling the glue with a wrong argument label fails the check, naming its line in the page")
-    func brokenSnippetFails() throws {
+    func brokenSnippetFails() async throws {
         let page = try String(contentsOf: Self.root.appendingPathComponent("docs/ios.md"), encoding: .utf8)
         let call = "signIn(presentingFrom: window)"
         try #require(page.contains(call), "docs/ios.md no longer has the call this test breaks")
@@ -50,7 +58,7 @@ struct AppleGlueTypeCheckTests {
         try page.replacingOccurrences(of: call, with: "signIn(presenting: window)").write(to: broken, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: broken) }
 
-        let (status, text) = try Self.run(environment: ["IOS_DOC": broken.path])
+        let (status, text) = try await Self.run(environment: ["IOS_DOC": broken.path])
         #expect(status != 0)
         #expect(text.contains("incorrect argument label in call (have 'presenting:', expected 'presentingFrom:')"), "\(text)")
         #expect(text.contains("docs/ios.md snippet from line"), "\(text)")

@@ -25,8 +25,8 @@ struct RefreshTests {
             #expect(tokens.count == 1)
             #expect(tokens.first != session.accessToken)
             #expect(transport.refreshes == 1)
-            #expect(try server.auditCount("session.refreshed", userID: session.user.id) == 1)
-            #expect(try server.auditCount("session.reuse_detected", userID: session.user.id) == 0)
+            #expect(try await server.auditCount("session.refreshed", userID: session.user.id) == 1)
+            #expect(try await server.auditCount("session.reuse_detected", userID: session.user.id) == 0)
             #expect(try await client.me().user.id == session.user.id)
         }
     }
@@ -62,7 +62,7 @@ struct RefreshTests {
             store.locked = false
             #expect(try await client.accessToken() == again.accessToken)
             #expect(try store.load()?.session == again)
-            #expect(try server.auditCount("session.refreshed", userID: session.user.id) == 2)
+            #expect(try await server.auditCount("session.refreshed", userID: session.user.id) == 2)
             #expect(try await client.refresh().user.id == session.user.id)
             await client.signOut()
             #expect(await events.events(timeout: .milliseconds(300)).map(\.name).filter { $0.hasPrefix("signedOut") } == ["signedOut(userInitiated)"])
@@ -78,7 +78,7 @@ struct RefreshTests {
             let session = try #require(try await client.signUp(username: "ada", password: Self.password).session)
             transport.loseNextTokenAnswer = true
             await #expect(throws: LatchkeyError(.network, "")) { try await client.refresh() }
-            #expect(try server.auditCount("session.refreshed", userID: session.user.id) == 1, "the server did rotate")
+            #expect(try await server.auditCount("session.refreshed", userID: session.user.id) == 1, "the server did rotate")
             #expect(await client.session == session)
             #expect(try store.load()?.session == session)
             // The retry presents the old token again: within the server's reuse grace, and with
@@ -86,8 +86,8 @@ struct RefreshTests {
             let retried = try await client.refresh()
             #expect(retried.sessionID == session.sessionID)
             #expect(retried.refreshToken != session.refreshToken)
-            #expect(try server.auditCount("session.refresh_replayed", userID: session.user.id) == 1)
-            #expect(try server.auditCount("session.reuse_detected", userID: session.user.id) == 0)
+            #expect(try await server.auditCount("session.refresh_replayed", userID: session.user.id) == 1)
+            #expect(try await server.auditCount("session.reuse_detected", userID: session.user.id) == 0)
             let next = try await client.refresh()
             #expect(next.sessionID == session.sessionID)
             #expect(try await client.me().user.id == session.user.id)
@@ -166,8 +166,8 @@ struct RefreshTests {
             let rotated = try await app.refresh()
             let adopted = try await widget.refresh()
             #expect(adopted == rotated)
-            #expect(try server.auditCount("session.refreshed", userID: session.user.id) == 1)
-            #expect(try server.auditCount("session.reuse_detected", userID: session.user.id) == 0)
+            #expect(try await server.auditCount("session.refreshed", userID: session.user.id) == 1)
+            #expect(try await server.auditCount("session.reuse_detected", userID: session.user.id) == 0)
         }
     }
 
@@ -183,10 +183,17 @@ struct RefreshTests {
         return process
     }
 
-    static func finish(_ process: Process) -> (status: Int32, lines: [String]) {
-        let data = (process.standardOutput as! Pipe).fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init))
+    /// Waits for a probe on a thread of its own: the probes run for seconds, and a task-pool
+    /// thread blocked that long stalls the other tests of a parallel run.
+    static func finish(_ process: Process) async -> (status: Int32, lines: [String]) {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                let data = (process.standardOutput as! Pipe).fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                continuation.resume(
+                    returning: (process.terminationStatus, String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)))
+            }
+        }
     }
 
     @Test("Two processes sharing a file store and a lock file: one refresh when they race once, and never a token presented twice over many rounds")
@@ -204,10 +211,10 @@ struct RefreshTests {
             let b = try Self.probe(server, store: storePath, lock: lock, go: go, rounds: 1)
             try await Task.sleep(for: .milliseconds(300))
             _ = FileManager.default.createFile(atPath: go, contents: nil)
-            let (first, second) = (Self.finish(a), Self.finish(b))
+            let (first, second) = (await Self.finish(a), await Self.finish(b))
             #expect(first.status == 0 && second.status == 0, "\(first.lines) \(second.lines)")
             #expect(first.lines == second.lines && first.lines.count == 1)
-            #expect(try server.auditCount("session.refreshed", userID: session.user.id) == 1)
+            #expect(try await server.auditCount("session.refreshed", userID: session.user.id) == 1)
 
             // Twenty rounds each, racing: each round refreshes or adopts, and no refresh token is
             // ever presented twice, or the server would have revoked the session as reuse.
@@ -216,11 +223,11 @@ struct RefreshTests {
             let d = try Self.probe(server, store: storePath, lock: lock, go: go2, rounds: 20)
             try await Task.sleep(for: .milliseconds(300))
             _ = FileManager.default.createFile(atPath: go2, contents: nil)
-            let (third, fourth) = (Self.finish(c), Self.finish(d))
+            let (third, fourth) = (await Self.finish(c), await Self.finish(d))
             #expect(third.status == 0 && fourth.status == 0, "\(third.lines) \(fourth.lines)")
-            let refreshes = try server.auditCount("session.refreshed", userID: session.user.id)
+            let refreshes = try await server.auditCount("session.refreshed", userID: session.user.id)
             #expect(refreshes > 1 && refreshes <= 41)
-            #expect(try server.auditCount("session.reuse_detected", userID: session.user.id) == 0)
+            #expect(try await server.auditCount("session.reuse_detected", userID: session.user.id) == 0)
             let survivor = server.client(store: store)
             #expect(try await survivor.me().user.id == session.user.id)
             #expect(try await survivor.refresh().user.id == session.user.id)

@@ -35,7 +35,7 @@ struct WebSignInFlowTests {
             #expect(try await phone.me().username == "ada")
             let refreshed = try await phone.refresh()
             #expect(refreshed.sessionID == session.sessionID && refreshed.refreshToken != session.refreshToken)
-            #expect(try server.auditCount("oauth.code_exchanged", userID: session.user.id) == 1)
+            #expect(try await server.auditCount("oauth.code_exchanged", userID: session.user.id) == 1)
         }
     }
 }

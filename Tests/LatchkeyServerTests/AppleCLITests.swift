@@ -13,10 +13,10 @@ import Testing
 @Suite("latchkey demo and the Apple operator commands")
 struct AppleCLITests {
     @Test("latchkey demo walks both seeds' stories (Apple sign-in, device key as second factor) against a fresh development server")
-    func demo() throws {
+    func demo() async throws {
         let directory = try ServeTests.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let server = try ServerProcess(["serve", "--dev", "--listen", "127.0.0.1:0"], in: directory)
+        let server = try await ServerProcess.start(["serve", "--dev", "--listen", "127.0.0.1:0"], in: directory)
         #expect(server.banner.contains("latchkey demo --url \(server.baseURL)"))
         let result = try Subprocess.run(Executables.latchkey, ["demo", "--url", server.baseURL], directory: directory)
         #expect(result.status == 0, "\(result.output)\(result.error)")
@@ -28,7 +28,7 @@ struct AppleCLITests {
         #expect(result.output.contains("Apple saw the revocation"))
         #expect(!result.output.contains("✗"))
         server.send(SIGTERM)
-        #expect(server.waitForExit(timeout: 15) == 0)
+        #expect(await server.waitForExit(timeout: 15) == 0)
 
         // Against a server that is not there: a clear failure, exit 1.
         let nobody = try Subprocess.run(Executables.latchkey, ["demo", "--url", "http://127.0.0.1:9"], directory: directory)
@@ -40,10 +40,10 @@ struct AppleCLITests {
     func operatorCommands() async throws {
         let directory = try ServeTests.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let server = try ServerProcess(["serve", "--dev", "--listen", "127.0.0.1:0"], in: directory)
+        let server = try await ServerProcess.start(["serve", "--dev", "--listen", "127.0.0.1:0"], in: directory)
         let (subject, userID) = try await Self.signIn(server.baseURL)
         server.send(SIGTERM)
-        #expect(server.waitForExit(timeout: 15) == 0)
+        #expect(await server.waitForExit(timeout: 15) == 0)
 
         let file = directory.appendingPathComponent("transfers.json")
         try Data(#"[{"sub": "\#(subject)", "transfer_sub": "t.1"}, {"user_id": "usr_nobody", "transfer_sub": "t.2"}]"#.utf8).write(to: file)

@@ -131,17 +131,14 @@ struct AppleKeySetTests {
                 defer { try? FileManager.default.removeItem(at: directory) }
                 var configuration = Configuration()
                 apple.configure(&configuration)
-                let server = try ServerProcess(["serve", "--dev", "--listen", "127.0.0.1:0"], in: directory, environment: [
+                let server = try await ServerProcess.start(["serve", "--dev", "--listen", "127.0.0.1:0"], in: directory, environment: [
                     "LATCHKEY_APPLE_TEAM_ID": configuration.apple.teamID, "LATCHKEY_APPLE_KEY_ID": configuration.apple.keyID,
                     "LATCHKEY_APPLE_PRIVATE_KEY_FILE": configuration.apple.privateKeyFile,
                     "LATCHKEY_APPLE_CLIENT_IDS": configuration.apple.clientIDs.joined(separator: ","),
                     "LATCHKEY_APPLE_KEYS_URL": keys.url, "LATCHKEY_APPLE_TOKEN_URL": configuration.apple.tokenURL,
                     "LATCHKEY_APPLE_REVOKE_URL": configuration.apple.revokeURL,
                 ])
-                defer {
-                    server.send(SIGTERM)
-                    _ = server.waitForExit(timeout: 15)
-                }
+                defer { server.stop() }
                 let goodKeyID = try #require(Insecure.unverifiedContents(of: try apple.sandbox.authorize(.init()).identityToken).header["kid"]?.stringValue)
                 #expect(try await Self.signIn(naming: goodKeyID, at: server.baseURL, sandbox: apple.sandbox).status == 200)
                 let refused = try await Self.signIn(naming: "kid-p521", at: server.baseURL, sandbox: apple.sandbox)

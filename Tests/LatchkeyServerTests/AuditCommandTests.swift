@@ -29,11 +29,8 @@ struct AuditCommandTests {
     func s27FiltersOverRealSignIns() async throws {
         let deployment = try BackupTests.Deployment()
         defer { deployment.remove() }
-        let (server, port) = try deployment.serve()
-        defer {
-            server.send(SIGTERM)
-            _ = server.waitForExit(timeout: 15)
-        }
+        let (server, port) = try await deployment.serve()
+        defer { server.stop() }
         let started = Date()
         let ada = try Self.post(port: port, "/v1/auth/password/signup", #"{"username":"ada@example.com","password":"\#(Self.password)"}"#)
         #expect(ada.status == 201)
@@ -85,10 +82,10 @@ struct AuditCommandTests {
     func table() async throws {
         let deployment = try BackupTests.Deployment()
         defer { deployment.remove() }
-        let (server, port) = try deployment.serve()
+        let (server, port) = try await deployment.serve()
         #expect(try Self.post(port: port, "/v1/auth/password/signup", #"{"username":"ada@example.com","password":"\#(Self.password)"}"#).status == 201)
         server.send(SIGTERM)
-        #expect(server.waitForExit(timeout: 15) == 0)
+        #expect(await server.waitForExit(timeout: 15) == 0)
         // An entry whose details carry text a client could have chosen.
         let database = try SQLiteDatabase(configuration: .init(path: deployment.database.path))
         try await AuditLog(database: database).record(

@@ -22,8 +22,8 @@ struct BackupTests {
             try Data(json.utf8).write(to: config)
         }
 
-        func serve() throws -> (ServerProcess, port: Int) {
-            let server = try ServerProcess(["serve", "--config", config.path], in: directory)
+        func serve() async throws -> (ServerProcess, port: Int) {
+            let server = try await ServerProcess.start(["serve", "--config", config.path], in: directory)
             return (server, try #require(URLComponents(string: server.baseURL)?.port))
         }
 
@@ -51,7 +51,7 @@ struct BackupTests {
     func s28ConsistentWhileWriting() async throws {
         let deployment = try Deployment()
         defer { deployment.remove() }
-        let (server, port) = try deployment.serve()
+        let (server, port) = try await deployment.serve()
         let writing = Writing()
 
         async let writers: [Int] = BlockingWorkers.run(2) { worker in
@@ -83,7 +83,7 @@ struct BackupTests {
         writing.stop.store(true, ordering: .releasing)
         let failures = await writers
         server.send(SIGTERM)
-        #expect(server.waitForExit(timeout: 15) == 0)
+        #expect(await server.waitForExit(timeout: 15) == 0)
 
         #expect(backup.status == 0, "\(backup.error)")
         #expect(backup.output.hasPrefix("backed up \(deployment.database.path) to \(backupFile.path): "))
@@ -108,11 +108,8 @@ struct BackupTests {
     func overwrite() async throws {
         let deployment = try Deployment()
         defer { deployment.remove() }
-        let (server, port) = try deployment.serve()
-        defer {
-            server.send(SIGTERM)
-            _ = server.waitForExit(timeout: 15)
-        }
+        let (server, port) = try await deployment.serve()
+        defer { server.stop() }
         #expect(Self.signUp(port: port, "ada@example.com") != nil)
         let target = deployment.directory.appendingPathComponent("existing.sqlite")
         try Data("precious".utf8).write(to: target)
@@ -142,7 +139,7 @@ struct BackupTests {
     func s28RestoreFollowsTheDocumentedSteps() async throws {
         let deployment = try Deployment()
         defer { deployment.remove() }
-        var (server, port) = try deployment.serve()
+        var (server, port) = try await deployment.serve()
         let refreshToken = try #require(Self.signUp(port: port, "before@example.com"))
         let backupFile = deployment.directory.appendingPathComponent("latchkey-backup.sqlite")
         let backup = try deployment.latchkey(["backup", "--to", backupFile.path])
@@ -151,7 +148,7 @@ struct BackupTests {
 
         // 1. Stop the server.
         server.send(SIGTERM)
-        #expect(server.waitForExit(timeout: 15) == 0)
+        #expect(await server.waitForExit(timeout: 15) == 0)
         // 2. Move the current database and its -wal and -shm files aside.
         let aside = deployment.directory.appendingPathComponent("broken")
         try FileManager.default.createDirectory(at: aside, withIntermediateDirectories: true)
@@ -166,15 +163,12 @@ struct BackupTests {
         let otherKey = deployment.directory.appendingPathComponent("other.key")
         try Data((0..<32).map { _ in UInt8.random(in: 0...255) }).write(to: otherKey)
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: otherKey.path)
-        #expect(throws: ServerProcessError.self) {
-            try ServerProcess(["serve", "--config", deployment.config.path], in: deployment.directory, environment: ["LATCHKEY_MASTER_KEY_FILE": otherKey.path])
+        await #expect(throws: ServerProcessError.self) {
+            try await ServerProcess.start(["serve", "--config", deployment.config.path], in: deployment.directory, environment: ["LATCHKEY_MASTER_KEY_FILE": otherKey.path])
         }
         // 5. Start it with the same configuration and master key.
-        (server, port) = try deployment.serve()
-        defer {
-            server.send(SIGTERM)
-            _ = server.waitForExit(timeout: 15)
-        }
+        (server, port) = try await deployment.serve()
+        defer { server.stop() }
 
         let refresh = RawHTTP.exchange(port: port, RawHTTP.post("/v1/token", json: #"{"grant_type":"refresh_token","refresh_token":"\#(refreshToken)"}"#))
         guard case .response(let bytes) = refresh, let response = RawHTTP.parse(bytes) else {

@@ -38,13 +38,13 @@ struct CLIPapercutTests {
     @Test("an unknown LATCHKEY_ variable is warned about, with the likely one, and the server starts anyway")
     func unknownEnvironmentVariable() async throws {
         try await Self.withDirectory { directory in
-            let server = try ServerProcess(
+            let server = try await ServerProcess.start(
                 ["serve", "--dev", "--listen", "127.0.0.1:0"], in: directory, environment: ["LATCHKEY_LISTNE": "127.0.0.1:9000", "LATCHKEY_NOTHING_LIKE_IT": "1"])
             #expect(server.banner.contains("DEVELOPMENT MODE"))
             #expect(server.errors.contains("latchkey: warning: LATCHKEY_LISTNE: no such setting, ignored (did you mean LATCHKEY_LISTEN?)"), "\(server.errors)")
             #expect(server.errors.contains("latchkey: warning: LATCHKEY_NOTHING_LIKE_IT: no such setting, ignored\n"))
             server.send(SIGTERM)
-            #expect(server.waitForExit(timeout: 15) == 0)
+            #expect(await server.waitForExit(timeout: 15) == 0)
         }
         // The check itself, without a process: known variables pass, only LATCHKEY_ ones count.
         #expect(ConfigurationLoader.environmentWarnings(["LATCHKEY_APPLE_TEAM_ID": "x", "HOME": "/root", "LATCHKEY_APPLE_TEAMID": "x"])
@@ -75,10 +75,10 @@ struct CLIPapercutTests {
             #expect(pasted.status == 0, "\(pasted.error)")
             let key = directory.appendingPathComponent("latchkey-data/master.key").path
             #expect(try FileManager.default.attributesOfItem(atPath: key)[.posixPermissions] as? Int == 0o600)
-            let server = try ServerProcess(["serve", "--listen", "127.0.0.1:0"], in: directory)
+            let server = try await ServerProcess.start(["serve", "--listen", "127.0.0.1:0"], in: directory)
             #expect(server.banner.contains("master key  ./latchkey-data/master.key\n"), "\(server.banner)")
             server.send(SIGTERM)
-            #expect(server.waitForExit(timeout: 15) == 0)
+            #expect(await server.waitForExit(timeout: 15) == 0)
         }
     }
 
@@ -106,9 +106,9 @@ struct CLIPapercutTests {
             #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty, "nothing was created")
 
             // A database without its master key: a new key could not open it, so none is suggested.
-            let dev = try ServerProcess(["serve", "--dev", "--listen", "127.0.0.1:0"], in: directory)
+            let dev = try await ServerProcess.start(["serve", "--dev", "--listen", "127.0.0.1:0"], in: directory)
             dev.send(SIGTERM)
-            #expect(dev.waitForExit(timeout: 15) == 0)
+            #expect(await dev.waitForExit(timeout: 15) == 0)
             try FileManager.default.removeItem(at: directory.appendingPathComponent("latchkey-data/master.key"))
             for command in [["users", "list"], ["serve", "--listen", "127.0.0.1:0"]] {
                 let result = try Self.latchkey(command, in: directory)
@@ -123,19 +123,19 @@ struct CLIPapercutTests {
     @Test("the banner shows the bind address and the public URL apart")
     func bannerBindAndPublicURL() async throws {
         try await Self.withDirectory { directory in
-            let server = try ServerProcess(
+            let server = try await ServerProcess.start(
                 ["serve", "--dev", "--listen", "127.0.0.1:0", "--public-url", "http://localhost:9999"], in: directory)
             let port = try #require(URLComponents(string: server.baseURL)?.port)
             #expect(server.banner.hasPrefix("latchkey 0.1.0 listening on http://127.0.0.1:\(port)\n  public URL  http://localhost:9999\n"), "\(server.banner)")
             #expect(server.banner.contains("curl http://localhost:9999/healthz"))
             server.send(SIGTERM)
-            #expect(server.waitForExit(timeout: 15) == 0)
+            #expect(await server.waitForExit(timeout: 15) == 0)
 
-            let plain = try ServerProcess(["serve", "--dev", "--listen", "127.0.0.1:0"], in: directory)
+            let plain = try await ServerProcess.start(["serve", "--dev", "--listen", "127.0.0.1:0"], in: directory)
             let plainPort = try #require(URLComponents(string: plain.baseURL)?.port)
             #expect(plain.banner.contains("\n  public URL  http://127.0.0.1:\(plainPort) (public_url is not set: the bind address)\n"), "\(plain.banner)")
             plain.send(SIGTERM)
-            #expect(plain.waitForExit(timeout: 15) == 0)
+            #expect(await plain.waitForExit(timeout: 15) == 0)
         }
     }
 
@@ -146,17 +146,17 @@ struct CLIPapercutTests {
             let made = try Subprocess.run(URL(fileURLWithPath: "/bin/sh"), ["-c", MasterKey.creationCommand(path: key.path)])
             #expect(made.status == 0)
             let environment = ["LATCHKEY_MASTER_KEY_FILE": key.path]
-            let server = try ServerProcess(
+            let server = try await ServerProcess.start(
                 ["serve", "--listen", "0.0.0.0:0", "--public-url", "http://127.0.0.1:8080"], in: directory, environment: environment)
             server.send(SIGTERM)
-            #expect(server.waitForExit(timeout: 15) == 0)
+            #expect(await server.waitForExit(timeout: 15) == 0)
             #expect(server.errors.contains("latchkey: warning: public_url: http://127.0.0.1:8080 is a loopback address while the server listens on 0.0.0.0:0"), "\(server.errors)")
 
-            let secure = try ServerProcess(
+            let secure = try await ServerProcess.start(
                 ["serve", "--listen", "0.0.0.0:0", "--public-url", "https://auth.example.com"], in: directory, environment: environment)
             #expect(secure.banner.contains("public URL  https://auth.example.com\n"))
             secure.send(SIGTERM)
-            #expect(secure.waitForExit(timeout: 15) == 0)
+            #expect(await secure.waitForExit(timeout: 15) == 0)
             #expect(!secure.errors.contains("warning: public_url"), "\(secure.errors)")
         }
         var configuration = Configuration()

@@ -54,8 +54,8 @@ struct DatabaseCopyTests {
         try Self.writeConfig(
             ["database": .string("sqlite:" + sqlite), "master_key_file": .string(directory.file("master.key")), "dev": true, "listen": "127.0.0.1:0"],
             to: sqliteConfig)
-        let server = try ServerProcess(["serve", "--config", sqliteConfig], in: directory.url)
-        defer { server.send(SIGKILL); _ = server.waitForExit(timeout: 10) }
+        let server = try await ServerProcess.start(["serve", "--config", sqliteConfig], in: directory.url)
+        defer { server.stop(SIGKILL) }
         let base = server.baseURL
 
         // Ada: a password account with TOTP. Grace: Sign in with Apple.
@@ -94,7 +94,7 @@ struct DatabaseCopyTests {
         }
         #expect(copied.output.contains("\nverified: "))
         server.send(SIGTERM)
-        #expect(server.waitForExit(timeout: 15) == 0)
+        #expect(await server.waitForExit(timeout: 15) == 0)
         let sqliteAudit = try Self.latchkey(["audit", "--json", "--config", sqliteConfig])
         #expect(sqliteAudit.status == 0, "\(sqliteAudit.error)")
 
@@ -116,8 +116,8 @@ struct DatabaseCopyTests {
         #expect(rerun.error.contains(" users (2)") && rerun.error.contains(" totp_factors (1)"), "\(rerun.error)")
         #expect(rerun.error.contains("db copy fills an empty database only"))
 
-        let copy = try ServerProcess(["serve", "--config", postgresConfig], in: directory.url)
-        defer { copy.send(SIGKILL); _ = copy.waitForExit(timeout: 10) }
+        let copy = try await ServerProcess.start(["serve", "--config", postgresConfig], in: directory.url)
+        defer { copy.stop(SIGKILL) }
         let onCopy = copy.baseURL
         // The refresh tokens issued on SQLite refresh on the copy (the audit id sequence continues: no 500).
         let refreshed = try await Self.call("POST", onCopy + "/v1/token", ["grant_type": "refresh_token", "refresh_token": .string(adaRefresh)])

@@ -64,11 +64,8 @@ struct DevLANTests {
         if address == nil { arguments += ["--public-url", "http://127.0.0.1:\(port)"] }
         let publicURL = "http://\(address ?? "127.0.0.1"):\(port)"
 
-        let server = try ServerProcess(arguments, in: directory)
-        defer {
-            server.send(SIGTERM)
-            _ = server.waitForExit(timeout: 15)
-        }
+        let server = try await ServerProcess.start(arguments, in: directory)
+        defer { server.stop() }
         #expect(server.banner.hasPrefix("latchkey 0.1.0 listening on http://0.0.0.0:\(port)\n  public URL  \(publicURL)\n"), "\(server.banner)")
         #expect(server.banner.contains("LAN MODE: this development server listens on every interface (http://0.0.0.0:\(port))"))
         #expect(server.banner.contains("anyone who can reach this port\n!!  can sign in as any user"))

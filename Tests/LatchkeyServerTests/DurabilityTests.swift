@@ -34,7 +34,7 @@ struct DurabilityTests {
             })
             #expect(failures.load(ordering: .relaxed) == 0)
 
-            let events = try trace()
+            let events = try await trace()
             let exchanges = events.exchanges(path: "/v1/token")
             #expect(exchanges.count == 2 * 10 * tokens.count, "every grant's request and answer were traced")
             let syncs = events.walSyncs
@@ -59,7 +59,7 @@ struct DurabilityTests {
             for index in latest.indices {
                 latest[index] = try #require(Self.refresh(port: server.port, latest[index]))
             }
-            let events = try trace()
+            let events = try await trace()
             let exchanges = events.exchanges(path: "/v1/token")
             #expect(exchanges.count == tokens.count)
             // The checkpoint at shutdown syncs; nothing before the last answer did.
@@ -89,7 +89,7 @@ struct DurabilityTests {
     /// Starts `latchkey serve`, signs up eight password accounts for their refresh tokens, then
     /// attaches `strace` to every thread and runs `body`; `trace()` stops the server and parses.
     static func withTracedServer(
-        durability: String?, _ body: (Server, [String], () throws -> TraceEvents) async throws -> Void
+        durability: String?, _ body: (Server, [String], () async throws -> TraceEvents) async throws -> Void
     ) async throws {
         let directory = try TemporaryDirectory("durability").url
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -97,8 +97,8 @@ struct DurabilityTests {
         let durabilityField = durability.map { #","database_durability":"\#($0)""# } ?? ""
         try Data(#"{"database":"sqlite:\#(directory.path)/latchkey.sqlite","master_key_file":"\#(directory.path)/master.key","dev":true,"listen":"127.0.0.1:0"\#(durabilityField)}"#.utf8)
             .write(to: configFile)
-        let process = try ServerProcess(["serve", "--config", configFile.path], in: directory)
-        defer { process.send(SIGKILL); _ = process.waitForExit(timeout: 10) }
+        let process = try await ServerProcess.start(["serve", "--config", configFile.path], in: directory)
+        defer { process.stop(SIGKILL) }
         let server = Server(port: try #require(URLComponents(string: process.baseURL)?.port))
 
         var tokens = [String]()
@@ -121,7 +121,7 @@ struct DurabilityTests {
         // -f with -p follows every thread of the process, and the ones it starts later; -y
         // names each descriptor's file or socket; -ttt -T give each call's start and duration.
         tracer.arguments = [
-            "-f", "-p", String(process.process.processIdentifier), "-ttt", "-T", "-y", "-s", "48", "-o", output.path,
+            "-f", "-p", String(process.processIdentifier), "-ttt", "-T", "-y", "-s", "48", "-o", output.path,
             "-e", "trace=fsync,fdatasync,read,recvfrom,write,writev,sendto,sendmsg",
         ]
         tracer.standardError = try FileHandle(forWritingTo: messages)
@@ -130,15 +130,14 @@ struct DurabilityTests {
         // ends by itself when the server it traces has exited.
         defer { if tracer.isRunning { process.send(SIGKILL); tracer.waitUntilExit() } }
         // strace says "attached" once it holds every thread.
-        let deadline = Date().addingTimeInterval(20)
-        while !((try? String(contentsOf: messages, encoding: .utf8)) ?? "").contains("attached"), Date() < deadline, tracer.isRunning {
-            usleep(10_000)
+        _ = try await eventually(within: .seconds(20)) {
+            ((try? String(contentsOf: messages, encoding: .utf8)) ?? "").contains("attached") || !tracer.isRunning
         }
         try #require(tracer.isRunning, "strace could not attach: \((try? String(contentsOf: messages, encoding: .utf8)) ?? "")")
 
         try await body(server, tokens) {
             process.send(SIGTERM)
-            _ = process.waitForExit(timeout: 30)
+            _ = await process.waitForExit(timeout: 30)
             tracer.waitUntilExit()
             return TraceEvents(try String(contentsOf: output, encoding: .utf8))
         }

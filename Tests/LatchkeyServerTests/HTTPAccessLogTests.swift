@@ -11,7 +11,7 @@ struct HTTPAccessLogTests {
         for run in 0..<5 {
             let directory = try ServeTests.temporaryDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
-            let server = try ServerProcess(["serve", "--dev", "--listen", "127.0.0.1:0"], in: directory)
+            let server = try await ServerProcess.start(["serve", "--dev", "--listen", "127.0.0.1:0"], in: directory)
             let port = try #require(URLComponents(string: server.baseURL)?.port)
             let ids = (0..<20).map { "flush-\(run)-\($0)" }
             let statuses = await BlockingWorkers.run(1) { _ in
@@ -23,7 +23,7 @@ struct HTTPAccessLogTests {
             }[0]
             #expect(statuses == Array(repeating: 200, count: ids.count))
             server.send(SIGTERM)
-            #expect(server.waitForExit(timeout: 15) == 0)
+            #expect(await server.waitForExit(timeout: 15) == 0)
             // Raw JSON: the access log's lines, not wire bodies.
             let logged = Set(
                 server.errors.split(separator: "\n").compactMap { line in

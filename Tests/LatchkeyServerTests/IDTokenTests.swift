@@ -137,9 +137,9 @@ struct IDTokenTests {
     @Test("latchkey keys list shows each key's algorithm; keys rotate --algorithm rotates only that one, and both by default")
     func keysCommandsByAlgorithm() async throws {
         try await CLIPapercutTests.withDirectory { directory in
-            let dev = try ServerProcess(["serve", "--dev", "--listen", "127.0.0.1:0"], in: directory)
+            let dev = try await ServerProcess.start(["serve", "--dev", "--listen", "127.0.0.1:0"], in: directory)
             dev.send(SIGTERM)
-            #expect(dev.waitForExit(timeout: 15) == 0)
+            #expect(await dev.waitForExit(timeout: 15) == 0)
             func rows() throws -> [[Substring]] {
                 let list = try CLIPapercutTests.latchkey(["keys", "list"], in: directory)
                 #expect(list.status == 0, "\(list.error)")

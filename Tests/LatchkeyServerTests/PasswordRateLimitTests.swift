@@ -111,18 +111,18 @@ struct PasswordRateLimitTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let arguments = ["serve", "--dev", "--listen", "127.0.0.1:0"]
 
-        let first = try ServerProcess(arguments, in: directory)
+        let first = try await ServerProcess.start(arguments, in: directory)
         #expect(try await Self.post(first.baseURL, "signup", "ada", "correct horse battery").status == 201)
         for attempt in 1...10 {
             #expect(try await Self.post(first.baseURL, "login", "ada", "guess number \(attempt)").status == 401)
         }
         first.send(SIGTERM)
-        #expect(first.waitForExit(timeout: 20) == 0)
+        #expect(await first.waitForExit(timeout: 20) == 0)
 
-        let second = try ServerProcess(arguments, in: directory)
+        let second = try await ServerProcess.start(arguments, in: directory)
         let limited = try await Self.post(second.baseURL, "login", "ada", "correct horse battery")
         second.send(SIGTERM)
-        #expect(second.waitForExit(timeout: 20) == 0)
+        #expect(await second.waitForExit(timeout: 20) == 0)
         #expect(limited.status == 429)
         #expect(Int(limited.retryAfter ?? "") ?? 0 > 0)
         #expect(try WireErrorBody(parsing: Array(limited.body.utf8)).error == .rateLimited)

@@ -17,7 +17,7 @@ struct PostgreSQLInstancesTests {
     /// balancer: access tokens name it as `iss`), the password from the environment.
     static func serve(
         _ database: String, cluster: PostgreSQLCluster, in directory: TemporaryDirectory, _ settings: [String: JSONValue] = [:]
-    ) throws -> ServerProcess {
+    ) async throws -> ServerProcess {
         let own = directory.url.appendingPathComponent("instance-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: own, withIntermediateDirectories: true)
         var members: [String: JSONValue] = [
@@ -27,7 +27,7 @@ struct PostgreSQLInstancesTests {
         members.merge(settings) { _, new in new }
         let config = own.appendingPathComponent("latchkey.json")
         try Data(JSONValue.object(members).serialized).write(to: config)
-        return try ServerProcess(
+        return try await ServerProcess.start(
             ["serve", "--config", config.path], in: own, environment: ["LATCHKEY_DATABASE_PASSWORD": cluster.password])
     }
 
@@ -54,10 +54,10 @@ struct PostgreSQLInstancesTests {
         let directory = try TemporaryDirectory("instances")
         defer { directory.remove() }
         return try await PostgreSQLServerTests.withDatabase(in: cluster) { url in
-            let first = try Self.serve(url, cluster: cluster, in: directory, Self.withoutGrace)
-            defer { first.send(SIGKILL); _ = first.waitForExit(timeout: 10) }
-            let second = try Self.serve(url, cluster: cluster, in: directory, Self.withoutGrace)
-            defer { second.send(SIGKILL); _ = second.waitForExit(timeout: 10) }
+            let first = try await Self.serve(url, cluster: cluster, in: directory, Self.withoutGrace)
+            defer { first.stop(SIGKILL) }
+            let second = try await Self.serve(url, cluster: cluster, in: directory, Self.withoutGrace)
+            defer { second.stop(SIGKILL) }
             return try await body(first, second)
         }
     }
@@ -128,6 +128,8 @@ struct PostgreSQLInstancesTests {
 
             // Workers sign up and refresh against the victim until it dies under them; each keeps
             // only what the victim answered with success.
+            let signedUp = Counter()
+            let rotated = Counter()
             let acknowledged = try await withThrowingTaskGroup(of: [Acknowledged].self) { group in
                 for worker in 0..<6 {
                     group.addTask {
@@ -138,10 +140,12 @@ struct PostgreSQLInstancesTests {
                                 let signUp = try await Self.signUp(a, username)
                                 guard signUp.status == 201 else { continue }
                                 done.append(Acknowledged(username: username, tokens: [try signUp.tokens.refreshToken]))
+                                signedUp.add()
                                 for _ in 0..<8 {
                                     let refreshed = try await Self.refresh(a, done[done.count - 1].tokens.last!)
                                     guard refreshed.status == 200 else { break }
                                     done[done.count - 1].tokens.append(try refreshed.tokens.refreshToken)
+                                    rotated.add()
                                 }
                             }
                         } catch {
@@ -151,13 +155,17 @@ struct PostgreSQLInstancesTests {
                     }
                 }
                 group.addTask {
-                    try await Task.sleep(for: .seconds(4))
+                    // The kill comes once the load has done a good deal more than the minimum
+                    // checked below (at most 30 s); it used to come after a fixed 4 s.
+                    _ = try await eventually(within: .seconds(30)) {
+                        signedUp.value >= 12 && rotated.value >= 40
+                    }
                     victim.send(SIGKILL)
                     return []
                 }
                 return try await group.reduce(into: [Acknowledged]()) { $0 += $1 }
             }
-            #expect(victim.waitForExit(timeout: 10) != nil)
+            #expect(await victim.waitForExit(timeout: 10) != nil)
             let rotations = acknowledged.map { $0.tokens.count - 1 }.reduce(0, +)
             try #require(acknowledged.count >= 6 && rotations >= 20, "enough load before the kill: \(acknowledged.count) sign-ups, \(rotations) rotations")
 
@@ -193,8 +201,8 @@ struct PostgreSQLInstancesTests {
         defer { directory.remove() }
         // The deadline of a request on a lost database: the statement timeout (2 s), the driver's
         // 2 s on top for the answer, the connect timeout (2 s) for a new connection.
-        let server = try Self.serve(cluster.url, cluster: cluster, in: directory, ["database_statement_timeout": 2])
-        defer { server.send(SIGKILL); _ = server.waitForExit(timeout: 10) }
+        let server = try await Self.serve(cluster.url, cluster: cluster, in: directory, ["database_statement_timeout": 2])
+        defer { server.stop(SIGKILL) }
         let client = Client(baseURL: server.baseURL)
         var accounts: [(refresh: String, bearer: [String: String])] = []
         for index in 0..<6 {
@@ -254,6 +262,13 @@ struct PostgreSQLInstancesTests {
         #expect(!late.isEmpty && late.allSatisfy { $0.status == 200 }, "all 200 once recovered: \(late.map(\.status))")
         #expect(!server.errors.contains("unexpected_error"), "no 500")
         #expect(!server.errors.contains(cluster.password))
+    }
+
+    /// A count the load workers raise and the test reads.
+    final class Counter: Sendable {
+        private let count = Atomic<Int>(0)
+        var value: Int { count.load(ordering: .relaxed) }
+        func add() { count.add(1, ordering: .relaxed) }
     }
 
     /// A flag the test sets once for the load workers to stop.

@@ -134,9 +134,9 @@ struct PostgreSQLServerTests {
         ]
         try Data(settings.serialized).write(to: config)
         // The password from the environment, never in the file or the URL.
-        let server = try ServerProcess(
+        let server = try await ServerProcess.start(
             ["serve", "--config", config.path], in: directory.url, environment: ["LATCHKEY_DATABASE_PASSWORD": cluster.password])
-        defer { server.send(SIGKILL); _ = server.waitForExit(timeout: 10) }
+        defer { server.stop(SIGKILL) }
         #expect(server.banner.contains(cluster.url))
         #expect(!server.banner.contains(cluster.password))
         let client = StorageFailureTests.Client(baseURL: server.baseURL)

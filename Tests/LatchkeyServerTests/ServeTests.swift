@@ -13,10 +13,10 @@ struct ServeTests {
     }
 
     @Test("--dev creates its data folder and a 0600 master key, prints the banner, answers, and stops on SIGTERM with 0")
-    func devMode() throws {
+    func devMode() async throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let server = try ServerProcess(["serve", "--dev", "--listen", "127.0.0.1:0"], in: directory)
+        let server = try await ServerProcess.start(["serve", "--dev", "--listen", "127.0.0.1:0"], in: directory)
         #expect(server.banner.contains("DEVELOPMENT MODE"))
         #expect(server.banner.contains("curl \(server.baseURL)/healthz"))
         let key = directory.appendingPathComponent("latchkey-data/master.key").path
@@ -30,7 +30,7 @@ struct ServeTests {
         }
         #expect(response.status == 200)
         server.send(SIGTERM)
-        #expect(server.waitForExit(timeout: 15) == 0)
+        #expect(await server.waitForExit(timeout: 15) == 0)
         #expect(server.errors.contains("stopped"))
     }
 
@@ -76,7 +76,7 @@ struct ServeTests {
     func s28GracefulShutdownUnderLoad() async throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let server = try ServerProcess(["serve", "--dev", "--listen", "127.0.0.1:0"], in: directory)
+        let server = try await ServerProcess.start(["serve", "--dev", "--listen", "127.0.0.1:0"], in: directory)
         let port = try #require(URLComponents(string: server.baseURL)?.port)
 
         let tallies = await BlockingWorkers.run(8, { worker in
@@ -103,7 +103,7 @@ struct ServeTests {
             total.refused += tally.refused
             total.partial += tally.partial
         }
-        #expect(server.waitForExit(timeout: 15) == 0)
+        #expect(await server.waitForExit(timeout: 15) == 0)
         #expect(results.complete > 50, "the load ran (\(results.complete) complete answers)")
         #expect(results.partial == 0, "\(results.partial) answers were cut or malformed")
 

@@ -29,8 +29,8 @@ struct StorageFailureTests {
         let configFile = directory.appendingPathComponent("latchkey.json")
         try Data(#"{"database":"sqlite:\#(databasePath)","master_key_file":"\#(directory.path)/master.key","dev":true,"listen":"127.0.0.1:0"}"#.utf8)
             .write(to: configFile)
-        let server = try ServerProcess(["serve", "--config", configFile.path], in: directory)
-        defer { server.send(SIGKILL); _ = server.waitForExit(timeout: 10) }
+        let server = try await ServerProcess.start(["serve", "--config", configFile.path], in: directory)
+        defer { server.stop(SIGKILL) }
         let client = Client(baseURL: server.baseURL)
 
         let before = try await client.post("/v1/auth/password/signup", ["username": "before@example.com", "password": "correct horse battery"])
@@ -90,7 +90,7 @@ struct StorageFailureTests {
         #expect(signUpAgain.status == 201, "no user row was left by the refused sign-up: \(signUpAgain.text)")
 
         server.send(SIGTERM)
-        #expect(server.waitForExit(timeout: 30) == 0)
+        #expect(await server.waitForExit(timeout: 30) == 0)
         let database = try SQLiteDatabase(configuration: .init(path: databasePath))
         #expect(try await database.integrityCheck())
         let counts = try await database.read { connection in

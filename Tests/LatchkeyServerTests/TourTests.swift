@@ -30,7 +30,7 @@ struct TourTests {
     }
 
     @Test("every line of README's tour runs as written against a fresh dev server, in order, each exiting 0")
-    func tourRuns() throws {
+    func tourRuns() async throws {
         for tool in ["/bin/bash", "/usr/bin/curl"] {
             #expect(FileManager.default.isExecutableFile(atPath: tool), "the tour needs \(tool) (scripts/bootstrap installs it)")
         }
@@ -55,11 +55,8 @@ struct TourTests {
         try FileManager.default.copyItem(
             at: Self.repository.appendingPathComponent("latchkey.example.json"), to: directory.appendingPathComponent("latchkey.example.json"))
 
-        let server = try ServerProcess(["serve", "--dev", "--listen", "127.0.0.1:0"], in: directory)
-        defer {
-            server.send(SIGTERM)
-            _ = server.waitForExit(timeout: 15)
-        }
+        let server = try await ServerProcess.start(["serve", "--dev", "--listen", "127.0.0.1:0"], in: directory)
+        defer { server.stop() }
         let port = try #require(URLComponents(string: server.baseURL)?.port)
         let script = lines.map { $0 == urlLine ? "URL=http://127.0.0.1:\(port)" : $0 }
         // Each command's failure stops the script and names the line; its output is not

@@ -19,14 +19,15 @@ package enum Subprocess {
         package var error: String
     }
 
-    /// ``run(_:_:input:directory:)`` on a dispatch thread, for a child that talks to a server
+    /// ``run(_:_:input:directory:)`` on a thread of its own, for a child that talks to a server
     /// running in this process: waiting for it on the cooperative pool (one thread per core)
-    /// could leave no thread for the server's own handlers.
+    /// could leave no thread for the server's own handlers. (Not on Dispatch's global queue
+    /// either: its threads are the pool's, and it adds about one a second when they block.)
     package static func runDetached(
         _ executable: URL, _ arguments: [String], input: String? = nil, directory: URL? = nil
     ) async throws -> Result {
         try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
+            Thread.detachNewThread {
                 continuation.resume(with: Swift.Result { try run(executable, arguments, input: input, directory: directory) })
             }
         }
@@ -63,7 +64,7 @@ private final class ErrorCollector: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
 
     init(_ handle: FileHandle) {
-        DispatchQueue.global().async {
+        Thread.detachNewThread {
             self.data = handle.readDataToEndOfFile()
             self.done.signal()
         }

@@ -282,7 +282,9 @@ package final class PostgreSQLDatabase: SQLDatabase {
         let pool = pool
         return await withCheckedContinuation { continuation in
             gate.arm(continuation)
-            DispatchQueue.global().asyncAfter(deadline: .now() + DispatchTimeInterval(timeout)) { gate.resume(false) }
+            // A serial queue of its own: a timer on the global queue waits for a free thread of its
+            // width-limited pool, about a second late for each thread blocked beyond the cores.
+            Self.healthTimer.asyncAfter(deadline: .now() + DispatchTimeInterval(timeout)) { gate.resume(false) }
             Task {
                 let healthy = (try? await pool.run(timeout: timeout) { connection in
                     try connection.queryOne("SELECT 1 AS one", []) != nil
@@ -291,6 +293,9 @@ package final class PostgreSQLDatabase: SQLDatabase {
             }
         }
     }
+
+    /// Where the health probe's timeout fires.
+    private static let healthTimer = DispatchQueue(label: "latchkey.store.health-timer")
 
     /// Pool and statement-cache figures, for metrics and tests.
     package struct Statistics: Sendable, Hashable {

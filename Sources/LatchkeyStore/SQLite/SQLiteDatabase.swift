@@ -287,7 +287,9 @@ package final class SQLiteDatabase: SQLDatabase {
         let timeout = DispatchTimeInterval(configuration.healthCheckTimeout)
         return await withCheckedContinuation { continuation in
             gate.arm(continuation)
-            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { gate.resume(false) }
+            // A serial queue of its own: a timer on the global queue waits for a free thread of its
+            // width-limited pool, about a second late for each thread blocked beyond the cores.
+            Self.healthTimer.asyncAfter(deadline: .now() + timeout) { gate.resume(false) }
             let done: @Sendable (Bool) -> Void = { succeeded in
                 guard succeeded else { return gate.resume(false) }
                 if answers.wrappingAdd(1, ordering: .acquiringAndReleasing).newValue == 2 { gate.resume(true) }
@@ -303,6 +305,9 @@ package final class SQLiteDatabase: SQLDatabase {
             }
         }
     }
+
+    /// Where the health probe's timeout fires.
+    private static let healthTimer = DispatchQueue(label: "latchkey.store.health-timer")
 
     /// The smallest write that reaches the file: `user_version` (unused by Latchkey) set to its
     /// own value dirties page 1, which the commit appends to the WAL.

@@ -8,67 +8,51 @@ import LatchkeyTestSupport
 
 /// The real `latchkey serve --dev` in a child process on a free port, with its own SQLite file
 /// and the sandbox Apple it mounts: what an app on a developer's machine talks to.
-final class DevServer: @unchecked Sendable {
-    // @unchecked: set up in init, afterwards only read or signalled.
+final class DevServer: Sendable {
     let directory: TemporaryDirectory
-    let process = Process()
-    let output = Pipe()
-    let errorLog: URL
+    let process: ServerProcess
     /// From the banner's "listening on" line.
     let baseURL: URL
 
+    private init(directory: TemporaryDirectory, process: ServerProcess, baseURL: URL) {
+        self.directory = directory
+        self.process = process
+        self.baseURL = baseURL
+    }
+
     /// Starts the server, with `environment` on top of this process's (`LATCHKEY_…` settings).
-    init(environment: [String: String] = [:]) throws {
-        directory = try TemporaryDirectory("sdk")
-        process.executableURL = Executables.latchkey
-        process.arguments = ["serve", "--dev", "--listen", "127.0.0.1:0"]
-        process.currentDirectoryURL = directory.url
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        errorLog = directory.url.appendingPathComponent("latchkey.stderr")
-        _ = FileManager.default.createFile(atPath: errorLog.path, contents: nil)
-        process.standardOutput = output
-        process.standardError = try FileHandle(forWritingTo: errorLog)
-        try Subprocess.launch(process)
-        var text = ""
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
-            if let range = text.range(of: "listening on "), let end = text[range.upperBound...].firstIndex(of: "\n"),
-                let url = URL(string: String(text[range.upperBound..<end]))
-            {
-                baseURL = url
-                return
+    static func start(environment: [String: String] = [:]) async throws -> DevServer {
+        let directory = try TemporaryDirectory("sdk")
+        do {
+            let process = try await ServerProcess.start(
+                ["serve", "--dev", "--listen", "127.0.0.1:0"], in: directory.url, environment: environment)
+            guard let url = URL(string: process.baseURL) else {
+                process.stop(SIGKILL)
+                throw HarnessError("latchkey serve --dev printed no URL: \(process.banner)")
             }
+            return DevServer(directory: directory, process: process, baseURL: url)
+        } catch {
+            directory.remove()
+            throw HarnessError("latchkey serve --dev did not start (is it built?): \(error)")
         }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        directory.remove()
-        throw HarnessError("latchkey serve --dev did not start (is it built?): \(text)")
     }
 
     /// Stops the server (SIGTERM, then SIGKILL after 10 s) and removes its directory.
-    func stop() {
-        kill(process.processIdentifier, SIGTERM)
-        let deadline = Date().addingTimeInterval(10)
-        while process.isRunning, Date() < deadline { usleep(20_000) }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+    func stop() async {
+        process.send(SIGTERM)
+        _ = await process.waitForExit(timeout: 10)
         directory.remove()
     }
 
     /// Runs `body` against a fresh server, stopping it afterwards whatever happens.
     static func with<T>(environment: [String: String] = [:], _ body: (DevServer) async throws -> T) async throws -> T {
-        let server = try DevServer(environment: environment)
+        let server = try await DevServer.start(environment: environment)
         do {
             let result = try await body(server)
-            server.stop()
+            await server.stop()
             return result
         } catch {
-            server.stop()
+            await server.stop()
             throw error
         }
     }
@@ -85,8 +69,8 @@ final class DevServer: @unchecked Sendable {
 
     /// How many audit entries of `event` the server wrote for `userID`, read with `latchkey audit`
     /// from the server's own database while it runs, as an operator would.
-    func auditCount(_ event: String, userID: String) throws -> Int {
-        let result = try Subprocess.run(
+    func auditCount(_ event: String, userID: String) async throws -> Int {
+        let result = try await Subprocess.runDetached(
             Executables.latchkey, ["audit", "--user", userID, "--event", event, "--json", "--limit", "100000"], directory: directory.url)
         guard result.status == 0 else { throw HarnessError("latchkey audit failed: \(result.error)") }
         return result.output.split(separator: "\n").count
