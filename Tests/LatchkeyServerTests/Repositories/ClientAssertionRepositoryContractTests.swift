@@ -139,24 +139,12 @@ struct ClientAssertionRepositoryContractTests {
         }
     }
 
-    /// An ES256 assertion of `clientID` for `audience`.
-    static func assertion(_ signer: JWSSigner, clientID: String, audience: String, jti: String, issuedAt: Date, lifetime: TimeInterval) throws -> String {
-        var claims = JWTClaims()
-        claims.issuer = clientID
-        claims.subject = clientID
-        claims.audience = [audience]
-        claims.issuedAt = issuedAt
-        claims.expiresAt = issuedAt.addingTimeInterval(lifetime)
-        claims.tokenID = jti
-        return try signer.sign(claims)
-    }
-
     @Test("private_key_jwt: an assertion that still verifies is still a replay after housekeeping: its jti is kept as long as the assertion verifies", arguments: ContractEngine.allCases)
     func jtiOutlivesVerification(engine: ContractEngine) async throws {
         let signer = JWSSigner.es256(P256.Signing.PrivateKey(), keyID: "k1")
         let jwks = JWKSet(keys: [try signer.publicJWK]).json.serializedString
         let audience = "https://auth.example/oauth/token"
-        let assertion = try Self.assertion(signer, clientID: "cl_a", audience: audience, jti: "late", issuedAt: now, lifetime: 120)
+        let assertion = try ClientAssertionTests.assertion(signer, clientID: "cl_a", audience: audience, jti: "late", now: now, lifetime: 120)
         let exp = now.addingTimeInterval(120)
         func verify(at time: Date) -> ClientAssertion.Checked? {
             try? ClientAssertion.verify(assertion, clientID: "cl_a", jwks: jwks, audiences: [audience], now: time)
