@@ -41,20 +41,12 @@ struct GrantService: Sendable {
         let now = dependencies.clock()
         return try await dependencies.database.write { connection in
             guard try self.consents.delete(userID: userID, clientID: clientID, at: now, on: connection) else { return false }
-            let reason = AuthError.Reason.consentRevoked.rawValue
-            var revoked = 0
-            for session in try self.sessionRows.unrevoked(userID: userID, clientID: clientID, on: connection) {
-                guard try self.sessions.revoke(session.id, reason: reason, now: now, on: connection) else { continue }
-                try self.dependencies.audit.record(
-                    .init(time: now, userID: userID, event: .sessionRevoked, outcome: .success, ip: context.ip, requestID: context.requestID,
-                          details: ["session_id": session.id, "reason": reason]),
-                    on: connection)
-                revoked += 1
-            }
-            try self.dependencies.audit.record(
-                .init(time: now, userID: userID, event: .consentWithdrawn, outcome: .success, ip: context.ip, requestID: context.requestID,
-                      details: ["client_id": clientID, "sessions_revoked": String(revoked)]),
-                on: connection)
+            let revoked = try self.sessions.revoke(
+                try self.sessionRows.unrevoked(userID: userID, clientID: clientID, on: connection),
+                reason: AuthError.Reason.consentRevoked.rawValue, context: context, now: now, on: connection)
+            try self.dependencies.record(
+                .consentWithdrawn, .success, userID: userID, context: context, now: now,
+                details: ["client_id": clientID, "sessions_revoked": String(revoked.count)], on: connection)
             return true
         }
     }

@@ -75,10 +75,9 @@ package struct RefreshTokens: Sendable {
             }
             var session = presented.session
             func record(_ event: AuditEvent, _ outcome: AuditOutcome, _ details: [String: String] = [:]) throws {
-                try self.dependencies.audit.record(
-                    .init(time: now, userID: session.userID, event: event, outcome: outcome, ip: context.ip, requestID: context.requestID,
-                          details: details.merging(["session_id": session.id]) { $1 }),
-                    on: connection)
+                try self.dependencies.record(
+                    event, outcome, userID: session.userID, context: context, now: now,
+                    details: details.merging(["session_id": session.id]) { $1 }, on: connection)
             }
             /// Reuse revokes the session; only the presentation that revoked it records and counts it.
             func reused() throws -> RefreshOutcome {

@@ -49,10 +49,7 @@ package struct SessionService: Sendable {
             details["client_id"] = grant.clientID
             details["scope"] = grant.scope
         }
-        try dependencies.audit.record(
-            .init(time: now, userID: userID, event: .sessionCreated, outcome: .success, ip: context.ip, requestID: context.requestID,
-                  details: details),
-            on: connection)
+        try dependencies.record(.sessionCreated, .success, userID: userID, context: context, now: now, details: details, on: connection)
         return (session, refreshToken)
     }
 
@@ -113,15 +110,17 @@ package struct SessionService: Sendable {
         return try revoke(sessions, reason: reason, context: context, now: now, on: connection)
     }
 
-    /// Revokes each session that is still unrevoked and audits exactly those.
-    private func revoke(_ sessions: [Session], reason: String, context: RequestContext, now: Date, on connection: any SQLConnection) throws -> [String] {
+    /// Revokes each session that is still unrevoked inside the caller's transaction and audits
+    /// exactly those.
+    ///
+    /// - Returns: The sessions this call revoked.
+    func revoke(_ sessions: [Session], reason: String, context: RequestContext, now: Date, on connection: any SQLConnection) throws -> [String] {
         var revoked = [String]()
         for session in sessions {
             guard try revoke(session.id, reason: reason, now: now, on: connection) else { continue }
-            try dependencies.audit.record(
-                .init(time: now, userID: session.userID, event: .sessionRevoked, outcome: .success, ip: context.ip,
-                      requestID: context.requestID, details: ["session_id": session.id, "reason": reason]),
-                on: connection)
+            try dependencies.record(
+                .sessionRevoked, .success, userID: session.userID, context: context, now: now,
+                details: ["session_id": session.id, "reason": reason], on: connection)
             revoked.append(session.id)
         }
         return revoked
