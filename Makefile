@@ -48,30 +48,36 @@ SERIAL += LatchkeyHTTPTests.LifecycleTests           # shutdown gives up after i
 SERIAL += LatchkeyServerTests.SigningKeyChangeFeedTests # a rotated key reaches the other instance within 2 s
 SERIAL += LatchkeyServerTests.ClientCacheTests       # a changed client stops working within 2 s
 SERIAL += LatchkeyServerTests.PostgreSQLServerTests  # NOTIFY/LISTEN within 2 s, reconnects
-# Load: CPU-heavy suites and servers under load.
-SERIAL += LatchkeyCryptoTests.HostileInputTests      # 100,000 mutated inputs per decoder
-SERIAL += LatchkeyJOSETests.HostileInputTests        # 100,000 mutated inputs per decoder
-SERIAL += LatchkeyJSONTests.JSONTests                # 100,000 mutated documents
-SERIAL += LatchkeyFuzzTests.FuzzCorpusTests          # replays every fuzz corpus
+# Load: servers under load, whose answers are timed.
 SERIAL += LatchkeyHTTPTests.ConcurrencyTests        # 32 clients × 25 requests, each answer within 5 s
 SERIAL += LatchkeyServerTests.PasswordPoolTests      # 500 logins at once, /healthz p99 within 50 ms
 SERIAL += LatchkeyServerTests.CrashSafetyTests       # kill -9 under refresh load, four times
 SERIAL += LatchkeyServerTests.ServeTests             # SIGTERM under load: no answer cut in half
 SERIAL += LatchkeyServerTests.PostgreSQLInstancesTests # kill -9 under load; a database restart under load, timed
 SERIAL_SUITES := ^($(subst $(space),|,$(subst .,\.,$(strip $(SERIAL)))))/
+# CPU-heavy suites that time nothing: they run in a process of their own beside the parallel
+# passes. Alone they kept one core busy and the other idle; in the parallel pass their
+# synchronous loops held the task pool's threads (one per core) for tens of seconds and stalled
+# every other test of that process.
+HEAVY += LatchkeyCryptoTests.HostileInputTests       # 100,000 mutated inputs per decoder
+HEAVY += LatchkeyJOSETests.HostileInputTests         # 100,000 mutated inputs per decoder
+HEAVY += LatchkeyJSONTests.JSONTests                 # 100,000 mutated documents
+HEAVY += LatchkeyFuzzTests.FuzzCorpusTests           # replays every fuzz corpus
+HEAVY_SUITES := ^($(subst $(space),|,$(subst .,\.,$(strip $(HEAVY)))))/
 
 test: bootstrap $(PYTHON)
 	@scripts/bootstrap test
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
-	# The Swift tests (scripts/test-passes): the suites but SERIAL, in parallel, on SQLite, and
-	# beside them POSTGRES_SUITES but SERIAL on PostgreSQL (a private cluster the tests start;
-	# without PostgreSQL every one of them fails); then SERIAL alone, one test at a time.
+	# The Swift tests (scripts/test-passes): the suites but SERIAL and HEAVY, in parallel, on
+	# SQLite; beside them POSTGRES_SUITES but SERIAL on PostgreSQL (a private cluster the tests
+	# start; without PostgreSQL every one of them fails), and HEAVY; then SERIAL alone, one test
+	# at a time.
 	# POSTGRES_SUITES leaves out the suites that pin SQLite (backup, durability, crash safety, full
 	# disk, serve, CLI, database copy), those that already run on PostgreSQL (PostgreSQLServerTests,
 	# AppleOutboxInstancesTests, the contract suites), those whose subject is not storage (HTTP
 	# framing, configuration, JOSE interop), and the slow browser-driven ones (Chromium:
 	# BrowserFlow, WebAppleSignIn; Apache).
-	SERIAL_SUITES='$(SERIAL_SUITES)' POSTGRES_SUITES='$(POSTGRES_SUITES)' LATCHKEY_PYTHON=$(abspath $(PYTHON)) \
+	SERIAL_SUITES='$(SERIAL_SUITES)' HEAVY_SUITES='$(HEAVY_SUITES)' POSTGRES_SUITES='$(POSTGRES_SUITES)' LATCHKEY_PYTHON=$(abspath $(PYTHON)) \
 		scripts/test-passes
 	# The release build (which `make run` uses) beside the contract test, which drives the debug
 	# `latchkey` already built: the answers of a dev server against docs/openapi.yaml

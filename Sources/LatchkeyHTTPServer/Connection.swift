@@ -253,16 +253,8 @@ final class Connection {
         sequence += 1
         let context = loop.context
         let closeAfter = !head.keepAlive || requests >= limits.maxRequestsPerConnection || loop.draining
-        let incomingID = head.headers.withFirstValue("X-Request-Id") { value -> String? in
-            guard let value, RequestIDGenerator.isSafe(value) else { return nil }
-            return String(decoding: value, as: UTF8.self)
-        }
-        let clientAddress = context.trustedProxies.networks.isEmpty
-            ? remoteAddress : context.trustedProxies.clientAddress(peer: remoteAddress, forwardedFor: head.headers.values("X-Forwarded-For"))
-        var request = HTTPRequest(
-            method: head.method, path: head.path, query: head.query, headers: head.headers, body: body,
-            remoteAddress: clientAddress, pathParameters: [:], requestID: incomingID ?? loop.requestIDs.makeID())
-        request.encodedPath = head.encodedPath
+        var request = context.request(head, body: body, peer: remoteAddress) { loop.requestIDs.makeID() }
+        let clientAddress = request.remoteAddress
         state = .processing
         deadline = 0
         let logging = context.accessLog != nil

@@ -35,6 +35,24 @@ final class ServerContext: Sendable {
     }
 }
 
+extension ServerContext {
+    /// What a handler sees of `head` and `body` from `peer`: the client address by the
+    /// trusted-proxy rule, and the incoming `X-Request-Id` when it is a safe token, else a new one.
+    func request(_ head: RequestHead, body: [UInt8], peer: String, makeID: () -> String) -> HTTPRequest {
+        let incomingID = head.headers.withFirstValue("X-Request-Id") { value -> String? in
+            guard let value, RequestIDGenerator.isSafe(value) else { return nil }
+            return String(decoding: value, as: UTF8.self)
+        }
+        let clientAddress = trustedProxies.networks.isEmpty
+            ? peer : trustedProxies.clientAddress(peer: peer, forwardedFor: head.headers.values("X-Forwarded-For"))
+        var request = HTTPRequest(
+            method: head.method, path: head.path, query: head.query, headers: head.headers, body: body,
+            remoteAddress: clientAddress, pathParameters: [:], requestID: incomingID ?? makeID())
+        request.encodedPath = head.encodedPath
+        return request
+    }
+}
+
 /// A message for a loop from another thread.
 enum LoopMessage: Sendable {
     /// An asynchronous handler finished.

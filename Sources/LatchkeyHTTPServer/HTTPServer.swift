@@ -133,6 +133,44 @@ package final class HTTPServer: Sendable {
         }
     }
 
+    /// Answers one request with everything a connection applies to it but the socket: the same
+    /// head parser and size limits, the client address by the same trusted-proxy rule, the route,
+    /// its middleware and the error mapping, and the `X-Request-Id` answer header. Left out is
+    /// what only the wire adds (`Date`, `Content-Length`, `Connection`, a HEAD answer without its
+    /// body) and the access log. For tests whose subject is not the wire; works whether or not
+    /// the server was started.
+    ///
+    /// - Parameters:
+    ///   - head: The request line and header fields, ending with the empty line.
+    ///   - body: The whole body (a test sends no chunked framing).
+    ///   - peer: The address the connection would come from.
+    package func respond(head: [UInt8], body: [UInt8], peer: String = "127.0.0.1") async -> HTTPResponse {
+        let limits = configuration.limits
+        guard head.count <= limits.maxHeaderBytes else {
+            return HTTPError(status: 431, code: "invalid_request", description: "the request head is too large").response
+        }
+        let parsed: RequestHead
+        do {
+            parsed = try head.withUnsafeBytes { try RequestHead.parse($0) }
+        } catch let error as HTTPError {
+            return error.response
+        } catch {
+            preconditionFailure("RequestHead.parse throws only HTTPError")
+        }
+        guard body.count <= limits.maxBodyBytes else { return HTTPError.payloadTooLarge(limit: limits.maxBodyBytes).response }
+        var ids = RequestIDGenerator()
+        var request = context.request(parsed, body: body, peer: peer) { ids.makeID() }
+        var response: HTTPResponse
+        if let router = context.router {
+            let route = router.table.resolve(&request)
+            response = await context.errors.respond(to: request, next: route)
+        } else {
+            response = await context.errors.respond(to: request, next: context.responder)
+        }
+        response.headers.add("X-Request-Id", request.requestID)
+        return response
+    }
+
     /// Open connections over all loops, for `/metrics`.
     package var activeConnections: Int { context.activeConnections.load(ordering: .relaxed) }
 

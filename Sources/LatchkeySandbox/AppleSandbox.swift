@@ -101,6 +101,7 @@ package final class AppleSandbox: Sendable {
     package let developer: Developer
     private let clock: @Sendable () -> Date
     private let client: any HTTPClient
+    private let rsaKeys: @Sendable () throws -> RSA.Signing.PrivateKey
     private let state: Mutex<State>
 
     /// How long an authorization code is good for.
@@ -142,19 +143,23 @@ package final class AppleSandbox: Sendable {
     ///   - developer: Whose client secrets it accepts.
     ///   - client: Sends notifications.
     ///   - clock: The time; injected so tests can move it.
+    ///   - rsaKeys: Makes its signing keys: a fresh RSA 2048 key each time unless a test hands
+    ///     out keys made once.
     package init(
         issuer: String = "https://appleid.apple.com", developer: Developer, client: any HTTPClient,
-        clock: @escaping @Sendable () -> Date = { Date() }
+        clock: @escaping @Sendable () -> Date = { Date() },
+        rsaKeys: @escaping @Sendable () throws -> RSA.Signing.PrivateKey = { try RSA.Signing.PrivateKey(keySize: 2048) }
     ) throws {
         self.issuer = issuer
         self.developer = developer
         self.client = client
         self.clock = clock
-        self.state = Mutex(State(signers: [try Self.newSigner()]))
+        self.rsaKeys = rsaKeys
+        self.state = Mutex(State(signers: [try Self.newSigner(rsaKeys)]))
     }
 
-    private static func newSigner() throws -> JWSSigner {
-        .rs256(try RSA.Signing.PrivateKey(keySize: 2048), keyID: Base64URL.encode(SecureRandom.bytes(count: 6)))
+    private static func newSigner(_ rsaKeys: () throws -> RSA.Signing.PrivateKey) throws -> JWSSigner {
+        .rs256(try rsaKeys(), keyID: Base64URL.encode(SecureRandom.bytes(count: 6)))
     }
 
     // MARK: Keys
@@ -176,7 +181,7 @@ package final class AppleSandbox: Sendable {
     /// Publishes a new key and signs with it from now on; with `dropOldest`, the oldest key
     /// leaves the set, as Apple's keys eventually do.
     package func rotateKeys(dropOldest: Bool = false) throws {
-        let signer = try Self.newSigner()
+        let signer = try Self.newSigner(rsaKeys)
         state.withLock { state in
             if dropOldest { state.signers.removeFirst() }
             state.signers.append(signer)

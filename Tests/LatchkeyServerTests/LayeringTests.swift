@@ -30,9 +30,12 @@ struct LayeringTests {
 
     /// The modules a source folder imports.
     static func imports(under folder: String) throws -> [String: [Line]] {
+        // Each pattern here is built once, outside the loop over lines: a regex literal is
+        // compiled every time it is evaluated, which per line cost more CPU than all the checks.
+        let importLine = /^\s*(?:@testable\s+)?(?:(?:public|package|internal|private|fileprivate)\s+)?import\s+(?:(?:enum|struct|class|protocol|func|var|typealias)\s+)?([A-Za-z0-9_]+)/
         var found: [String: [Line]] = [:]
         for line in try lines(under: folder) {
-            if let match = line.text.firstMatch(of: /^\s*(?:@testable\s+)?(?:(?:public|package|internal|private|fileprivate)\s+)?import\s+(?:(?:enum|struct|class|protocol|func|var|typealias)\s+)?([A-Za-z0-9_]+)/) {
+            if let match = line.text.firstMatch(of: importLine) {
                 found[String(match.output.1), default: []].append(line)
             }
         }
@@ -85,16 +88,18 @@ struct LayeringTests {
         let modules = try FileManager.default.contentsOfDirectory(atPath: Self.root.appending(path: "Sources").path)
             .filter { !$0.hasPrefix("C") && !Self.publicModules.contains($0) }
         #expect(modules.count >= 10, "\(modules)")
+        let publicDeclaration = /^\s*(?:@[A-Za-z]+(?:\([^)]*\))?\s+)*(?:public|open)\s/
         let declarations = try modules.flatMap { try Self.lines(under: "Sources/\($0)") }
-            .filter { $0.text.firstMatch(of: /^\s*(?:@[A-Za-z]+(?:\([^)]*\))?\s+)*(?:public|open)\s/) != nil }
+            .filter { $0.text.firstMatch(of: publicDeclaration) != nil }
         #expect(declarations.isEmpty, "public outside the products:\n\(declarations.map(\.description).joined(separator: "\n"))")
     }
 
     @Test("C modules are imported internally: no C type can show in a package or public signature")
     func cModulesStayInternal() throws {
         let modules = try FileManager.default.contentsOfDirectory(atPath: Self.root.appending(path: "Sources").path).filter { !$0.hasPrefix("C") }
+        let exposedCImport = /^\s*(?:public|package)\s+import\s+CLatchkey/
         let exposed = try modules.flatMap { try Self.lines(under: "Sources/\($0)") }
-            .filter { $0.text.firstMatch(of: /^\s*(?:public|package)\s+import\s+CLatchkey/) != nil }
+            .filter { $0.text.firstMatch(of: exposedCImport) != nil }
         #expect(exposed.isEmpty, "\(exposed.map(\.description).joined(separator: "\n"))")
     }
 
@@ -113,8 +118,9 @@ struct LayeringTests {
 
     @Test("the domain is free of HTTP: no HTTPRequest, HTTPResponse or HTTPError outside Routes/ and Application/")
     func domainIsFreeOfHTTP() throws {
+        let http = /\b(HTTPRequest|HTTPResponse|HTTPError|HTTPResponseError|HTTPHeaders)\b/
         let leaks = try Self.lines(under: "Sources/LatchkeyServer").filter { line in
-            !Self.isRouteLayer(line.file) && line.text.contains(/\b(HTTPRequest|HTTPResponse|HTTPError|HTTPResponseError|HTTPHeaders)\b/)
+            !Self.isRouteLayer(line.file) && line.text.contains(http)
         }
         #expect(leaks.isEmpty, "\(leaks)")
     }
@@ -150,12 +156,13 @@ struct LayeringTests {
 
     @Test("all SQL lives in repositories: no SQL statement in a string outside *Repository files and LatchkeyStore")
     func sqlLivesInRepositories() throws {
+        let statement = /(?:"|^\s*)(SELECT\s|INSERT\s+INTO\s|UPDATE\s+[a-z_]+\s+SET\s|DELETE\s+FROM\s)/
         var leaks: [Line] = []
         for folder in ["Sources/LatchkeyServer", "Sources/latchkey", "Sources/latchkey-bench", "Sources/LatchkeySandbox"] {
             leaks += try Self.lines(under: folder).filter { line in
                 let file = URL(filePath: line.file).lastPathComponent
                 let isRepository = file.hasSuffix("Repository.swift") || file.contains("Repository+")
-                return !isRepository && line.text.contains(/(?:"|^\s*)(SELECT\s|INSERT\s+INTO\s|UPDATE\s+[a-z_]+\s+SET\s|DELETE\s+FROM\s)/)
+                return !isRepository && line.text.contains(statement)
             }
         }
         #expect(leaks.isEmpty, "\(leaks)")
@@ -163,9 +170,10 @@ struct LayeringTests {
 
     @Test("no call site names the SQL dialect: connections apply it themselves")
     func noDialectAtCallSites() throws {
+        let dialect = /\bdialect\b/
         var leaks: [Line] = []
         for folder in ["Sources/LatchkeyServer", "Sources/latchkey", "Sources/latchkey-bench", "Sources/LatchkeySandbox"] {
-            leaks += try Self.lines(under: folder).filter { $0.text.contains(/\bdialect\b/) }
+            leaks += try Self.lines(under: folder).filter { $0.text.contains(dialect) }
         }
         #expect(leaks.isEmpty, "\(leaks)")
     }

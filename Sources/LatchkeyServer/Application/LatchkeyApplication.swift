@@ -78,10 +78,11 @@ package final class LatchkeyApplication: Sendable {
     ///   - accessLog: Whether to write JSON access-log lines to standard error.
     ///   - clock: The time; injected so tests can move it.
     ///   - appleTimeout: How long a request to Apple may take.
+    ///   - rsaKeys: Makes the RS256 signing keys; injected so tests need not generate each one.
     /// - Throws: ``ConfigurationError`` for a bad key file or database path; ``LatchkeyStore/StoreError``.
     package static func open(
         configuration: Configuration, accessLog: Bool = true, clock: @escaping @Sendable () -> Date = { Date() },
-        appleTimeout: Duration = .seconds(10)
+        appleTimeout: Duration = .seconds(10), rsaKeys: @escaping SigningKeyRing.RSAKeys = SigningKeyRing.generatedRSAKeys
     ) async throws -> LatchkeyApplication {
         let (masterKey, created) = try MasterKey.load(path: configuration.masterKeyFile, createIfMissing: configuration.dev)
         let appleSettings = try AppleSettings(configuration)
@@ -92,7 +93,7 @@ package final class LatchkeyApplication: Sendable {
         do {
             applied = try await Migrator.migrate(database)
             signingKeys = try await SigningKeyRing.open(
-                database: database, masterKey: masterKey, accessTokenTTL: configuration.accessTokenTTL, now: clock())
+                database: database, masterKey: masterKey, accessTokenTTL: configuration.accessTokenTTL, now: clock(), rsaKeys: rsaKeys)
         } catch {
             await database.close()
             throw error
@@ -277,6 +278,12 @@ package final class LatchkeyApplication: Sendable {
 
     /// The port the server listens on (the real one when `listen` asked for port 0).
     package var boundPort: Int { server.boundPort }
+
+    /// Answers a request as the server would, without a socket (`HTTPServer.respond(head:body:peer:)`):
+    /// for tests whose subject is not the wire.
+    package func respond(head: [UInt8], body: [UInt8], peer: String = "127.0.0.1") async -> HTTPResponse {
+        await server.respond(head: head, body: body, peer: peer)
+    }
 
     /// The URL clients reach this server at: `public_url`, or the bound address (before
     /// ``start()``, the configured one).

@@ -1,5 +1,5 @@
 package import FoundationEssentials
-import LatchkeyCrypto
+package import LatchkeyCrypto
 package import LatchkeyJOSE
 package import LatchkeyStore
 import Synchronization
@@ -44,6 +44,13 @@ package final class SigningKeyRing: Sendable {
     /// The algorithms the ring keeps an active key of.
     package static let algorithms: [JWSAlgorithm] = [.es256, .rs256]
 
+    /// Where new RS256 keys come from.
+    package typealias RSAKeys = @Sendable () throws -> RSA.Signing.PrivateKey
+
+    /// A fresh RSA 2048 key each time: what the server uses. Generating one takes a few hundred
+    /// milliseconds of CPU, so tests that start hundreds of servers hand out keys made once.
+    package static let generatedRSAKeys: RSAKeys = { try RSA.Signing.PrivateKey(keySize: 2048) }
+
     struct Snapshot: Sendable {
         var keys: [Key]
         /// The private keys of the pending and active keys, by id.
@@ -83,6 +90,7 @@ package final class SigningKeyRing: Sendable {
     private let database: any SQLDatabase
     private let repository = SigningKeyRepository()
     private let masterKey: MasterKey
+    private let rsaKeys: RSAKeys
     /// How long after retirement a key stays published: the access-token lifetime plus leeway.
     private let tokenLifetime: TimeInterval
     private let snapshot: Mutex<Snapshot>
@@ -91,9 +99,10 @@ package final class SigningKeyRing: Sendable {
     /// Reloads started, for ``Snapshot/generation``.
     private let reloads = Atomic<Int>(0)
 
-    private init(database: any SQLDatabase, masterKey: MasterKey, tokenLifetime: TimeInterval, snapshot: Snapshot) {
+    private init(database: any SQLDatabase, masterKey: MasterKey, rsaKeys: @escaping RSAKeys, tokenLifetime: TimeInterval, snapshot: Snapshot) {
         self.database = database
         self.masterKey = masterKey
+        self.rsaKeys = rsaKeys
         self.tokenLifetime = tokenLifetime
         self.snapshot = Mutex(snapshot)
     }
@@ -104,16 +113,20 @@ package final class SigningKeyRing: Sendable {
     /// Two processes starting at once on an empty table may each create one; that is harmless:
     /// both are published, every process picks the same signer (the latest activation, then the
     /// greatest id) and the next rotation of that algorithm retires both.
-    package static func open(database: any SQLDatabase, masterKey: MasterKey, accessTokenTTL: Int, now: Date) async throws -> SigningKeyRing {
+    ///
+    /// - Parameter rsaKeys: Makes the RS256 keys; ``generatedRSAKeys`` but in tests.
+    package static func open(
+        database: any SQLDatabase, masterKey: MasterKey, accessTokenTTL: Int, now: Date, rsaKeys: @escaping RSAKeys = generatedRSAKeys
+    ) async throws -> SigningKeyRing {
         let lifetime = TimeInterval(accessTokenTTL) + 60
         let repository = SigningKeyRepository()
         try await database.write { connection in
             for algorithm in Self.algorithms where try !repository.hasActiveKey(algorithm, at: now, on: connection) {
-                _ = try Self.insertKey(algorithm, activatesAt: now, now: now, masterKey: masterKey, on: connection)
+                _ = try Self.insertKey(algorithm, activatesAt: now, now: now, masterKey: masterKey, rsaKeys: rsaKeys, on: connection)
             }
         }
         let snapshot = try await load(database: database, masterKey: masterKey, now: now, known: [:])
-        return SigningKeyRing(database: database, masterKey: masterKey, tokenLifetime: lifetime, snapshot: snapshot)
+        return SigningKeyRing(database: database, masterKey: masterKey, rsaKeys: rsaKeys, tokenLifetime: lifetime, snapshot: snapshot)
     }
 
     /// Adds a key of `algorithm` that starts signing at `now + activationDelay`; the current
@@ -127,13 +140,14 @@ package final class SigningKeyRing: Sendable {
         precondition(Self.algorithms.contains(algorithm), "SigningKeyRing: no \(algorithm) keys")
         let lifetime = tokenLifetime
         let masterKey = masterKey
+        let rsaKeys = rsaKeys
         let repository = repository
         let id = try await database.write { connection in
             let activatesAt = now.addingTimeInterval(activationDelay)
             guard try repository.retireUnretired(algorithm, at: activatesAt, expiresAt: activatesAt.addingTimeInterval(lifetime), on: connection) > 0 else {
                 throw AuthError.conflict("another key rotation retired the newest key at the same time; rotate again if a new key is still wanted")
             }
-            return try Self.insertKey(algorithm, activatesAt: activatesAt, now: now, masterKey: masterKey, on: connection)
+            return try Self.insertKey(algorithm, activatesAt: activatesAt, now: now, masterKey: masterKey, rsaKeys: rsaKeys, on: connection)
         }
         try await reload(now: now)
         return cached.keys.first { $0.id == id }!
@@ -144,13 +158,13 @@ package final class SigningKeyRing: Sendable {
     ///
     /// - Returns: Its id (`kid`).
     private static func insertKey(
-        _ algorithm: JWSAlgorithm, activatesAt: Date, now: Date, masterKey: MasterKey, on connection: any SQLConnection
+        _ algorithm: JWSAlgorithm, activatesAt: Date, now: Date, masterKey: MasterKey, rsaKeys: RSAKeys, on connection: any SQLConnection
     ) throws -> String {
         let id = Base64URL.encode(SecureRandom.bytes(count: 12))
         let publicJWK: JWK
         let privateKey: [UInt8]
         if algorithm == .rs256 {
-            let key = try RSA.Signing.PrivateKey(keySize: 2048)
+            let key = try rsaKeys()
             publicJWK = JWK(key.publicKey, algorithm: .rs256, keyID: id)
             privateKey = Array(key.pemRepresentation.utf8)
         } else {

@@ -38,7 +38,7 @@ final class AppleStandIn: Sendable {
         try Data(key.pemRepresentation.utf8).write(to: keyFile)
         let sandbox = try AppleSandbox(
             developer: .init(teamID: teamID, keyID: keyID, publicKey: key.publicKey, clientIDs: clientIDs), client: EventHTTPClient(),
-            clock: { clock.now })
+            clock: { clock.now }, rsaKeys: SharedRSAKeys.apple.source())
         let router = Router()
         let standIn = AppleStandIn(sandbox: sandbox, keyFile: keyFile, server: HTTPServer(configuration: {
             var configuration = HTTPServer.Configuration()

@@ -70,7 +70,8 @@ final class TestServer: Sendable {
         defer { if let postgresDatabase { try? PostgreSQLCluster.shared().dropDatabase(postgresDatabase) } }
         configure(&configuration)
         let application = try await LatchkeyApplication.open(
-            configuration: configuration, accessLog: false, clock: { clock.now }, appleTimeout: appleTimeout)
+            configuration: configuration, accessLog: false, clock: { clock.now }, appleTimeout: appleTimeout,
+            rsaKeys: SharedRSAKeys.signing.source())
         let server = TestServer(directory: directory, application: application, clock: clock)
         do {
             try SandboxMount.mount(on: application, clock: clock)
@@ -102,15 +103,39 @@ final class TestServer: Sendable {
         try await application.services.signIns.startSession(userID: user.id, amr: amr, context: RequestContext(ip: "127.0.0.1"))
     }
 
-    /// Where ``request(_:_:json:body:headers:)`` sends: the public URL, or the bound address when
-    /// the test gave a `public_url` (several instances behind one name, as behind a load
-    /// balancer, each reached at its own port).
+    /// Where ``requestOverSocket(_:_:json:body:headers:)`` sends: the public URL, or the bound
+    /// address when the test gave a `public_url` (several instances behind one name, as behind a
+    /// load balancer, each reached at its own port).
     var requestURL: String {
         application.configuration.publicURL == nil ? baseURL : "http://127.0.0.1:\(application.boundPort)"
     }
 
-    /// Sends a request and returns the response.
+    /// Sends a request through the server's parser, router, middleware and error mapping, with
+    /// no socket (the router-level harness), and returns the response.
+    ///
+    /// Nothing is added that the test did not give but `Host`, `Content-Type` for `json`, and
+    /// `Content-Length`: no cookie is kept and no redirect followed. The answer has the route's
+    /// headers and `X-Request-Id`, not those only the wire writes (`Date`, `Content-Length`).
+    /// Tests whose subject is the wire (framing, the access log and the HTTP metrics it feeds,
+    /// what a real client sees) use ``requestOverSocket(_:_:json:body:headers:)``.
     func request(
+        _ method: HTTPMethod, _ path: String, json: JSONValue? = nil, body: [UInt8]? = nil, headers: [String: String] = [:],
+        from peer: String = "127.0.0.1"
+    ) async throws -> TestResponse {
+        let given = Set(headers.keys.map { $0.lowercased() })
+        var fields = headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        if !given.contains("host") { fields.insert(("Host", "127.0.0.1:\(application.boundPort)"), at: 0) }
+        let content = json.map(\.serialized) ?? body ?? []
+        if json != nil && !given.contains("content-type") { fields.append(("Content-Type", "application/json")) }
+        if !content.isEmpty || method == .post || method == .put || method == .patch { fields.append(("Content-Length", "\(content.count)")) }
+        let head = "\(method.rawValue) \(path) HTTP/1.1\r\n" + fields.map { "\($0.0): \($0.1)\r\n" }.joined() + "\r\n"
+        let response = await application.respond(head: Array(head.utf8), body: content, peer: peer)
+        return TestResponse(status: response.status, headers: response.headers, body: response.body)
+    }
+
+    /// Sends a request over a socket with URLSession, as a client on the network would: for tests
+    /// whose subject is the wire. URLSession follows redirects.
+    func requestOverSocket(
         _ method: HTTPMethod, _ path: String, json: JSONValue? = nil, body: [UInt8]? = nil, headers: [String: String] = [:]
     ) async throws -> TestResponse {
         var request = URLRequest(url: URL(string: requestURL + path)!)
@@ -168,7 +193,7 @@ struct SandboxMount: RouteMount {
         let sandbox = try AppleSandbox(
             issuer: apple.issuer,
             developer: .init(teamID: apple.teamID, keyID: apple.keyID, publicKey: apple.publicKey, clientIDs: apple.clientIDs),
-            client: EventHTTPClient(), clock: { clock.now })
+            client: EventHTTPClient(), clock: { clock.now }, rsaKeys: SharedRSAKeys.apple.source())
         application.mount(SandboxMount(sandbox: sandbox))
     }
 }
