@@ -60,6 +60,11 @@ package struct UserRepository: Sendable {
     }
 
     /// The user with this id, read inside a transaction.
+    /// The oldest user with this email address (several accounts may share one).
+    func oldest(email: String, on connection: any SQLConnection) throws -> User? {
+        try connection.queryOne("SELECT * FROM users WHERE email = ? ORDER BY created_at, id LIMIT 1", [.text(email)]).map { try Self.user($0) }
+    }
+
     package func find(_ id: String, on connection: any SQLConnection) throws -> User? {
         try connection.queryOne("SELECT * FROM users WHERE id = ?", [.text(id)]).map { try Self.user($0) }
     }

@@ -230,11 +230,19 @@ package final class LatchkeyApplication: Sendable {
         adoptPublicURL()
         if services.apple.settings.usesSandbox { services.apple.settings.useSandbox(at: publicURL) }
         for routes in mounts { routes.serverStarted(publicURL: publicURL) }
-        let tasks = [signingKeyReload(), housekeeping.start()]
+        let tasks = [signingKeyReload(), housekeeping.start()] + [services.mailOutbox.map(mailDelivery)].compactMap { $0 }
         let subscriptions = [signingKeyChanges(), services.clients.followChanges()]
         state.withLock {
             $0.backgroundTasks = tasks
             $0.subscriptions = subscriptions
+        }
+    }
+
+    /// Sends the outbox's due mail every second, so a message leaves within a second or two of
+    /// the commit that queued it.
+    private func mailDelivery(_ outbox: MailOutbox) -> Task<Void, Never> {
+        jobs.repeating(every: { .seconds(1) }) { [jobs] in
+            await jobs.run(.mailOutbox) { try await outbox.runDue() }
         }
     }
 

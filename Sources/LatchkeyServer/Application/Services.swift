@@ -21,6 +21,11 @@ package struct Services: Sendable {
     let tokens: TokenService
     package let authorization: AuthorizationService
     let appleWeb: AppleWebSignIn
+    /// The email flows, when mail can be delivered: in development mode, to ``mailbox``.
+    package let email: EmailService?
+    let mailOutbox: MailOutbox?
+    /// Where development mode delivers mail.
+    let mailbox: DevelopmentMailbox?
     let dependencies: Dependencies
     let keys: SigningKeyRing
     let masterKey: MasterKey
@@ -59,6 +64,20 @@ package struct Services: Sendable {
         authorization = AuthorizationService(
             dependencies: dependencies, accessTokens: accessTokens, keys: keys, browserSessions: browserSessions, clients: clients)
         appleWeb = AppleWebSignIn(apple: apple, masterKey: masterKey, clock: clock)
+        if configuration.dev {
+            let mailbox = DevelopmentMailbox(clock: clock)
+            let mailOutbox = MailOutbox(dependencies: dependencies, masterKey: masterKey, transport: mailbox, sender: configuration.email.from)
+            mailOutbox.showDepth()
+            self.mailbox = mailbox
+            self.mailOutbox = mailOutbox
+            email = EmailService(
+                dependencies: dependencies, signIns: signIns, sessions: sessions, passwords: passwords, outbox: mailOutbox,
+                configuration: configuration, masterKey: masterKey, publicURL: { [accessTokens] in accessTokens.issuer })
+        } else {
+            mailbox = nil
+            mailOutbox = nil
+            email = nil
+        }
     }
 
     /// Registers every route of the server on `router`.
@@ -75,6 +94,8 @@ package struct Services: Sendable {
         FactorRoutes(factors: factors, bearer: bearer).register(on: router)
         GrantRoutes(grants: grants, bearer: bearer).register(on: router)
         if configuration.password.enabled { PasswordRoutes(passwords: passwords, bearer: bearer).register(on: router) }
+        if let email { EmailRoutes(email: email, bearer: bearer).register(on: router) }
+        if let mailbox { SandboxMailRoutes(mailbox: mailbox).register(on: router) }
         OAuthTokenRoutes(
             tokens: tokens, clients: clients, accessTokens: accessTokens,
             userinfoBearer: BearerAuthenticator(accessTokens: accessTokens, clock: clock, audiences: [.api, .userinfo])

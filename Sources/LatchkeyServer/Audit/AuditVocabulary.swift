@@ -37,6 +37,17 @@ extension AuditEvent {
     static let passwordChanged = AuditEvent(rawValue: "password.changed")
     static let passwordSetByOperator = AuditEvent(rawValue: "password.set_by_operator")
     static let passwordLockoutLifted = AuditEvent(rawValue: "password.lockout_lifted")
+    /// A password set through a mailed reset (every session ended).
+    static let passwordReset = AuditEvent(rawValue: "password.reset")
+    /// A mailed link-and-code asked for (`purpose`); also for addresses with no account.
+    static let emailRequested = AuditEvent(rawValue: "email.requested")
+    /// A wrong or spent link or code (`purpose`, `reason`).
+    static let emailFailed = AuditEvent(rawValue: "email.failed")
+    static let emailVerified = AuditEvent(rawValue: "email.verified")
+    /// An account moved to a new address; details hold both addresses' SHA-256, not the addresses.
+    static let emailChanged = AuditEvent(rawValue: "email.changed")
+    /// A message the outbox gave up on (a permanent refusal, or 24 hours of failures).
+    static let emailBounced = AuditEvent(rawValue: "email.bounced")
 
     // Sign in with Apple
     /// A sign-in by a method without an event of its own (Apple), or its failure.

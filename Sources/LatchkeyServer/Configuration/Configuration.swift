@@ -53,6 +53,8 @@ package struct Configuration: Sendable, Equatable {
     package var password = Password()
     /// `rate_limits`: brute-force limits (docs/security.md S14).
     package var rateLimits = RateLimits()
+    /// `email`: the email flows and their mail.
+    package var email = Email()
     /// `associated_domains`: what `/.well-known/apple-app-site-association` lists.
     package var associatedDomains = AssociatedDomains()
     /// `trusted_proxies`: addresses or networks (`10.0.0.0/8`) of the reverse proxies in front
@@ -113,6 +115,20 @@ package struct Configuration: Sendable, Equatable {
         package var loginPerAccount15m = 10
         /// `login_per_ip_15m`.
         package var loginPerIP15m = 100
+        /// `email_per_address_hour`: email-flow requests per address in an hour.
+        package var emailPerAddressHour = 5
+        /// `email_per_ip_hour`: email-flow requests per client address in an hour.
+        package var emailPerIPHour = 50
+    }
+
+    /// The email flows (docs/reference.md, "Email").
+    package struct Email: Sendable, Equatable {
+        /// `code_ttl`: seconds a mailed link and code stay good.
+        package var codeTTL = 900
+        /// `from`: the sender of every message, `Name <address>`.
+        package var from = "Latchkey <no-reply@localhost>"
+        /// `product_name`: what the messages call the service.
+        package var productName = "Latchkey"
     }
 
     /// App ids (`TEAMID.bundle.id`) for the apple-app-site-association file.

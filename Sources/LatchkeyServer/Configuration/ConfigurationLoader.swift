@@ -94,6 +94,11 @@ package enum ConfigurationLoader {
         ("password.hashing_queue_limit", .int(\.password.hashingQueueLimit, 1...10_000)),
         ("rate_limits.login_per_account_15m", .int(\.rateLimits.loginPerAccount15m, 1...1_000)),
         ("rate_limits.login_per_ip_15m", .int(\.rateLimits.loginPerIP15m, 1...100_000)),
+        ("rate_limits.email_per_address_hour", .int(\.rateLimits.emailPerAddressHour, 1...1_000)),
+        ("rate_limits.email_per_ip_hour", .int(\.rateLimits.emailPerIPHour, 1...100_000)),
+        ("email.code_ttl", .int(\.email.codeTTL, 60...3_600)),
+        ("email.from", .string(\.email.from)),
+        ("email.product_name", .string(\.email.productName)),
         ("associated_domains.webcredentials", .strings(\.associatedDomains.webcredentials)),
         ("associated_domains.applinks", .strings(\.associatedDomains.applinks)),
         ("trusted_proxies", .strings(\.trustedProxies)),
@@ -283,6 +288,14 @@ package enum ConfigurationLoader {
             }
         } else if !configuration.database.hasPrefix("sqlite:") || configuration.sqlitePath.isEmpty {
             problems.append("database: must be sqlite:PATH or postgres://USER@HOST:PORT/DATABASE")
+        }
+        // Both end up in message headers: one line, no control characters.
+        let hasControl = { (text: String) in text.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F } }
+        if hasControl(configuration.email.from) || !configuration.email.from.contains("@") || configuration.email.from.utf8.count > 320 {
+            problems.append("email.from: must be an address, or Name <address>, on one line")
+        }
+        if hasControl(configuration.email.productName) || configuration.email.productName.isEmpty || configuration.email.productName.utf8.count > 100 {
+            problems.append("email.product_name: must be 1 to 100 bytes on one line")
         }
         if !["full", "normal"].contains(configuration.databaseDurability) {
             problems.append("database_durability: must be full or normal")

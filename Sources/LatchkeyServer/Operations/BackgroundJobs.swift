@@ -13,6 +13,8 @@ enum BackgroundJob: String, CaseIterable, Sendable {
     case appleKeyRefresh = "apple_key_refresh"
     /// Re-reading the signing keys other processes may have added (``SigningKeyRing``).
     case signingKeyReload = "signing_key_reload"
+    /// Sending the mail waiting in the outbox (``MailOutbox``).
+    case mailOutbox = "mail_outbox"
 }
 
 /// Runs the passes of periodic jobs so that none fails unseen: a pass that throws writes one

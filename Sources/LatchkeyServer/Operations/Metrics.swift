@@ -33,9 +33,14 @@ package final class Metrics: Sendable {
         package static let backgroundFailures = Family(
             name: "latchkey_background_failures_total", kind: .counter, help: "Failed passes of a periodic background job, by job.")
 
+        /// Labelled `purpose` (a template: `verify`, `reset`, `sign-in`, `change`, `change_notice`)
+        /// and `outcome` (`sent`, `deferred`, `bounced`).
+        package static let emailMessages = Family(
+            name: "latchkey_email_messages_total", kind: .counter, help: "Attempts to deliver mail from the outbox, by purpose and outcome.")
+
         static let all: [Family] = [
             httpRequests, httpDuration, httpConnections, signIns, refreshReuse, refreshReplays, rateLimitHits, queueDepth, secondFactors, jwksKeysSkipped,
-            backgroundFailures,
+            backgroundFailures, emailMessages,
         ]
     }
 

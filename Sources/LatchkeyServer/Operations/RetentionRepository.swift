@@ -3,8 +3,8 @@ import LatchkeyStore
 
 /// Deleting rows that have served their purpose, across the tables that keep them for a while:
 /// `apple_identity_tokens` and `apple_notifications` (replay records), `ended_refresh_tokens`
-/// (tombstones), `challenges`, `mfa_tokens`, `rate_limits`, and the OAuth provider's codes,
-/// client-assertion `jti`s and browser sessions.
+/// (tombstones), `challenges`, `mfa_tokens`, `rate_limits`, the OAuth provider's codes,
+/// client-assertion `jti`s and browser sessions, and email flows.
 struct RetentionRepository: Sendable {
     /// The tables whose rows live until `expires_at`.
     static let expiringTables = [
@@ -26,6 +26,8 @@ struct RetentionRepository: Sendable {
         for table in Self.expiringTables {
             deleted += try connection.execute("DELETE FROM \(table) WHERE expires_at < ?", [.time(now)])
         }
+        // Email flows stay a day past their expiry, so a late confirmation hears `expired`.
+        deleted += try connection.execute("DELETE FROM email_flows WHERE expires_at < ?", [.time(now.addingTimeInterval(-86_400))])
         return deleted
     }
 

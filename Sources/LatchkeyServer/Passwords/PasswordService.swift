@@ -234,6 +234,46 @@ package final class PasswordService: Sendable {
         }
     }
 
+    // MARK: Email flows
+
+    /// The account a password reset mailed to `email` is for: the password account whose
+    /// username is that (normalised) address.
+    func accountForReset(email: String, on connection: any SQLConnection) throws -> String? {
+        try credentials.find(username: email, on: connection)?.userID
+    }
+
+    /// Checks a new password against the policy (400 with `reason`, before anything else
+    /// happens) and hashes it on the pool.
+    func hashNewPassword(_ password: String) async throws -> String {
+        let normalized = try PasswordPolicy.normalize(password, field: "password")
+        try policy.check(newPassword: normalized, field: "password")
+        try pool.refuseIfFull()
+        let parameters = parameters
+        return try await pool.run { try Argon2id.hash(password: Array(normalized.utf8), parameters: parameters) }
+    }
+
+    /// Sets the password a reset chose, inside the reset's transaction, and lifts the account's
+    /// lockout: the user has just proved the address and chosen a password they know.
+    ///
+    /// - Returns: Whether the user still has a password to replace.
+    func applyReset(userID: String, hash: String, now: Date, on connection: any SQLConnection) throws -> Bool {
+        guard let credential = try credentials.find(userID: userID, on: connection),
+            try credentials.replace(userID: userID, username: credential.username, hash: hash, now: now, on: connection)
+        else { return false }
+        _ = try limiter.reset(limiter.keys(username: credential.username, ip: nil)[0], on: connection)
+        return true
+    }
+
+    /// After a confirmed change of email, an email-like username that was the old address
+    /// becomes the new one.
+    ///
+    /// - Throws: ``AuthError/Code/conflict`` when the new address is another account's username.
+    func followEmailChange(userID: String, from old: String?, to new: String, now: Date, on connection: any SQLConnection) throws {
+        guard let old, let credential = try credentials.find(userID: userID, on: connection), credential.username == old else { return }
+        guard try !credentials.usernameExists(new, on: connection) else { throw AuthError.conflict("another account uses this address") }
+        _ = try credentials.replace(userID: userID, username: new, hash: credential.hash, now: now, on: connection)
+    }
+
     // MARK: Steps
 
     /// Reads the limits and the credential in one snapshot; a block is audited, counted and

@@ -17,6 +17,12 @@ struct RateLimitRepository: Sendable {
     ///
     /// - Returns: The failures in the key's window, this one included.
     func recordFailure(key: String, now: Date, windowStartedBefore cutoff: Date, on connection: any SQLConnection) throws -> Int {
+        try count(key: key, now: now, windowStartedBefore: cutoff, on: connection).count
+    }
+
+    /// ``recordFailure(key:now:windowStartedBefore:on:)`` for any event counted in a window (the
+    /// email-flow requests), with when the window started.
+    func count(key: String, now: Date, windowStartedBefore cutoff: Date, on connection: any SQLConnection) throws -> (count: Int, windowStart: Date) {
         let row = try connection.queryOne(
             """
             INSERT INTO rate_limits (key, window_start, failures, blocked_until) VALUES (?, ?, 1, NULL)
@@ -25,11 +31,11 @@ struct RateLimitRepository: Sendable {
                     THEN 1 ELSE rate_limits.failures + 1 END,
                 window_start = CASE WHEN rate_limits.window_start <= ? AND (rate_limits.blocked_until IS NULL OR rate_limits.blocked_until <= ?)
                     THEN excluded.window_start ELSE rate_limits.window_start END
-            RETURNING failures
+            RETURNING failures, window_start
             """,
             [.text(key), .time(now), .time(cutoff), .time(now), .time(cutoff), .time(now)])
         guard let row else { throw StoreError.typeMismatch("rate_limits upsert returned no row") }
-        return Int(try row.int("failures"))
+        return (Int(try row.int("failures")), try row.date("window_start"))
     }
 
     /// Blocks `key` until `until`, unless a block that ends later is already set: blocks only

@@ -184,6 +184,18 @@ package struct SessionService: Sendable {
         }
     }
 
+    /// For an action as sensitive as moving the account to another address: the session must
+    /// have signed in, or proved a second factor, in the last five minutes.
+    ///
+    /// - Throws: ``AuthError/Code/insufficientAuthentication``.
+    func requireFreshSignIn(_ principal: Principal, now: Date, on connection: any SQLConnection) throws {
+        guard let session = try sessionRows.find(id: principal.sessionID, on: connection) else { throw AuthError.invalidToken("the session has ended") }
+        let latest = max(session.createdAt, session.secondFactorAt ?? session.createdAt)
+        guard now.timeIntervalSince(latest) <= Self.recentSecondFactor else {
+            throw AuthError(.insufficientAuthentication, "this needs a sign-in or a second factor in the last five minutes; sign in again")
+        }
+    }
+
     /// Notes in the session that a second factor was proved now.
     func markSecondFactor(sessionID: String, now: Date, on connection: any SQLConnection) throws {
         try sessionRows.markSecondFactor(sessionID: sessionID, at: now, on: connection)

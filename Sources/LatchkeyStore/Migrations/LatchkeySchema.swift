@@ -13,7 +13,63 @@ package enum LatchkeySchema {
         Migration(version: 3, name: "second factors", statements: secondFactors),
         Migration(version: 4, name: "refresh reuse grace", statements: refreshReuseGrace),
         Migration(version: 5, name: "oauth provider", statements: oauthProvider),
+        Migration(version: 6, name: "email flows and the outbox", statements: email),
     ]
+
+    /// Migration 6: email flows (verification, password reset, sign-in by code, change of
+    /// address) and the durable outbox that delivers their mail.
+    @Sendable
+    static func email(_ dialect: SQLDialect) -> [String] {
+        let blob = dialect.blobType
+        let time = dialect.bigIntegerType
+        return [
+            // One mailed link-and-code. token_hash is the SHA-256 of the link's 256-bit token;
+            // code_hash an HMAC of the 6-digit code under a key derived from the master key.
+            // user_id is NULL for an address with no account (the flow exists so the answer is
+            // the same, but nothing is mailed). new_email is the address a change moves to.
+            // A flow ends once: used, superseded by a newer one, or dead after too many wrong codes.
+            """
+            CREATE TABLE email_flows (
+                id TEXT PRIMARY KEY NOT NULL,
+                purpose TEXT NOT NULL CHECK (purpose IN ('verify', 'reset', 'sign-in', 'change')),
+                email TEXT NOT NULL,
+                user_id TEXT REFERENCES users (id) ON DELETE CASCADE,
+                new_email TEXT,
+                may_create INTEGER NOT NULL DEFAULT 0 CHECK (may_create IN (0, 1)),
+                token_hash \(blob) NOT NULL UNIQUE,
+                code_hash \(blob) NOT NULL,
+                attempts INTEGER NOT NULL DEFAULT 0,
+                created_at \(time) NOT NULL,
+                expires_at \(time) NOT NULL,
+                ended_at \(time),
+                ended_reason TEXT
+            )
+            """,
+            "CREATE INDEX email_flows_user_id ON email_flows (user_id)",
+            "CREATE INDEX email_flows_email ON email_flows (email, purpose)",
+            "CREATE INDEX email_flows_expires_at ON email_flows (expires_at)",
+            // Email flows find an account by its address.
+            "CREATE INDEX users_email ON users (email)",
+            // Work to do outside a request, written in the transaction that decided it, done by
+            // whichever process claims it first (a compare-and-set moving next_attempt_at to the
+            // end of a lease, as apple_revocations), retried with back-off until give_up_at.
+            // payload is sealed under the master key and the row is deleted once done, so a sent
+            // message's link and code do not stay at rest.
+            """
+            CREATE TABLE outbox (
+                id TEXT PRIMARY KEY NOT NULL,
+                kind TEXT NOT NULL,
+                payload \(blob) NOT NULL,
+                created_at \(time) NOT NULL,
+                attempts INTEGER NOT NULL DEFAULT 0,
+                next_attempt_at \(time) NOT NULL,
+                give_up_at \(time) NOT NULL,
+                last_error TEXT
+            )
+            """,
+            "CREATE INDEX outbox_next_attempt_at ON outbox (next_attempt_at)",
+        ]
+    }
 
     /// Migration 5: the OAuth 2.1 / OpenID Connect provider: registered clients, browser sessions
     /// of the hosted pages, authorization codes, remembered consent, and sessions that belong to
