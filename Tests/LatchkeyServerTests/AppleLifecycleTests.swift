@@ -97,7 +97,7 @@ struct AppleLifecycleTests {
             let payload = try Self.notification(sandbox, now: server.clock.now, type: type, subject: subject)
             #expect(try await server.request(.post, "/v1/apple/notifications", json: WireAppleNotification(payload: payload).json).status == 200)
             #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM users") == 0)
-            #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM apple_revocations") == 0)
+            #expect(try await AppleFlow.count(server, "SELECT count(*) AS n FROM outbox WHERE kind = 'apple_revocation'") == 0)
             #expect(try await server.request(.get, "/v1/me", headers: ["Authorization": "Bearer \(access)"]).status == 401)
             let refresh = try await SessionTests.refresh(server, body.refreshToken)
             #expect(refresh.status == 400)

@@ -67,7 +67,7 @@ struct AppleOutboxInstancesTests {
             }
             func attempted() async throws -> Int64 {
                 try await first.database.read {
-                    try $0.queryOne("SELECT count(*) AS n FROM apple_revocations WHERE attempts >= 1", [])!.int("n")
+                    try $0.queryOne("SELECT count(*) AS n FROM outbox WHERE kind = 'apple_revocation' AND attempts >= 1", [])!.int("n")
                 }
             }
             for _ in 0..<250 where try await attempted() < users { try await Task.sleep(for: .milliseconds(20)) }
@@ -81,7 +81,7 @@ struct AppleOutboxInstancesTests {
             let sent = apple.sandbox.revocations.compactMap(\.subject)
             #expect(sent.count == users, "one revocation per deleted account reached Apple: \(sent.sorted())")
             #expect(Set(sent) == subjects, "each account's token, none twice")
-            #expect(try await second.database.read { try $0.queryOne("SELECT count(*) AS n FROM apple_revocations", [])!.int("n") } == 0)
+            #expect(try await second.database.read { try $0.queryOne("SELECT count(*) AS n FROM outbox WHERE kind = 'apple_revocation'", [])!.int("n") } == 0)
         }
     }
 

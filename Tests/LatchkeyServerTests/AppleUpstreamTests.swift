@@ -195,10 +195,10 @@ struct AppleUpstreamTests {
                 #expect(try await server.request(.delete, "/v1/me", headers: ["Authorization": "Bearer \(access)"]).status == 204)
                 #expect(try await server.request(.get, "/v1/me", headers: ["Authorization": "Bearer \(access)"]).status == 401, "ended at once")
                 // The deletion tries Apple at once in the background; wait for that attempt.
-                var row = try await first.database.read { try $0.queryOne("SELECT attempts, last_error FROM apple_revocations", [])! }
+                var row = try await first.database.read { try $0.queryOne("SELECT attempts, last_error FROM outbox WHERE kind = 'apple_revocation'", [])! }
                 for _ in 0..<100 where try row.int("attempts") == 0 {
                     try await Task.sleep(for: .milliseconds(20))
-                    row = try await first.database.read { try $0.queryOne("SELECT attempts, last_error FROM apple_revocations", [])! }
+                    row = try await first.database.read { try $0.queryOne("SELECT attempts, last_error FROM outbox WHERE kind = 'apple_revocation'", [])! }
                 }
                 #expect(try row.int("attempts") >= 1)
                 #expect(row.optionalString("last_error")?.contains("503") == true)
@@ -218,7 +218,7 @@ struct AppleUpstreamTests {
             try second.start()
             try await second.runBackgroundJobs()
             #expect(apple.sandbox.revocations.map(\.subject) == [subject])
-            #expect(try await second.database.read { try $0.queryOne("SELECT count(*) AS n FROM apple_revocations", [])!.int("n") } == 0)
+            #expect(try await second.database.read { try $0.queryOne("SELECT count(*) AS n FROM outbox WHERE kind = 'apple_revocation'", [])!.int("n") } == 0)
             await second.shutdown()
         }
     }

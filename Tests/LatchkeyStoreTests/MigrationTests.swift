@@ -23,6 +23,27 @@ struct MigrationTests {
         }
     }
 
+    @Test("migration 6 moves queued Apple revocations into the outbox, sealed token, client and attempts kept, retried for as long as it takes")
+    func revocationsMoveToTheOutbox() async throws {
+        try await withDatabase { database, _ in
+            try await Migrator.migrate(database, migrations: Array(LatchkeySchema.migrations.prefix { $0.version < 6 }))
+            try await database.write { connection in
+                _ = try connection.execute(
+                    """
+                    INSERT INTO apple_revocations (id, user_id, client_id, token, created_at, attempts, next_attempt_at, last_error)
+                    VALUES ('rvk_1', 'usr_gone', 'com.example.app', ?, 1800000000, 3, 1800000600, 'Apple answered 503')
+                    """, [.blob([1, 2, 3])])
+            }
+            #expect(try await Migrator.migrate(database).map(\.version) == [6])
+            let row = try #require(try await database.read { try $0.queryOne("SELECT * FROM outbox", []) })
+            #expect(try row.string("id") == "rvk_1" && row.string("kind") == "apple_revocation" && row.blob("payload") == [1, 2, 3])
+            #expect(row.optionalString("user_id") == "usr_gone" && row.optionalString("label") == "com.example.app")
+            #expect(try row.int("attempts") == 3 && row.int("next_attempt_at") == 1_800_000_600 && row.optionalString("last_error") == "Apple answered 503")
+            #expect(try row.int("give_up_at") > 1_800_000_000 + 50 * 365 * 86_400)
+            #expect(try await database.read { try $0.queryOne("SELECT name FROM sqlite_master WHERE name = 'apple_revocations'", []) } == nil)
+        }
+    }
+
     @Test("later migrations apply on top, in order, each recorded")
     func incremental() async throws {
         try await withDatabase { database, _ in

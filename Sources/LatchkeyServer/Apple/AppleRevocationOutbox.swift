@@ -1,107 +1,78 @@
 import FoundationEssentials
 import Glibc
-import LatchkeyJSON
 import LatchkeyStore
 
-/// Apple refresh tokens that must be revoked at Apple (account deletion, TN3194), kept in the
-/// database until Apple accepts the revocation.
+/// Apple refresh tokens that must be revoked at Apple (account deletion, TN3194): items of kind
+/// `apple_revocation` in the ``Outbox``, kept until Apple accepts the revocation.
 ///
-/// A deletion writes its outbox row in the same transaction that deletes the account, so a crash
-/// or an Apple outage can delay a revocation but never lose it. ``runDue()`` claims each due row
-/// with a lease, a compare-and-set (so two server processes never send the same one at once),
-/// sends it, and deletes each that Apple accepted, only while its claim holds; a failure is
-/// retried with exponential back-off, from 30 seconds up to an hour, for as long as it takes.
+/// A deletion queues its revocations in the same transaction that deletes the account, so a
+/// crash or an Apple outage can delay a revocation but never lose it. A failure is retried with
+/// exponential back-off, from 30 seconds up to an hour, for as long as it takes; each accepted
+/// revocation is audited `apple.token_revoked`.
 final class AppleRevocationOutbox: Sendable {
-    private let client: AppleClient
-    private let database: any SQLDatabase
+    private let outbox: Outbox<Sender>
     private let masterKey: MasterKey
-    private let audit: AuditLog
-    private let revocations = AppleRevocationRepository()
-    private let clock: @Sendable () -> Date
-
-    /// How long a claimed row is left alone by other processes.
-    static let lease: TimeInterval = 60
-    /// At most this many rows per pass.
-    static let batchSize = 32
 
     init(client: AppleClient, database: any SQLDatabase, masterKey: MasterKey, clock: @escaping @Sendable () -> Date) {
-        self.client = client
-        self.database = database
         self.masterKey = masterKey
-        self.audit = AuditLog(database: database)
-        self.clock = clock
-    }
-
-    /// The wait before attempt `attempts + 1`.
-    static func backoff(afterAttempts attempts: Int) -> TimeInterval {
-        min(30 * pow(2, Double(max(attempts - 1, 0))), 3600)
+        self.outbox = Outbox(database: database, clock: clock, sender: Sender(client: client, masterKey: masterKey, audit: AuditLog(database: database)))
     }
 
     /// Queues a revocation inside the caller's transaction, due at once.
     func enqueue(refreshToken: [UInt8], clientID: String, userID: String, now: Date, on connection: any SQLConnection) throws {
         let id = Identifiers.make("rvk")
-        try revocations.insert(
-            AppleRevocation(
-                id: id, userID: userID, clientID: clientID, sealedToken: try masterKey.seal(refreshToken, context: Self.context(id)),
-                createdAt: now, attempts: 0, nextAttemptAt: now, lastError: nil),
-            on: connection)
+        try outbox.enqueue(
+            id: id, payload: try masterKey.seal(refreshToken, context: Sender.context(id)), userID: userID, label: clientID,
+            giveUpAfter: Sender.forever, now: now, on: connection)
     }
 
-    private static func context(_ id: String) -> String { "apple_revocations.token:" + id }
-
     /// Sends every due revocation once.
-    ///
-    /// Each row is claimed (a compare-and-set, in a transaction of its own) just before it is
-    /// sent, so its lease covers its own send only; a row another process claimed first is
-    /// skipped. Only the claimer deletes the row or schedules its retry, and only while its claim
-    /// holds.
     ///
     /// - Returns: How many Apple accepted.
     @discardableResult
     func runDue() async throws -> Int {
-        let now = clock()
-        let revocations = revocations
-        let due = try await database.read { try revocations.due(at: now, limit: Self.batchSize, on: $0) }
-        var accepted = 0
-        for revocation in due {
-            let claimedAt = clock()
-            let claim = try await database.write { connection in
-                try revocations.claim(
-                    id: revocation.id, dueAt: claimedAt, until: claimedAt.addingTimeInterval(Self.lease), on: connection)
-            }
-            guard let claim else { continue }
-            let attempts = revocation.attempts + 1
-            var failure: String?
-            do {
-                let token = try masterKey.unseal(revocation.sealedToken, context: Self.context(revocation.id))
-                try await client.revoke(refreshToken: String(decoding: token, as: UTF8.self), clientID: revocation.clientID)
-            } catch AppleError.rejected(let code) {
-                failure = "Apple refused: \(code)"
-            } catch AppleError.unavailable(let reason) {
-                failure = reason
-            } catch {
-                failure = "the sealed token cannot be opened"
-            }
-            let finished = clock()
-            let stillClaimed = try await database.write { [failure] connection in
-                if let failure {
-                    return try revocations.release(
-                        id: revocation.id, claim: claim, retryAt: finished.addingTimeInterval(Self.backoff(afterAttempts: attempts)),
-                        error: String(failure.prefix(200)), on: connection)
-                }
-                guard try revocations.delete(id: revocation.id, claim: claim, on: connection) else { return false }
-                try self.audit.record(
-                    .init(time: finished, userID: revocation.userID, event: .appleTokenRevoked, outcome: .success, details: ["attempts": String(attempts)]),
-                    on: connection)
-                return true
-            }
-            if !stillClaimed {
-                // The lease ran out during the send and another process claimed the row: it owns
-                // the row now, and its send is harmless (Apple accepts revoking a revoked token).
-                ServerLog.write(.warning, "apple_revocation_lease_lost", time: finished, ["revocation": .string(revocation.id)])
-            }
-            if failure == nil && stillClaimed { accepted += 1 }
+        try await outbox.runDue()
+    }
+
+    /// How many revocations of a (deleted) user are still queued.
+    func pending(userID: String) async throws -> Int {
+        try await outbox.pending(userID: userID)
+    }
+
+    struct Sender: OutboxSender {
+        let client: AppleClient
+        let masterKey: MasterKey
+        let audit: AuditLog
+
+        var kind: String { "apple_revocation" }
+        /// A revocation is never given up.
+        static let forever: TimeInterval = 100 * 365 * 86_400
+
+        /// The sealing context of a queued token; the same since revocations had a table of their own.
+        static func context(_ id: String) -> String { "apple_revocations.token:" + id }
+
+        func backoff(afterAttempts attempts: Int) -> TimeInterval {
+            min(30 * pow(2, Double(max(attempts - 1, 0))), 3600)
         }
-        return accepted
+
+        func deliver(_ item: OutboxItem) async -> OutboxAttempt {
+            do {
+                let token = try masterKey.unseal(item.payload, context: Self.context(item.id))
+                try await client.revoke(refreshToken: String(decoding: token, as: UTF8.self), clientID: item.label ?? "")
+                return .delivered
+            } catch AppleError.rejected(let code) {
+                return .deferred("Apple refused: \(code)")
+            } catch AppleError.unavailable(let reason) {
+                return .deferred(reason)
+            } catch {
+                return .deferred("the sealed token cannot be opened")
+            }
+        }
+
+        func settle(_ item: OutboxItem, _ attempt: OutboxAttempt, attempts: Int, at time: Date, on connection: any SQLConnection) throws {
+            try audit.record(
+                .init(time: time, userID: item.userID, event: .appleTokenRevoked, outcome: .success, details: ["attempts": String(attempts)]),
+                on: connection)
+        }
     }
 }

@@ -53,8 +53,7 @@ extension LatchkeyApplication {
     package func deleteUser(id: String) async throws -> Int {
         try await services.accounts.delete(userID: id, principal: nil, reason: "operator", context: RequestContext())
         try await services.apple.outbox.runDue()
-        let revocations = AppleRevocationRepository()
-        return try await database.read { try revocations.count(userID: id, on: $0) }
+        return try await services.apple.outbox.pending(userID: id)
     }
 
     /// A user's sign-in identities, for `latchkey users show`.

@@ -4,10 +4,14 @@ import LatchkeyStore
 /// One piece of work in the outbox: its sealed payload and its delivery state.
 struct OutboxItem: Sendable, Hashable {
     var id: String
-    /// Which sender handles it: `mail`.
+    /// Which sender handles it: `apple_revocation`, `mail`.
     var kind: String
     /// Sealed under the master key, with the context its sender uses.
     var payload: [UInt8]
+    /// Whose it is, for its audit entry; no foreign key, it may outlive the account.
+    var userID: String?
+    /// What it is, in words that are no secret: an Apple client id, a mail purpose.
+    var label: String?
     var createdAt: Date
     /// Failed attempts so far.
     var attempts: Int
@@ -30,11 +34,12 @@ struct OutboxRepository: Sendable {
     func insert(_ item: OutboxItem, on connection: any SQLConnection) throws {
         try connection.execute(
             """
-            INSERT INTO outbox (id, kind, payload, created_at, attempts, next_attempt_at, give_up_at, last_error)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO outbox (id, kind, payload, user_id, label, created_at, attempts, next_attempt_at, give_up_at, last_error)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
-                .text(item.id), .text(item.kind), .blob(item.payload), .time(item.createdAt), .integer(Int64(item.attempts)),
+                .text(item.id), .text(item.kind), .blob(item.payload), SQLValue(item.userID), SQLValue(item.label), .time(item.createdAt),
+                .integer(Int64(item.attempts)),
                 .time(item.nextAttemptAt), .time(item.giveUpAt), SQLValue(item.lastError),
             ])
     }
@@ -77,14 +82,20 @@ struct OutboxRepository: Sendable {
             [.time(retryAt), .text(error), .text(id), .time(claim)]) == 1
     }
 
-    /// How many items of `kind` wait, for the depth gauge.
-    func count(kind: String, on connection: any SQLConnection) throws -> Int {
-        Int(try connection.queryOne("SELECT count(*) AS n FROM outbox WHERE kind = ?", [.text(kind)])?.int("n") ?? 0)
+    /// How many items of `kind` wait; with `userID`, only that user's.
+    func count(kind: String, userID: String? = nil, on connection: any SQLConnection) throws -> Int {
+        let row = if let userID {
+            try connection.queryOne("SELECT count(*) AS n FROM outbox WHERE kind = ? AND user_id = ?", [.text(kind), .text(userID)])
+        } else {
+            try connection.queryOne("SELECT count(*) AS n FROM outbox WHERE kind = ?", [.text(kind)])
+        }
+        return Int(try row?.int("n") ?? 0)
     }
 
     static func item(_ row: SQLRow) throws -> OutboxItem {
         OutboxItem(
-            id: try row.string("id"), kind: try row.string("kind"), payload: try row.blob("payload"), createdAt: try row.date("created_at"),
+            id: try row.string("id"), kind: try row.string("kind"), payload: try row.blob("payload"), userID: row.optionalString("user_id"),
+            label: row.optionalString("label"), createdAt: try row.date("created_at"),
             attempts: Int(try row.int("attempts")), nextAttemptAt: try row.date("next_attempt_at"), giveUpAt: try row.date("give_up_at"),
             lastError: row.optionalString("last_error"))
     }

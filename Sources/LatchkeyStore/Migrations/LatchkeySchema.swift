@@ -17,7 +17,8 @@ package enum LatchkeySchema {
     ]
 
     /// Migration 6: email flows (verification, password reset, sign-in by code, change of
-    /// address) and the durable outbox that delivers their mail.
+    /// address), and one durable outbox for their mail and the Apple revocations, which move
+    /// into it from `apple_revocations`.
     @Sendable
     static func email(_ dialect: SQLDialect) -> [String] {
         let blob = dialect.blobType
@@ -52,14 +53,18 @@ package enum LatchkeySchema {
             "CREATE INDEX users_email ON users (email)",
             // Work to do outside a request, written in the transaction that decided it, done by
             // whichever process claims it first (a compare-and-set moving next_attempt_at to the
-            // end of a lease, as apple_revocations), retried with back-off until give_up_at.
-            // payload is sealed under the master key and the row is deleted once done, so a sent
-            // message's link and code do not stay at rest.
+            // end of a lease), retried with back-off until give_up_at. payload is sealed under
+            // the master key and the row is deleted once done, so a sent message's link and code
+            // do not stay at rest. user_id has no foreign key: a revocation outlives the account.
+            // label says what the item is in words that are no secret (an Apple client id, a
+            // mail purpose).
             """
             CREATE TABLE outbox (
                 id TEXT PRIMARY KEY NOT NULL,
                 kind TEXT NOT NULL,
                 payload \(blob) NOT NULL,
+                user_id TEXT,
+                label TEXT,
                 created_at \(time) NOT NULL,
                 attempts INTEGER NOT NULL DEFAULT 0,
                 next_attempt_at \(time) NOT NULL,
@@ -68,6 +73,15 @@ package enum LatchkeySchema {
             )
             """,
             "CREATE INDEX outbox_next_attempt_at ON outbox (next_attempt_at)",
+            "CREATE INDEX outbox_user_id ON outbox (user_id)",
+            // Queued Apple revocations move over, sealed as they were (their context names their
+            // id); they are retried for as long as it takes.
+            """
+            INSERT INTO outbox (id, kind, payload, user_id, label, created_at, attempts, next_attempt_at, give_up_at, last_error)
+            SELECT id, 'apple_revocation', token, user_id, client_id, created_at, attempts, next_attempt_at, created_at + 3153600000, last_error
+            FROM apple_revocations
+            """,
+            "DROP TABLE apple_revocations",
         ]
     }
 

@@ -4,11 +4,11 @@ import Testing
 
 @testable import LatchkeyServer
 
-/// The contract of the Apple domain's repositories (`identities`, `apple_revocations`,
-/// `apple_identity_tokens`, `apple_notifications`), run on every engine. Concurrent cases run
+/// The contract of the Apple domain's repositories (`identities`, `apple_identity_tokens`,
+/// `apple_notifications`), run on every engine. Concurrent cases run
 /// each contender in its own transaction from one stale read, so they prove the compare-and-set,
 /// not a single writer.
-@Suite("Repository contract: Apple identities, revocation outbox, replay")
+@Suite("Repository contract: Apple identities, replay")
 struct AppleRepositoryContractTests {
     static let issuer = "https://appleid.apple.com"
     static let start = Date(timeIntervalSince1970: 1_800_000_000)
@@ -182,69 +182,6 @@ struct AppleRepositoryContractTests {
                 try identities.claimValidation(id: created.id, read: nil, until: Self.start.addingTimeInterval(TimeInterval(index)), on: connection)
             }
             #expect(winners == 1)
-        }
-    }
-
-    // MARK: apple_revocations
-
-    static func revocation(due: Date) -> AppleRevocation {
-        AppleRevocation(
-            id: Identifiers.make("rvk"), userID: "usr_gone", clientID: "com.example.app", sealedToken: [7, 7], createdAt: due, attempts: 0,
-            nextAttemptAt: due, lastError: nil)
-    }
-
-    @Test("S28: revocation outbox: of N concurrent claims of one due revocation exactly one wins; only the claimer deletes it", arguments: ContractEngine.allCases)
-    func outboxClaimDelete(engine: ContractEngine) async throws {
-        try await withContractDatabase(engine) { database in
-            let revocations = AppleRevocationRepository()
-            let queued = Self.revocation(due: Self.start)
-            try await database.write { try revocations.insert(queued, on: $0) }
-            let now = Self.start.addingTimeInterval(1)
-            let due = try await database.read { try revocations.due(at: now, limit: 10, on: $0) }
-            #expect(due == [queued])
-            let claims = try await withThrowingTaskGroup(of: Date?.self) { group in
-                for _ in 0..<8 {
-                    group.addTask { try await database.write { try revocations.claim(id: queued.id, dueAt: now, until: now.addingTimeInterval(60), on: $0) } }
-                }
-                return try await group.reduce(into: [Date]()) { if let claim = $1 { $0.append(claim) } }
-            }
-            #expect(claims.count == 1)
-            let claim = try #require(claims.first)
-            try await database.write { connection throws in
-                #expect(try revocations.due(at: now, limit: 10, on: connection).isEmpty, "leased")
-                #expect(try revocations.delete(id: queued.id, claim: claim.addingTimeInterval(-60), on: connection) == false, "not the claim")
-                #expect(try revocations.release(id: queued.id, claim: now, retryAt: now, error: "x", on: connection) == false)
-                #expect(try revocations.count(userID: "usr_gone", on: connection) == 1)
-                #expect(try revocations.delete(id: queued.id, claim: claim, on: connection))
-                #expect(try revocations.delete(id: queued.id, claim: claim, on: connection) == false, "once")
-                #expect(try revocations.count(userID: "usr_gone", on: connection) == 0)
-            }
-        }
-    }
-
-    @Test("S28: revocation outbox: a failed send is released by its claimer with the error and the retry time; a lease that ran out is claimed again and the old claim loses", arguments: ContractEngine.allCases)
-    func outboxReleaseAndLease(engine: ContractEngine) async throws {
-        try await withContractDatabase(engine) { database in
-            let revocations = AppleRevocationRepository()
-            let queued = Self.revocation(due: Self.start)
-            try await database.write { try revocations.insert(queued, on: $0) }
-            let retry = Self.start.addingTimeInterval(30)
-            try await database.write { connection throws in
-                let claim = try #require(try revocations.claim(id: queued.id, dueAt: Self.start, until: Self.start.addingTimeInterval(60), on: connection))
-                #expect(try revocations.release(id: queued.id, claim: claim, retryAt: retry, error: "Apple answered 503", on: connection))
-                let row = try #require(try revocations.due(at: retry, limit: 10, on: connection).first)
-                #expect(row.attempts == 1 && row.lastError == "Apple answered 503" && row.nextAttemptAt == retry)
-                #expect(try revocations.claim(id: queued.id, dueAt: retry.addingTimeInterval(-1), until: retry.addingTimeInterval(59), on: connection) == nil, "not due yet")
-
-                // A sender whose lease ran out loses the row to the next claimer.
-                let first = try #require(try revocations.claim(id: queued.id, dueAt: retry, until: retry.addingTimeInterval(60), on: connection))
-                let later = retry.addingTimeInterval(61)
-                let second = try #require(try revocations.claim(id: queued.id, dueAt: later, until: later.addingTimeInterval(60), on: connection))
-                #expect(second > first)
-                #expect(try revocations.delete(id: queued.id, claim: first, on: connection) == false)
-                #expect(try revocations.release(id: queued.id, claim: first, retryAt: later, error: "late", on: connection) == false)
-                #expect(try revocations.delete(id: queued.id, claim: second, on: connection))
-            }
         }
     }
 
