@@ -19,6 +19,7 @@ struct ServeTests {
         let server = try await ServerProcess.start(["serve", "--dev", "--listen", "127.0.0.1:0"], in: directory)
         #expect(server.banner.contains("DEVELOPMENT MODE"))
         #expect(server.banner.contains("curl \(server.baseURL)/healthz"))
+        #expect(server.banner.contains("\(server.baseURL)/sandbox/mail"))
         let key = directory.appendingPathComponent("latchkey-data/master.key").path
         #expect(try FileManager.default.attributesOfItem(atPath: key)[.posixPermissions] as? Int == 0o600)
         #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("latchkey-data/latchkey.sqlite").path))

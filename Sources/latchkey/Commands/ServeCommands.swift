@@ -138,6 +138,7 @@ enum Banner {
             DEVELOPMENT MODE: local data, generated keys. Never expose this server to the internet.
 
             Sandbox Apple at \(application.publicURL)/sandbox/apple (client id \(configuration.apple.clientIDs.joined(separator: ", "))).
+            Mail the server sends (password resets, sign-in codes) lands at \(application.publicURL)/sandbox/mail.
 
             Try:
               latchkey demo --url \(application.publicURL)     (the whole Sign in with Apple story)
