@@ -17,8 +17,9 @@ private import Musl
 /// can be half dead (a server that hangs, a peer gone without a reset, a network that drops
 /// packets) and then no notification ever arrives and no error either; TCP keepalives
 /// (``PostgreSQLConnector``) catch a dead peer, not a hung server. When the connection is lost,
-/// or cannot be made, it tries again each second; after it is made again it calls `onChange`
-/// once, since notifications sent meanwhile were missed.
+/// or cannot be made, it tries again each second. Each time its `LISTEN` takes effect, the
+/// first time included, it calls `onChange` once, since notifications sent before (while the
+/// connection was lost, or between ``start()`` and the first `LISTEN`) were missed.
 final class PostgreSQLListener: Sendable {
     private let channel: String
     private let connector: PostgreSQLConnector
@@ -48,15 +49,13 @@ final class PostgreSQLListener: Sendable {
     private var isStopped: Bool { stopped.load(ordering: .acquiring) }
 
     private func run() {
-        var connectedBefore = false
         while !isStopped {
             guard let handle = try? connector.connect() else {
                 pause()
                 continue
             }
             if listen(on: handle) {
-                if connectedBefore { onChange() }
-                connectedBefore = true
+                onChange()
                 wait(on: handle)
             }
             PQfinish(handle)

@@ -337,8 +337,9 @@ package final class SQLiteDatabase: SQLDatabase {
 
     /// Polls `PRAGMA data_version` on the first reader connection once a second and calls
     /// `onChange` when it moved: some connection, of this process or another, committed a
-    /// change to the file since the last poll. SQLite has no channels, so every subscription
-    /// fires on any commit, whatever `channel` is; subscribers re-read what they cache.
+    /// change to the file since the last poll; and once at the first poll, which may come after
+    /// a commit it would otherwise miss. SQLite has no channels, so every subscription fires on
+    /// any commit, whatever `channel` is; subscribers re-read what they cache.
     ///
     /// - Parameters:
     ///   - channel: The channel (checked, otherwise unused).
@@ -352,7 +353,7 @@ package final class SQLiteDatabase: SQLDatabase {
             while !Task.isCancelled {
                 do {
                     let version = try await reader.run { try $0.queryOne("PRAGMA data_version", [])?.int("data_version") }
-                    if let last, version != last { onChange() }
+                    if version != last { onChange() }
                     last = version
                 } catch let error as StoreError where error.code == .closed {
                     return
