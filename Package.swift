@@ -62,6 +62,8 @@ let package = Package(
         // Small things every layer uses and none owns: trimming white space, starting a detached
         // thread. Here so that the domain does not import HTTP to get them.
         .target(name: "LatchkeyBasics", swiftSettings: swiftSettingsInPackage),
+        // Mail: RFC 5322 messages (and the SMTP client, next); no HTTP, no storage.
+        .target(name: "LatchkeyMail", dependencies: ["LatchkeyBasics", "LatchkeyCrypto"], swiftSettings: swiftSettingsInPackage),
         // The /v1 request and response bodies, shared by the server's routes, its tests and the
         // client SDK; JSON only, so they cannot drift apart.
         .target(name: "LatchkeyWire", dependencies: ["LatchkeyJSON"], swiftSettings: swiftSettings),
@@ -114,7 +116,7 @@ let package = Package(
             name: "LatchkeyServer",
             dependencies: [
                 "LatchkeyErrors", "LatchkeyBasics", "LatchkeyJSON", "LatchkeyWire", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP",
-                "LatchkeyHTTPServer", "LatchkeyHTTPClient", "LatchkeyStore", "LatchkeyCommonPasswords",
+                "LatchkeyHTTPServer", "LatchkeyHTTPClient", "LatchkeyStore", "LatchkeyCommonPasswords", "LatchkeyMail",
             ],
             swiftSettings: swiftSettingsInPackage),
         .executableTarget(
@@ -153,7 +155,7 @@ let package = Package(
         // and regressions through the same functions, so `make test` guards them without libFuzzer.
         .target(
             name: "LatchkeyFuzzChecks",
-            dependencies: ["LatchkeyJSON", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyHTTPServer"],
+            dependencies: ["LatchkeyJSON", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyHTTPServer", "LatchkeyMail"],
             path: "Fuzz/Checks",
             swiftSettings: swiftSettingsInPackage),
 
@@ -192,6 +194,10 @@ let package = Package(
                 "LatchkeyTestSupport", "latchkey", "latchkey-demo",
             ],
             resources: [.copy("Fixtures")],
+            swiftSettings: swiftSettingsInPackage),
+        .testTarget(
+            name: "LatchkeyMailTests",
+            dependencies: ["LatchkeyMail", "LatchkeyJSON", "LatchkeyTestSupport"],
             swiftSettings: swiftSettingsInPackage),
         .testTarget(
             name: "LatchkeyClientTests",

@@ -63,6 +63,11 @@ struct EmailFlowTests {
             let mail = try await Self.mail(server, to: "ada@example.com")
             #expect(mail.subject == "Reset your Latchkey password")
             #expect(mail.link.hasPrefix("/email/reset?token="))
+            // The message as SMTP would carry it, read by Python's email package.
+            let raw = try #require(try await Self.mailbox(server, to: "ada@example.com").first?["raw"]?.stringValue)
+            let parsed = try JSONValue(parsing: Array(try PythonEmail.parse(raw).utf8))
+            #expect(parsed["to"] == ["ada@example.com"] && parsed["from"] == ["no-reply@localhost"] && parsed["defects"] == [])
+            #expect(parsed["plain"]?.stringValue?.contains(mail.code) == true && parsed["html"]?.stringValue?.contains(mail.code) == true)
 
             let refused = try await server.request(
                 .post, "/v1/auth/password/reset/confirm", json: ["flow_id": .string(flow.flowID), "code": .string(mail.code), "password": "short"])

@@ -62,16 +62,17 @@ struct LayeringTests {
             "CLatchkeyEvent", "CLatchkeyShims", "LatchkeyLibevent", "LatchkeyHTTP", "LatchkeyJSON", "LatchkeyErrors", "LatchkeyBasics",
         ]),
         "LatchkeyStore": platform.union(["CLatchkeySQLite", "CLatchkeyPQ", "LatchkeyJSON", "LatchkeyErrors"]),
+        "LatchkeyMail": platform.union(["LatchkeyBasics", "LatchkeyCrypto"]),
         "LatchkeySandbox": platform.union(["LatchkeyJSON", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyHTTPClient", "LatchkeyErrors"]),
         "LatchkeyServer": platform.union([
             "LatchkeyErrors", "LatchkeyBasics", "LatchkeyJSON", "LatchkeyWire", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP",
-            "LatchkeyHTTPServer", "LatchkeyHTTPClient", "LatchkeyStore", "LatchkeyCommonPasswords",
+            "LatchkeyHTTPServer", "LatchkeyHTTPClient", "LatchkeyStore", "LatchkeyCommonPasswords", "LatchkeyMail",
         ]),
     ]
 
     @Test("each module imports only the modules below it; the wire models link no C library and no Foundation", arguments: [
         "LatchkeyJSON", "LatchkeyWire", "LatchkeyErrors", "LatchkeyBasics", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyCommonPasswords", "LatchkeyHTTP",
-        "LatchkeyLibevent", "LatchkeyHTTPServer", "LatchkeyHTTPClient", "LatchkeyStore", "LatchkeySandbox", "LatchkeyServer",
+        "LatchkeyLibevent", "LatchkeyHTTPServer", "LatchkeyHTTPClient", "LatchkeyStore", "LatchkeyMail", "LatchkeySandbox", "LatchkeyServer",
     ])
     func importsFollowTheGraph(module: String) throws {
         let allowed = try #require(Self.allowedImports[module])

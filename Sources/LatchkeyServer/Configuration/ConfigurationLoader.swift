@@ -5,6 +5,7 @@ import LatchkeyErrors
 import LatchkeyHTTP
 import LatchkeyHTTPServer
 import LatchkeyJSON
+import LatchkeyMail
 import LatchkeyStore
 
 /// A configuration that cannot be used: one line per bad setting, each naming it.
@@ -291,7 +292,7 @@ package enum ConfigurationLoader {
         }
         // Both end up in message headers: one line, no control characters.
         let hasControl = { (text: String) in text.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F } }
-        if hasControl(configuration.email.from) || !configuration.email.from.contains("@") || configuration.email.from.utf8.count > 320 {
+        if hasControl(configuration.email.from) || MailAddress(parsing: configuration.email.from) == nil {
             problems.append("email.from: must be an address, or Name <address>, on one line")
         }
         if hasControl(configuration.email.productName) || configuration.email.productName.isEmpty || configuration.email.productName.utf8.count > 100 {

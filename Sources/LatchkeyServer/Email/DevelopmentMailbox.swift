@@ -1,4 +1,5 @@
 import FoundationEssentials
+import LatchkeyMail
 import Synchronization
 
 /// Where mail goes in development mode: kept in memory and shown at `GET /sandbox/mail` and
@@ -11,6 +12,9 @@ final class DevelopmentMailbox: MailTransport {
         var receivedAt: Date
         var from: String
         var message: MailMessage
+        /// The RFC 5322 message, as SMTP would carry it.
+        var mime: MIMEMessage
+        var raw: String
     }
 
     static let capacity = 200
@@ -23,8 +27,12 @@ final class DevelopmentMailbox: MailTransport {
 
     func send(_ message: MailMessage, from sender: String) async throws(MailDeliveryFailure) {
         let now = clock()
+        guard let mime = MIMEMessage(message, from: sender, date: now) else {
+            throw MailDeliveryFailure(permanent: true, reason: "the sender or the recipient is not an address")
+        }
+        let raw = mime.rendered()
         state.withLock { state in
-            state.messages.append(Delivered(id: state.next, receivedAt: now, from: sender, message: message))
+            state.messages.append(Delivered(id: state.next, receivedAt: now, from: sender, message: message, mime: mime, raw: raw))
             state.next += 1
             if state.messages.count > Self.capacity { state.messages.removeFirst(state.messages.count - Self.capacity) }
         }

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import LatchkeyJSON
+import LatchkeyMail
 
 /// One message to deliver: its recipient, subject and its text and HTML bodies.
 ///
@@ -50,4 +51,12 @@ struct MailDeliveryFailure: Error, Sendable {
     var permanent: Bool
     /// For the outbox's `last_error` and the log: never holds the message or a secret.
     var reason: String
+}
+
+extension MIMEMessage {
+    /// `message` from `sender` (`email.from`), or `nil` when either address is not one.
+    init?(_ message: MailMessage, from sender: String, date: Date) {
+        guard let from = MailAddress(parsing: sender), let to = MailAddress(message.to) else { return nil }
+        self.init(from: from, to: to, subject: message.subject, text: message.text, html: message.html, date: date)
+    }
 }

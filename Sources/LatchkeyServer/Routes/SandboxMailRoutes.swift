@@ -1,5 +1,6 @@
 import LatchkeyHTTP
 import LatchkeyJSON
+import LatchkeyMail
 
 /// The development mailbox (dev mode only): `GET /sandbox/mail`, a page listing the newest
 /// messages, and `/sandbox/mail.json` for scripts and tests.
@@ -14,6 +15,7 @@ struct SandboxMailRoutes {
                     "id": .number(Double(delivered.id)), "received_at": .string(RFC3339.string(delivered.receivedAt)), "from": .string(delivered.from),
                     "to": .string(delivered.message.to), "subject": .string(delivered.message.subject), "purpose": .string(delivered.message.purpose),
                     "text": .string(delivered.message.text), "html": .string(delivered.message.html),
+                    "message_id": .string(delivered.mime.messageID), "raw": .string(delivered.raw),
                 ]
             }
             var response = HTTPResponse.json(["messages": .array(messages)])
