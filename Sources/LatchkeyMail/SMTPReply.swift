@@ -1,8 +1,8 @@
 /// One SMTP reply (RFC 5321 §4.2): a three-digit code and its text lines.
 ///
 /// Parsed strictly and within bounds, since it comes from the network: every line is
-/// `code` then `-` (more lines follow) or a space or nothing (the last), then printable text and
-/// CRLF; all lines carry the same code; a line is at most ``maximumLineLength`` bytes and a reply
+/// `code` then `-` (more lines follow) or a space or nothing (the last), then printable UTF-8
+/// text and CRLF; all lines carry the same code; a line is at most ``maximumLineLength`` bytes and a reply
 /// at most ``maximumLines`` lines.
 package struct SMTPReply: Sendable, Hashable {
     /// `220`, `250`, `354`, `421`, `535`, …
@@ -64,7 +64,9 @@ package struct SMTPReply: Sendable, Hashable {
             guard text.allSatisfy({ $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }) else {
                 throw Malformed(reason: "a reply line holds a control character")
             }
-            lines.append(String(decoding: text, as: UTF8.self))
+            // ASCII, or UTF-8 from a server that speaks SMTPUTF8 (RFC 6531); nothing else.
+            guard let decoded = String(validating: text, as: UTF8.self) else { throw Malformed(reason: "a reply line is not UTF-8") }
+            lines.append(decoded)
             offset = newline + 1
             if last { return (SMTPReply(code: lineCode, lines: lines), offset) }
             guard lines.count < maximumLines else { throw Malformed(reason: "a reply has more than \(maximumLines) lines") }

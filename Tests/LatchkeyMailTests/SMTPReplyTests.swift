@@ -41,4 +41,10 @@ struct SMTPReplyTests {
     func malformed(text: String) {
         #expect(throws: SMTPReply.Malformed.self) { try Self.parse(text) }
     }
+
+    @Test("a line that is not UTF-8 is refused; UTF-8 text (SMTPUTF8) is read as it is")
+    func encoding() throws {
+        #expect(throws: SMTPReply.Malformed.self) { try SMTPReply.parse(Array("250 caf".utf8) + [0xE9] + Array("\r\n".utf8)) }
+        #expect(try Self.parse("250 café ok\r\n")?.reply.lines == ["café ok"])
+    }
 }
