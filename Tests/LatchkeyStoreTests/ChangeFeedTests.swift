@@ -7,13 +7,16 @@ import Testing
 /// processes' writes.
 @Suite("Change feed")
 struct ChangeFeedTests {
-    /// Subscribes, commits an announced change at once (before the subscription can have started
-    /// watching), and waits for the call that must follow.
+    /// Subscribes, commits an announced change at once, and waits for the call that must follow.
     static func changeRightAfterSubscribing(_ database: any SQLDatabase) async throws -> Bool {
+        try await database.write { _ = try $0.execute("CREATE TABLE marks (id INTEGER PRIMARY KEY, note TEXT)", []) }
         let calls = Atomic<Int>(0)
         let subscription = database.subscribe(to: "marks") { calls.add(1, ordering: .relaxed) }
         defer { subscription.cancel() }
-        try await database.write { try $0.announceChange(on: "marks") }
+        try await database.write { connection in
+            _ = try connection.execute("INSERT INTO marks (id, note) VALUES (1, 'changed')", [])
+            try connection.announceChange(on: "marks")
+        }
         return try await eventually(within: .seconds(5)) { calls.load(ordering: .relaxed) > 0 }
     }
 

@@ -17,9 +17,11 @@ private import Musl
 /// can be half dead (a server that hangs, a peer gone without a reset, a network that drops
 /// packets) and then no notification ever arrives and no error either; TCP keepalives
 /// (``PostgreSQLConnector``) catch a dead peer, not a hung server. When the connection is lost,
-/// or cannot be made, it tries again each second. Each time its `LISTEN` takes effect, the
-/// first time included, it calls `onChange` once, since notifications sent before (while the
-/// connection was lost, or between ``start()`` and the first `LISTEN`) were missed.
+/// or cannot be made, it tries again each second; after it is made again it calls `onChange`
+/// once, since notifications sent meanwhile were missed. ``start()`` returns once the first
+/// `LISTEN` took effect (or its first attempt failed, or two seconds passed), so a change
+/// committed after it returns is heard; when the first `LISTEN` comes later than that, it calls
+/// `onChange` too.
 final class PostgreSQLListener: Sendable {
     private let channel: String
     private let connector: PostgreSQLConnector
@@ -27,6 +29,9 @@ final class PostgreSQLListener: Sendable {
     private let checkInterval: Duration
     private let stopped = Atomic<Bool>(false)
     private let queue: DispatchQueue
+    /// Whether the first `LISTEN` took effect, and whether ``start()`` stopped waiting for it:
+    /// decided under one lock, so a change in between is told either way.
+    private let firstListen = Mutex((listening: false, startGaveUp: false))
 
     init(channel: String, connector: PostgreSQLConnector, checkInterval: Duration, onChange: @escaping @Sendable () -> Void) {
         self.channel = channel
@@ -36,9 +41,16 @@ final class PostgreSQLListener: Sendable {
         self.queue = DispatchQueue(label: "latchkey.store.postgresql.listen.\(channel)")
     }
 
-    /// Starts listening.
+    /// How long ``start()`` waits for the first `LISTEN`.
+    static let startWait = 2.0
+
+    /// Starts listening, and returns once the first attempt is over (at most ``startWait``).
     func start() {
-        queue.async { self.run() }
+        let firstAttempt = DispatchSemaphore(value: 0)
+        queue.async { self.run(firstAttempt) }
+        if firstAttempt.wait(timeout: .now() + Self.startWait) == .timedOut {
+            firstListen.withLock { if !$0.listening { $0.startGaveUp = true } }
+        }
     }
 
     /// Ends the session within about half a second.
@@ -48,15 +60,27 @@ final class PostgreSQLListener: Sendable {
 
     private var isStopped: Bool { stopped.load(ordering: .acquiring) }
 
-    private func run() {
+    private func run(_ firstAttempt: DispatchSemaphore) {
+        var first = true
         while !isStopped {
             guard let handle = try? connector.connect() else {
+                if first { firstAttempt.signal() }
+                first = false
                 pause()
                 continue
             }
             if listen(on: handle) {
-                onChange()
+                let missed = firstListen.withLock { state in
+                    defer { state.listening = true }
+                    return !first || state.startGaveUp
+                }
+                if first { firstAttempt.signal() }
+                first = false
+                if missed { onChange() }
                 wait(on: handle)
+            } else if first {
+                firstAttempt.signal()
+                first = false
             }
             PQfinish(handle)
             if !isStopped { pause() }

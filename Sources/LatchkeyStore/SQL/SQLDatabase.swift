@@ -48,12 +48,11 @@ package protocol SQLDatabase: Sendable {
     /// Calls `onChange` after every commit, in this process or another, that announced a change
     /// on `channel` (``SQLConnection/announceChange(on:)``), until the subscription is cancelled.
     ///
-    /// Delivery is prompt (well under a second on PostgreSQL, within about a second on SQLite)
-    /// but not exact: a call may cover several changes, and calls without a change happen (once
-    /// when the subscription starts watching, since a change committed between this call and
-    /// that moment would otherwise be missed; after a lost connection is made again; on SQLite,
-    /// after a write to any table). Treat each call as "re-read what you cache", and keep a slow
-    /// full re-read as a safety net.
+    /// A change committed after this returns is told. Delivery is prompt (well under a second on
+    /// PostgreSQL, within about a second on SQLite) but not exact: a call may cover several
+    /// changes, and calls without a change happen (after a lost connection is made again, where
+    /// changes may have been missed; on SQLite, after a write to any table). Treat each call as
+    /// "re-read what you cache", and keep a slow full re-read as a safety net.
     ///
     /// - Parameters:
     ///   - channel: The channel's name (``SQLChangeSubscription/isValidChannel(_:)``).

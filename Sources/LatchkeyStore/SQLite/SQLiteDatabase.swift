@@ -337,9 +337,9 @@ package final class SQLiteDatabase: SQLDatabase {
 
     /// Polls `PRAGMA data_version` on the first reader connection once a second and calls
     /// `onChange` when it moved: some connection, of this process or another, committed a
-    /// change to the file since the last poll; and once at the first poll, which may come after
-    /// a commit it would otherwise miss. SQLite has no channels, so every subscription fires on
-    /// any commit, whatever `channel` is; subscribers re-read what they cache.
+    /// change to the file since the last poll. The first value is read before this returns, so a
+    /// commit right after it is seen. SQLite has no channels, so every subscription fires on any
+    /// commit, whatever `channel` is; subscribers re-read what they cache.
     ///
     /// - Parameters:
     ///   - channel: The channel (checked, otherwise unused).
@@ -348,19 +348,20 @@ package final class SQLiteDatabase: SQLDatabase {
     package func subscribe(to channel: String, _ onChange: @escaping @Sendable () -> Void) -> SQLChangeSubscription {
         precondition(SQLChangeSubscription.isValidChannel(channel), "SQLiteDatabase: invalid change channel name")
         let reader = readers[0]
+        let first = try? reader.runSynchronously { try $0.queryOne("PRAGMA data_version", [])?.int("data_version") }
         let task = Task {
-            var last: Int64?
+            var last = first
             while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
                 do {
                     let version = try await reader.run { try $0.queryOne("PRAGMA data_version", [])?.int("data_version") }
-                    if version != last { onChange() }
+                    if let last, version != last { onChange() }
                     last = version
                 } catch let error as StoreError where error.code == .closed {
                     return
                 } catch {
                     // A busy or failing poll is tried again next second.
                 }
-                try? await Task.sleep(for: .seconds(1))
             }
         }
         return SQLChangeSubscription { task.cancel() }

@@ -58,6 +58,18 @@ final class SQLiteWorker: Sendable {
         }
     }
 
+    /// Runs `job` with the connection on the worker's queue and waits for it on the calling
+    /// thread: only for a short read that a synchronous caller needs at once (a change feed's
+    /// starting point). Never call it from the worker's own queue.
+    func runSynchronously<T: Sendable>(_ job: (SQLiteConnection) throws -> T) throws -> T {
+        try queue.sync {
+            try connection.withLock { connection in
+                guard let connection else { throw StoreError.closed("the database is closed") }
+                return try job(connection)
+            }
+        }
+    }
+
     /// Runs `body` as a write on the connection, sharing one transaction with the writes that
     /// queued up beside it (group commit; see ``SQLiteDatabase/write(_:)``).
     ///
