@@ -315,7 +315,7 @@ package final class EmailService: Sendable {
         }
         guard now < flow.expiresAt else { return try refuse(.expired, "this link or code has expired; ask for a new message", flow.userID) }
         if case .code(_, let code) = proof,
-            !HMAC.isValidAuthenticationCode(flow.codeHash, for: Array((flow.id + ":" + code).utf8), key: codeKey)
+            !ConstantTime.equals(EmailSecrets.codeHash(code, flowID: flow.id, key: codeKey), flow.codeHash)
         {
             guard try flows.recordWrongCode(id: flow.id, now: now, on: connection) else { return try refuse(.used, "this code was used already", flow.userID) }
             return try refuse(.invalidCode, "the code is wrong", flow.userID)
