@@ -62,8 +62,11 @@ let package = Package(
         // Small things every layer uses and none owns: trimming white space, starting a detached
         // thread. Here so that the domain does not import HTTP to get them.
         .target(name: "LatchkeyBasics", swiftSettings: swiftSettingsInPackage),
-        // Mail: RFC 5322 messages (and the SMTP client, next); no HTTP, no storage.
-        .target(name: "LatchkeyMail", dependencies: ["LatchkeyBasics", "LatchkeyCrypto"], swiftSettings: swiftSettingsInPackage),
+        // Mail: RFC 5322 messages and the SMTP client on libevent and OpenSSL; no HTTP, no storage.
+        .target(
+            name: "LatchkeyMail",
+            dependencies: ["CLatchkeyEvent", "CLatchkeyShims", "LatchkeyLibevent", "LatchkeyBasics", "LatchkeyCrypto"],
+            swiftSettings: swiftSettingsInPackage),
         // The /v1 request and response bodies, shared by the server's routes, its tests and the
         // client SDK; JSON only, so they cannot drift apart.
         .target(name: "LatchkeyWire", dependencies: ["LatchkeyJSON"], swiftSettings: swiftSettings),
@@ -83,11 +86,11 @@ let package = Package(
             name: "LatchkeyHTTP",
             dependencies: ["LatchkeyJSON", "LatchkeyErrors"],
             swiftSettings: swiftSettingsInPackage),
-        // What the server's and the client's libevent loops share: the mailbox into a loop,
-        // libevent's thread setup, the monotonic clock.
+        // What the server's and the clients' libevent loops share: the mailbox into a loop,
+        // libevent's thread setup, the monotonic clock, and the outbound TLS settings.
         .target(
             name: "LatchkeyLibevent",
-            dependencies: ["CLatchkeyEvent"],
+            dependencies: ["CLatchkeyEvent", "CLatchkeyShims"],
             swiftSettings: swiftSettingsInPackage),
         // The HTTP/1.1 server on libevent: loops, connections, the parser, the access log.
         .target(

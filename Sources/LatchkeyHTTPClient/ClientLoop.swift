@@ -405,7 +405,9 @@ final class ClientLoop {
     private func openConnection(to origin: PreparedRequest.Origin) throws(HTTPClientError) -> PooledConnection {
         var bufferEvent: OpaquePointer?
         if origin.isTLS {
-            if tls == nil { tls = try TLSContext(additionalCAFile: nil) }
+            if tls == nil {
+                do { tls = try TLSContext(additionalCAFile: nil) } catch { throw HTTPClientError(.transport, error.description) }
+            }
             guard let ssl = tls?.makeSSL(host: origin.host) else {
                 throw HTTPClientError(.transport, "cannot set up TLS for \(origin.host)")
             }

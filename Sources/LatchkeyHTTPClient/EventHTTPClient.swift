@@ -122,7 +122,11 @@ package final class EventHTTPClient: HTTPClient {
         precondition(
             configuration.maxIdleConnectionsPerOrigin >= 0, "EventHTTPClient: maxIdleConnectionsPerOrigin must not be negative")
         self.configuration = configuration
-        tls = try configuration.additionalCAFile.map { file throws(HTTPClientError) in try TLSContext(additionalCAFile: file) }
+        do {
+            tls = try configuration.additionalCAFile.map { file throws(TLSContext.SetupFailure) in try TLSContext(additionalCAFile: file) }
+        } catch {
+            throw HTTPClientError(.transport, error.description)
+        }
     }
 
     deinit {

@@ -22,6 +22,7 @@ enum Latchkey {
     ] + OperatorCommands.all + ClientCommands.all + [
         BackupCommand.backup,
         AuditCommand.audit,
+        MailCommand.test,
         JWTCommands.decode,
         JWTCommands.verify,
         DemoCommand.demo,

@@ -56,13 +56,13 @@ struct LayeringTests {
         "LatchkeyJOSE": platform.union(["LatchkeyJSON", "LatchkeyCrypto", "LatchkeyErrors"]),
         "LatchkeyCommonPasswords": [],
         "LatchkeyHTTP": platform.union(["LatchkeyJSON", "LatchkeyErrors"]),
-        "LatchkeyLibevent": platform.union(["CLatchkeyEvent"]),
+        "LatchkeyLibevent": platform.union(["CLatchkeyEvent", "CLatchkeyShims"]),
         "LatchkeyHTTPServer": platform.union(["CLatchkeyEvent", "LatchkeyLibevent", "LatchkeyHTTP", "LatchkeyJSON", "LatchkeyErrors", "LatchkeyBasics"]),
         "LatchkeyHTTPClient": platform.union([
             "CLatchkeyEvent", "CLatchkeyShims", "LatchkeyLibevent", "LatchkeyHTTP", "LatchkeyJSON", "LatchkeyErrors", "LatchkeyBasics",
         ]),
         "LatchkeyStore": platform.union(["CLatchkeySQLite", "CLatchkeyPQ", "LatchkeyJSON", "LatchkeyErrors"]),
-        "LatchkeyMail": platform.union(["LatchkeyBasics", "LatchkeyCrypto"]),
+        "LatchkeyMail": platform.union(["CLatchkeyEvent", "CLatchkeyShims", "LatchkeyLibevent", "LatchkeyBasics", "LatchkeyCrypto"]),
         "LatchkeySandbox": platform.union(["LatchkeyJSON", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyHTTPClient", "LatchkeyErrors"]),
         "LatchkeyServer": platform.union([
             "LatchkeyErrors", "LatchkeyBasics", "LatchkeyJSON", "LatchkeyWire", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP",

@@ -90,20 +90,22 @@ package final class LatchkeyApplication: Sendable {
         let database = try await openDatabase(configuration)
         let applied: [Migration]
         let signingKeys: SigningKeyRing
+        let metrics = Metrics()
+        let services: Services
         do {
             applied = try await Migrator.migrate(database)
             signingKeys = try await SigningKeyRing.open(
                 database: database, masterKey: masterKey, accessTokenTTL: configuration.accessTokenTTL, now: clock(), rsaKeys: rsaKeys)
+            // Refuses settings only a service can check (the SMTP client's CA file).
+            services = try Services(
+                configuration: configuration, dependencies: Dependencies(database: database, metrics: metrics, clock: clock), keys: signingKeys,
+                masterKey: masterKey, appleSettings: appleSettings, httpClient: httpClient, appleTimeout: appleTimeout)
         } catch {
             await database.close()
             throw error
         }
-        let metrics = Metrics()
         let jobs = BackgroundJobs(metrics: metrics)
         jobs.showCounters()
-        let services = try Services(
-            configuration: configuration, dependencies: Dependencies(database: database, metrics: metrics, clock: clock), keys: signingKeys,
-            masterKey: masterKey, appleSettings: appleSettings, httpClient: httpClient, appleTimeout: appleTimeout)
         let router = Router()
         router.add(middleware: StoreErrorMiddleware())
         services.registerRoutes(on: router, configuration: configuration)
@@ -151,11 +153,7 @@ package final class LatchkeyApplication: Sendable {
     private static func openPostgreSQL(_ configuration: Configuration) async throws -> PostgreSQLDatabase {
         var password = configuration.databasePassword
         if let file = configuration.databasePasswordFile {
-            guard let data = FileManager.default.contents(atPath: file) else {
-                throw ConfigurationError(problems: ["database_password_file: \(file) cannot be read"])
-            }
-            // One line; the newline an editor or `echo` leaves is not part of it.
-            password = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+            password = try ConfigurationLoader.password(fromFile: file, setting: "database_password_file")
         }
         var settings = PostgreSQLDatabase.Configuration(url: configuration.database, password: password)
         settings.poolSize = configuration.databasePoolSize

@@ -21,10 +21,11 @@ package struct Services: Sendable {
     let tokens: TokenService
     package let authorization: AuthorizationService
     let appleWeb: AppleWebSignIn
-    /// The email flows, when mail can be delivered: in development mode, to ``mailbox``.
+    /// The email flows, when mail can be delivered: to `email.smtp_url`, or in development mode
+    /// to ``mailbox``.
     package let email: EmailService?
     let mailOutbox: MailOutbox?
-    /// Where development mode delivers mail.
+    /// Where development mode delivers mail when no SMTP server is configured.
     let mailbox: DevelopmentMailbox?
     let dependencies: Dependencies
     let keys: SigningKeyRing
@@ -64,11 +65,19 @@ package struct Services: Sendable {
         authorization = AuthorizationService(
             dependencies: dependencies, accessTokens: accessTokens, keys: keys, browserSessions: browserSessions, clients: clients)
         appleWeb = AppleWebSignIn(apple: apple, masterKey: masterKey, clock: clock)
-        if configuration.dev {
-            let mailbox = DevelopmentMailbox(clock: clock)
-            let mailOutbox = MailOutbox(dependencies: dependencies, masterKey: masterKey, transport: mailbox, sender: configuration.email.from)
+        if configuration.email.isAvailable(dev: configuration.dev) {
+            let transport: any MailTransport
+            if configuration.email.smtpURL != nil {
+                let helloName = URL(string: accessTokens.issuer)?.host ?? "localhost"
+                transport = try SMTPMailTransport(configuration: configuration, helloName: helloName, metrics: dependencies.metrics, clock: clock)
+                mailbox = nil
+            } else {
+                let mailbox = DevelopmentMailbox(clock: clock)
+                transport = mailbox
+                self.mailbox = mailbox
+            }
+            let mailOutbox = MailOutbox(dependencies: dependencies, masterKey: masterKey, transport: transport, sender: configuration.email.from)
             mailOutbox.showDepth()
-            self.mailbox = mailbox
             self.mailOutbox = mailOutbox
             email = EmailService(
                 dependencies: dependencies, signIns: signIns, sessions: sessions, passwords: passwords, outbox: mailOutbox,

@@ -129,6 +129,21 @@ package struct Configuration: Sendable, Equatable {
         package var from = "Latchkey <no-reply@localhost>"
         /// `product_name`: what the messages call the service.
         package var productName = "Latchkey"
+        /// `smtp_url`: where mail goes (`smtp://`, `smtps://`, `smtp+plain://`); unset in
+        /// development mode, the sandbox mailbox.
+        package var smtpURL: String?
+        /// `smtp_username`: AUTH PLAIN or LOGIN with this name.
+        package var smtpUsername: String?
+        /// `smtp_password_file`: a file holding the SMTP password (one line). The environment
+        /// variable `LATCHKEY_SMTP_PASSWORD` may hold the password itself.
+        package var smtpPasswordFile: String?
+        /// The SMTP password from `LATCHKEY_SMTP_PASSWORD`.
+        package var smtpPassword: String?
+        /// `ca_file`: a PEM file of CA certificates trusted for the SMTP server besides the system's.
+        package var caFile: String?
+
+        /// Whether mail can be sent: to the SMTP server, or in development mode to the sandbox.
+        package func isAvailable(dev: Bool) -> Bool { smtpURL != nil || dev }
     }
 
     /// App ids (`TEAMID.bundle.id`) for the apple-app-site-association file.

@@ -10,7 +10,8 @@ extension ConfigurationLoader {
     ///
     /// - Returns: One line per variable, with the nearest setting's variable when one is close.
     package static func environmentWarnings(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> [String] {
-        let known = Set(settings.map { environmentName($0.path) })
+        // The passwords are read from the environment only, never from a setting of the file.
+        let known = Set(settings.map { environmentName($0.path) } + ["LATCHKEY_DATABASE_PASSWORD", "LATCHKEY_SMTP_PASSWORD"])
         return environment.keys.filter { $0.hasPrefix("LATCHKEY_") && !known.contains($0) }.sorted().map { name in
             "\(name): no such setting, ignored" + Suggestion.hint(for: name, among: known)
         }

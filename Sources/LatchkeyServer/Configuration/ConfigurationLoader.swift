@@ -5,7 +5,6 @@ import LatchkeyErrors
 import LatchkeyHTTP
 import LatchkeyHTTPServer
 import LatchkeyJSON
-import LatchkeyMail
 import LatchkeyStore
 
 /// A configuration that cannot be used: one line per bad setting, each naming it.
@@ -100,6 +99,10 @@ package enum ConfigurationLoader {
         ("email.code_ttl", .int(\.email.codeTTL, 60...3_600)),
         ("email.from", .string(\.email.from)),
         ("email.product_name", .string(\.email.productName)),
+        ("email.smtp_url", .optionalString(\.email.smtpURL)),
+        ("email.smtp_username", .optionalString(\.email.smtpUsername)),
+        ("email.smtp_password_file", .optionalString(\.email.smtpPasswordFile)),
+        ("email.ca_file", .optionalString(\.email.caFile)),
         ("associated_domains.webcredentials", .strings(\.associatedDomains.webcredentials)),
         ("associated_domains.applinks", .strings(\.associatedDomains.applinks)),
         ("trusted_proxies", .strings(\.trustedProxies)),
@@ -162,6 +165,9 @@ package enum ConfigurationLoader {
         // The password itself only from the environment: a file setting would sit beside the rest.
         if let password = environment["LATCHKEY_DATABASE_PASSWORD"], !password.isEmpty {
             configuration.databasePassword = password
+        }
+        if let password = environment["LATCHKEY_SMTP_PASSWORD"], !password.isEmpty {
+            configuration.email.smtpPassword = password
         }
         if dev { configuration.dev = true }
         if let listen { configuration.listen = listen }
@@ -290,14 +296,7 @@ package enum ConfigurationLoader {
         } else if !configuration.database.hasPrefix("sqlite:") || configuration.sqlitePath.isEmpty {
             problems.append("database: must be sqlite:PATH or postgres://USER@HOST:PORT/DATABASE")
         }
-        // Both end up in message headers: one line, no control characters.
-        let hasControl = { (text: String) in text.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F } }
-        if hasControl(configuration.email.from) || MailAddress(parsing: configuration.email.from) == nil {
-            problems.append("email.from: must be an address, or Name <address>, on one line")
-        }
-        if hasControl(configuration.email.productName) || configuration.email.productName.isEmpty || configuration.email.productName.utf8.count > 100 {
-            problems.append("email.product_name: must be 1 to 100 bytes on one line")
-        }
+        problems += smtpProblems(configuration.email)
         if !["full", "normal"].contains(configuration.databaseDurability) {
             problems.append("database_durability: must be full or normal")
         }

@@ -38,7 +38,8 @@ struct MailMessage: Sendable, Hashable {
     struct MailMessageError: Error {}
 }
 
-/// Delivers messages: the development mailbox in dev mode (SMTP is the next step).
+/// Delivers messages: to the SMTP server (``SMTPMailTransport``), or in development mode to the
+/// sandbox mailbox (``DevelopmentMailbox``).
 protocol MailTransport: Sendable {
     /// Sends one message.
     ///
@@ -47,10 +48,10 @@ protocol MailTransport: Sendable {
 }
 
 /// Why a delivery failed, and whether trying again can help (an SMTP 5xx cannot).
-struct MailDeliveryFailure: Error, Sendable {
-    var permanent: Bool
+package struct MailDeliveryFailure: Error, Sendable {
+    package var permanent: Bool
     /// For the outbox's `last_error` and the log: never holds the message or a secret.
-    var reason: String
+    package var reason: String
 }
 
 extension MIMEMessage {

@@ -34,13 +34,17 @@ package final class Metrics: Sendable {
             name: "latchkey_background_failures_total", kind: .counter, help: "Failed passes of a periodic background job, by job.")
 
         /// Labelled `purpose` (a template: `verify`, `reset`, `sign-in`, `change`, `change_notice`)
-        /// and `outcome` (`sent`, `deferred`, `bounced`).
+        /// and `outcome` (`sent`, `deferred`, `bounced`): `deferred` counts the failed attempts that will be retried.
         package static let emailMessages = Family(
             name: "latchkey_email_messages_total", kind: .counter, help: "Attempts to deliver mail from the outbox, by purpose and outcome.")
 
+        /// 1 while the SMTP server of `email.smtp_url` takes mail, 0 during an outage.
+        package static let smtpUp = Family(
+            name: "latchkey_email_smtp_up", kind: .gauge, help: "Whether the SMTP server answered the last delivery (1) or is in an outage (0).")
+
         static let all: [Family] = [
             httpRequests, httpDuration, httpConnections, signIns, refreshReuse, refreshReplays, rateLimitHits, queueDepth, secondFactors, jwksKeysSkipped,
-            backgroundFailures, emailMessages,
+            backgroundFailures, emailMessages, smtpUp,
         ]
     }
 

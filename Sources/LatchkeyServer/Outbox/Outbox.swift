@@ -75,18 +75,23 @@ struct Outbox<Sender: OutboxSender>: Sendable {
             on: connection)
     }
 
-    /// Delivers every due item once.
+    /// Delivers every due item once, a batch at a time, until a batch comes back short.
     ///
     /// - Returns: How many were delivered.
     @discardableResult
     func runDue() async throws -> Int {
-        let (items, kind, now) = (items, sender.kind, clock())
-        let due = try await database.read { try items.due(kind: kind, at: now, limit: Self.batchSize, on: $0) }
+        let (items, kind) = (items, sender.kind)
         var delivered = 0
-        for item in due {
-            if try await attempt(item) { delivered += 1 }
+        while true {
+            let now = clock()
+            let due = try await database.read { try items.due(kind: kind, at: now, limit: Self.batchSize, on: $0) }
+            for item in due {
+                if try await attempt(item) { delivered += 1 }
+            }
+            // An item that failed is due later and one another process holds is not due, so
+            // each batch holds new items: a full one means more may wait.
+            if due.count < Self.batchSize { return delivered }
         }
-        return delivered
     }
 
     /// How many items of this kind wait: for everyone's, or one user's.

@@ -34,7 +34,9 @@ enum ServeCommands {
         // Only at start: operator commands keep their standard error for what they did.
         for warning in ConfigurationLoader.environmentWarnings() { printError("latchkey: warning: \(warning)") }
         let configuration = try loadConfiguration(arguments, dev: arguments.flags.contains("dev"))
-        for warning in ConfigurationLoader.exposureWarnings(configuration) { printError("latchkey: warning: \(warning)") }
+        for warning in ConfigurationLoader.exposureWarnings(configuration) + ConfigurationLoader.mailWarnings(configuration) {
+            printError("latchkey: warning: \(warning)")
+        }
         try checkServerData(configuration, forOperator: false)
         // Catch the signals before the port opens, so no SIGTERM can arrive unhandled; a client
         // that hangs up mid-write must not end the process.

@@ -1,44 +1,46 @@
 internal import CLatchkeyEvent
 internal import CLatchkeyShims
 import Glibc
-import LatchkeyHTTP
 
-/// The OpenSSL settings every outbound TLS connection of one ``EventHTTPClient`` shares.
+/// The OpenSSL settings every outbound TLS connection of one client shares: the HTTP client's
+/// (identity providers) and the SMTP client's.
 ///
 /// TLS 1.2 at least; the peer's chain is verified (`SSL_VERIFY_PEER`) against the system's trust
 /// store (`SSL_CTX_set_default_verify_paths`: Debian's `/etc/ssl/certs`) plus, when given, the
 /// CA certificates of one PEM file; the certificate must name the host of the URL
 /// (`SSL_set1_host`, or its IP address for an IP literal), and the host name goes in SNI. There
 /// is deliberately no way to turn verification off.
-final class TLSContext: @unchecked Sendable {
+package final class TLSContext: @unchecked Sendable {
     // @unchecked: the SSL_CTX is configured in init and never changed after; OpenSSL lets several
     // threads make SSL objects from one SSL_CTX at once (it is reference counted and locked).
     private let context: OpaquePointer
 
+    /// Why a context could not be made: a sentence that names the file when it is the cause.
+    package struct SetupFailure: Error, CustomStringConvertible {
+        package let description: String
+    }
+
     /// Makes the context.
     ///
     /// - Parameter additionalCAFile: A PEM file of CA certificates trusted besides the system's.
-    /// - Throws: ``HTTPClientError`` with code `transport` when OpenSSL cannot make the context
-    ///   or read the file.
-    init(additionalCAFile: String?) throws(HTTPClientError) {
+    /// - Throws: ``SetupFailure`` when OpenSSL cannot make the context or read the file.
+    package init(additionalCAFile: String?) throws(SetupFailure) {
         ERR_clear_error()
         guard let method = TLS_client_method(), let context = SSL_CTX_new(method) else {
-            throw HTTPClientError(.transport, "cannot set up TLS: \(Self.drainErrors() ?? "SSL_CTX_new failed")")
+            throw SetupFailure(description: "cannot set up TLS: \(Self.drainErrors() ?? "SSL_CTX_new failed")")
         }
         self.context = context
         SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
         guard CLatchkeyShims_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION) == 1 else {
-            throw HTTPClientError(.transport, "cannot set up TLS: \(Self.drainErrors() ?? "no TLS 1.2")")
+            throw SetupFailure(description: "cannot set up TLS: \(Self.drainErrors() ?? "no TLS 1.2")")
         }
         guard SSL_CTX_set_default_verify_paths(context) == 1 else {
-            throw HTTPClientError(
-                .transport, "cannot set up TLS: the system trust store: \(Self.drainErrors() ?? "not found")")
+            throw SetupFailure(description: "cannot set up TLS: the system trust store: \(Self.drainErrors() ?? "not found")")
         }
         if let additionalCAFile {
             guard SSL_CTX_load_verify_file(context, additionalCAFile) == 1 else {
-                throw HTTPClientError(
-                    .transport,
-                    "cannot load the CA file \(additionalCAFile): \(Self.drainErrors() ?? "no certificate in it")")
+                throw SetupFailure(
+                    description: "cannot load the CA file \(additionalCAFile): \(Self.drainErrors() ?? "no certificate in it")")
             }
         }
         ERR_clear_error()
@@ -52,7 +54,7 @@ final class TLSContext: @unchecked Sendable {
     /// caller owns it (a bufferevent made with `BEV_OPT_CLOSE_ON_FREE` takes it over).
     ///
     /// - Returns: `nil` when OpenSSL cannot make it (out of memory).
-    func makeSSL(host: String) -> OpaquePointer? {
+    package func makeSSL(host: String) -> OpaquePointer? {
         ERR_clear_error()
         guard let ssl = SSL_new(context) else {
             ERR_clear_error()
@@ -79,7 +81,7 @@ final class TLSContext: @unchecked Sendable {
     /// Why the handshake on `bufferEvent` failed, or `nil` when OpenSSL recorded nothing: the
     /// verification result first (it says which check refused the certificate), then the errors
     /// the bufferevent collected from OpenSSL's queue.
-    static func failure(of bufferEvent: OpaquePointer) -> String? {
+    package static func failure(of bufferEvent: OpaquePointer) -> String? {
         var reasons: [String] = []
         if let ssl = bufferevent_openssl_get_ssl(bufferEvent) {
             let verification = SSL_get_verify_result(ssl)
@@ -107,7 +109,7 @@ final class TLSContext: @unchecked Sendable {
     }
 
     /// Whether `host` is an IPv4 or IPv6 address rather than a name.
-    static func isIPLiteral(_ host: String) -> Bool {
+    package static func isIPLiteral(_ host: String) -> Bool {
         var address = in6_addr()
         return inet_pton(AF_INET, host, &address) == 1 || inet_pton(AF_INET6, host, &address) == 1
     }
