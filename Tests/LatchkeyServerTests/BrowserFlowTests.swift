@@ -11,7 +11,9 @@ import Testing
 /// (`Fixtures/browser_flows.py`), types and clicks through them against a test server on the
 /// loopback. The browser's side checks what a person sees (the page reached, the fields, the
 /// callback's `code`, `state` and `iss`); this side checks what it left in the database and the
-/// audit log. Each page's screenshot lands in `.build/test-artifacts/screenshots/`.
+/// audit log. Each page's screenshot lands in `.build/test-artifacts/screenshots/`. The email
+/// flows read their code from the development server's mailbox (`/sandbox/mail.json`), as a
+/// person reads the message.
 @Suite("Hosted pages in headless Chromium", .enabled(if: interopPython != nil, "needs LATCHKEY_PYTHON (make test sets it)"))
 struct BrowserFlowTests {
     static let password = "correct horse battery"
@@ -195,6 +197,106 @@ struct BrowserFlowTests {
             let events = try await Self.audit(server, created)
             #expect(events.contains("browser_session.started") && events.contains("oauth.code_issued"), "\(events)")
             Self.expectScreenshots(["sign-up", "sign-up-refused", "error"], since: start)
+        }
+    }
+
+    /// The browser sessions of a user: their `amr`, oldest first.
+    static func browserSessionMethods(_ server: TestServer, _ userID: String) async throws -> [Set<String>] {
+        try await server.database.read {
+            try $0.query("SELECT amr FROM browser_sessions WHERE user_id = ? ORDER BY created_at", [.text(userID)])
+        }.map { row in Set(try JSONValue(parsing: Array(try row.string("amr").utf8)).arrayValue?.compactMap(\.stringValue) ?? []) }
+    }
+
+    @Test("S32: Forgot password? in Chromium: the address, the mailed code and a new password (a refused one first), back at the client with a code; AutoFill attributes in the DOM")
+    func forgotPasswordS32() async throws {
+        try await TestServer.with { server in
+            let start = Date()
+            let (notes, _) = try await ClientService(database: server.database, clock: { server.clock.now }).register(
+                ClientRegistration(name: "Notes", redirectURIs: ["http://127.0.0.1/callback"], firstParty: true))
+            let signUp = try await PasswordAccountTests.signUp(server, "lovelace@example.com", Self.password)
+            #expect(signUp.status == 201)
+            let userID = try signUp.tokens.user.id
+            let newPassword = "analytical engine notes"
+
+            let seen = try await HeadlessChromium.run(
+                "forgot-password",
+                ["client": .string(notes.id), "user": ["username": "lovelace@example.com", "new_password": .string(newPassword)]], on: server)
+
+            let page = HeadlessChromium.page
+            #expect(seen["first_page"] == page("latchkey", "/oauth/authorize", "Sign in"))
+            let links = Set(seen["sign_in_links"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+            #expect(links.isSuperset(of: ["Forgot password?", "Email me a code"]), "\(links)")
+            #expect(seen["address_page"] == page("latchkey", AuthorizeRoutes.passwordResetPath, "Reset your password"))
+            #expect(seen["address_fields"] == ["email": ["autocomplete": "username", "labelled": true]])
+            #expect(seen["address_autofill"]?["email"]?["type"] == "email")
+            #expect(seen["code_page"] == page("latchkey", AuthorizeRoutes.emailCodePath(.reset), "Choose a new password"))
+            #expect(seen["code_fields"] == [
+                "username": ["autocomplete": "username", "labelled": true], "code": ["autocomplete": "one-time-code", "labelled": true],
+                "password": ["autocomplete": "new-password", "labelled": true],
+            ])
+            #expect(seen["code_autofill"]?["code"] == ["type": "text", "autocomplete": "one-time-code", "inputmode": "numeric", "readonly": false])
+            #expect(seen["code_autofill"]?["password"]?["type"] == "password")
+            #expect(seen["code_autofill"]?["username"]?["readonly"] == true)
+            #expect(seen["code_page_username"] == "lovelace@example.com")
+            #expect(seen["code_page_text"]?.stringValue?.contains("If an account uses this address, we sent it a message with a 6-digit code.") == true)
+            // The refused password: the page again with the rules' reason, neither secret echoed.
+            #expect(seen["after_refused"] == page("latchkey", AuthorizeRoutes.emailCodePath(.reset), "Choose a new password"))
+            #expect(seen["refused_alert"]?.stringValue?.contains("most commonly used passwords") == true)
+            #expect(seen["refused_fields_empty"] == true)
+            #expect(seen["callback_page"] == page("rp", "/callback", "Back at the application"))
+            #expect(seen["callback"] == ["has_code": true, "state": "state-reset", "iss": .string(server.baseURL), "error": nil])
+            #expect(seen["cookies_after_reset"]?["__Host-latchkey_session"]?["secure"] == true)
+            #expect(seen["cookies_after_reset"]?[HostedEmailFlow.cookieName] == nil, "the flow's cookie is gone")
+
+            // What it left: the new password works and the old does not; one browser session,
+            // signed in by email, that issued the callback's code; the flow used.
+            #expect(try await PasswordAccountTests.logIn(server, "lovelace@example.com", newPassword).status == 200)
+            #expect(try await PasswordAccountTests.logIn(server, "lovelace@example.com", Self.password).status == 401)
+            #expect(try await Self.browserSessionMethods(server, userID) == [["email"]])
+            let flows = try await server.database.read { try $0.query("SELECT ended_reason, attempts FROM email_flows WHERE user_id = ?", [.text(userID)]) }
+            #expect(flows.count == 1 && flows.first?.optionalString("ended_reason") == "used")
+            let events = try await Self.audit(server, userID)
+            for (event, count) in [("email.requested", 1), ("password.reset", 1), ("browser_session.started", 1), ("oauth.code_issued", 1)] {
+                #expect(events.filter { $0 == event }.count == count, "\(event) in \(events)")
+            }
+            Self.expectScreenshots(["forgot-password", "reset-code", "reset-refused"], since: start)
+        }
+    }
+
+    @Test("S32: Email me a code in Chromium: the address, a wrong code refused in words, the mailed code, back at the client with a code")
+    func emailCodeS32() async throws {
+        try await TestServer.with { server in
+            let start = Date()
+            let (notes, _) = try await ClientService(database: server.database, clock: { server.clock.now }).register(
+                ClientRegistration(name: "Notes", redirectURIs: ["http://127.0.0.1/callback"], firstParty: true))
+            let signUp = try await PasswordAccountTests.signUp(server, "hopper@example.com", Self.password)
+            let userID = try signUp.tokens.user.id
+
+            let seen = try await HeadlessChromium.run(
+                "email-code", ["client": .string(notes.id), "user": ["username": "hopper@example.com"]], on: server)
+
+            let page = HeadlessChromium.page
+            #expect(seen["first_page"] == page("latchkey", "/oauth/authorize", "Sign in"))
+            #expect(seen["address_page"] == page("latchkey", AuthorizeRoutes.emailSignInPath, "Sign in with a code"))
+            #expect(seen["address_autofill"]?["email"]?["autocomplete"] == "username")
+            #expect(seen["code_page"] == page("latchkey", AuthorizeRoutes.emailCodePath(.signIn), "Check your email"))
+            #expect(seen["code_fields"] == [
+                "username": ["autocomplete": "username", "labelled": true], "code": ["autocomplete": "one-time-code", "labelled": true],
+            ])
+            #expect(seen["code_autofill"]?["code"] == ["type": "text", "autocomplete": "one-time-code", "inputmode": "numeric", "readonly": false])
+            #expect(seen["after_wrong"] == page("latchkey", AuthorizeRoutes.emailCodePath(.signIn), "Check your email"))
+            #expect(seen["wrong_alert"] == "That code is not right. Please check the message and try again.")
+            #expect(seen["callback_page"] == page("rp", "/callback", "Back at the application"))
+            #expect(seen["callback"] == ["has_code": true, "state": "state-code", "iss": .string(server.baseURL), "error": nil])
+            #expect(seen["cookies_after_code"]?["__Host-latchkey_session"]?["http_only"] == true)
+
+            #expect(try await Self.browserSessionMethods(server, userID) == [["email"]])
+            let events = try await Self.audit(server, userID)
+            for (event, count) in [("email.requested", 1), ("email.failed", 1), ("browser_session.started", 1), ("oauth.code_issued", 1)] {
+                #expect(events.filter { $0 == event }.count == count, "\(event) in \(events)")
+            }
+            #expect(try await PasswordAccountTests.logIn(server, "hopper@example.com", Self.password).status == 200, "the password is untouched")
+            Self.expectScreenshots(["email-code"], since: start)
         }
     }
 }

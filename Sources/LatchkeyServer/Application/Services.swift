@@ -111,7 +111,7 @@ package struct Services: Sendable {
         ).register(on: router)
         AuthorizeRoutes(
             authorization: authorization, browserSessions: browserSessions, csrf: CSRFProtection(masterKey: masterKey),
-            passwords: configuration.password.enabled ? passwords : nil, factors: factors, appleWeb: appleWeb
+            passwords: configuration.password.enabled ? passwords : nil, factors: factors, appleWeb: appleWeb, email: email
         ).register(on: router)
     }
 }

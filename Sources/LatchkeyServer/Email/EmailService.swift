@@ -172,8 +172,14 @@ package final class EmailService: Sendable {
     /// account with a second factor (a reset never skips it). A refused password (400 with
     /// `reason`) leaves the flow as it was.
     func confirmPasswordReset(_ proof: EmailProof, password: String, context: RequestContext) async throws -> TokenResponse {
+        try await confirmPasswordReset(proof, password: password, context: context, target: .api).tokens
+    }
+
+    /// ``confirmPasswordReset(_:password:context:)`` into an API session or a hosted page's
+    /// browser session.
+    func confirmPasswordReset(_ proof: EmailProof, password: String, context: RequestContext, target: SignInTarget) async throws -> SignedIn {
         let hash = try await passwords.hashNewPassword(password)
-        return try await signIn(proof, .reset, context: context, reset(hash: hash, context: context))
+        return try await signIn(proof, .reset, context: context, target: target, reset(hash: hash, context: context))
     }
 
     /// The reset of the mailed link's page: the same, without signing in (the browser has no
@@ -202,7 +208,12 @@ package final class EmailService: Sendable {
     /// Signs in the account with the flow's address, creating it when the flow allows; the
     /// address is verified by the proof.
     func confirmSignIn(_ proof: EmailProof, context: RequestContext) async throws -> TokenResponse {
-        try await signIn(proof, .signIn, context: context) { flow, connection, now in
+        try await confirmSignIn(proof, context: context, target: .api).tokens
+    }
+
+    /// ``confirmSignIn(_:context:)`` into an API session or a hosted page's browser session.
+    func confirmSignIn(_ proof: EmailProof, context: RequestContext, target: SignInTarget) async throws -> SignedIn {
+        try await signIn(proof, .signIn, context: context, target: target) { flow, connection, now in
             if let userID = try flow.userID ?? self.account(email: flow.email, on: connection),
                 var user = try self.dependencies.users.find(userID, on: connection)
             {
@@ -261,11 +272,12 @@ package final class EmailService: Sendable {
     }
 
     /// ``confirm(_:_:context:_:)`` for a flow that ends in a sign-in: the pipeline decides the
-    /// second factor and makes the session in the same transaction.
+    /// second factor and makes the session (or browser session) `target` names in the same
+    /// transaction.
     private func signIn(
-        _ proof: EmailProof, _ purpose: EmailPurpose, context: RequestContext,
+        _ proof: EmailProof, _ purpose: EmailPurpose, context: RequestContext, target: SignInTarget,
         _ authenticate: @escaping @Sendable (EmailFlow, any SQLConnection, Date) throws -> Result<Authentication, AuthError>
-    ) async throws -> TokenResponse {
+    ) async throws -> SignedIn {
         let now = dependencies.clock()
         let admitted: (Authentication, SignInPipeline.Admission)
         do {
@@ -273,7 +285,7 @@ package final class EmailService: Sendable {
                 switch try authenticate(flow, connection, now) {
                 case .failure(let refusal): .failure(refusal)
                 case .success(let authentication):
-                    .success((authentication, try self.signIns.admit(authentication, target: .api, context: context, now: now, on: connection)))
+                    .success((authentication, try self.signIns.admit(authentication, target: target, context: context, now: now, on: connection)))
                 }
             }
         } catch {
@@ -286,7 +298,7 @@ package final class EmailService: Sendable {
             throw mfaRequired
         case (let authentication, .landed(let landing)):
             dependencies.metrics.increment(.signIns, ["method": Self.method, "outcome": "success"])
-            return try await signIns.finish(landing, user: authentication.user, created: authentication.created, now: now).tokens
+            return try await signIns.finish(landing, user: authentication.user, created: authentication.created, now: now)
         }
     }
 

@@ -2,7 +2,9 @@ import LatchkeyHTTP
 
 /// The page a mailed link opens, `/email/{purpose}?token=…`. Opening it consumes nothing: a mail
 /// scanner or a link prefetcher that follows the link only sees a button, and the button's
-/// `POST` confirms. A reset's page asks for the new password first.
+/// `POST` confirms. A reset's page asks for the new password first. A sign-in link has nothing
+/// to confirm in a browser: the page says where the code goes (the app, or the hosted sign-in
+/// page that asked for it).
 struct EmailLinkPage: Sendable {
     enum State: Sendable {
         /// The button (and for a reset the password field), carrying the token.
@@ -47,7 +49,8 @@ struct EmailLinkPage: Sendable {
                 switch purpose {
                 case .verify: ("Email confirmed", "Your email address is confirmed. You can close this window.")
                 case .reset: ("Password changed", "Sign in with your new password. You can close this window.")
-                case .signIn: ("Open the app", "Type the code from the message in the app, or open the link on that device.")
+                case .signIn:
+                    ("Enter the code", "Type the code from the message where you asked for it: in the app, or on the sign-in page. On the device with the app, the link opens it.")
                 case .change: ("Email changed", "Your account uses the new address now. You can close this window.")
                 }
             return PageLayout.document(title: title, body: "<h1>\(title)</h1>\n<p>\(message)</p>\n")

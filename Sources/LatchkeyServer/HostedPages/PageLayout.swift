@@ -43,6 +43,31 @@ enum PageLayout {
         return button ? "<a class=\"button secondary\" href=\"\(url)\">\(text)</a>\n" : "<a href=\"\(url)\">\(text)</a>"
     }
 
+    /// The lines of links under a form, each "`question` `text`" with `text` linking to `url`
+    /// (a line without a question is the link alone); a line whose link is missing or unsafe is
+    /// left out, and nothing at all is written when no line is left.
+    static func links(_ lines: [(question: String, url: String?, text: String)]) -> HTML {
+        let kept = lines.filter { safeURL($0.url ?? "") != nil }.map { line -> HTML in
+            line.question.isEmpty ? "<p>\(link(line.url, line.text))</p>" : "<p>\(line.question) \(link(line.url, line.text))</p>"
+        }
+        guard !kept.isEmpty else { return "" }
+        return "<div class=\"links\">\(HTML(joining: kept))</div>\n"
+    }
+
+    /// The field of a code a person reads elsewhere and types (an authenticator app's, a
+    /// mailed one): `one-time-code` for AutoFill, a numeric keypad on phones, and `hint` under
+    /// the label, tied to the field by `aria-describedby`.
+    static func codeField(hint: String) -> HTML {
+        """
+        <div class="field">
+        <label for="code">Code</label>
+        <span class="hint" id="code-hint">\(hint)</span>
+        <input type="text" id="code" name="code" autocomplete="one-time-code" inputmode="numeric" autocapitalize="none" spellcheck="false" aria-describedby="code-hint" required>
+        </div>
+
+        """
+    }
+
     /// `url` when it is a path on this server (`/…` but not `//…`) or an `https:` or `http:` URL;
     /// `nil` for anything else (`javascript:`, `data:`, a scheme-relative URL).
     static func safeURL(_ url: String) -> String? {

@@ -24,9 +24,7 @@ struct PasswordForm {
 
     /// The document.
     func render() -> HTML {
-        let hint: HTML = passwordHint.map { text in "<span class=\"hint\" id=\"password-hint\">\(text)</span>\n" } ?? ""
-        let describedBy: HTML = passwordHint == nil ? "" : " aria-describedby=\"password-hint\""
-        return PageLayout.document(
+        PageLayout.document(
             title: title,
             body: """
                 <h1>\(title)</h1>
@@ -34,22 +32,40 @@ struct PasswordForm {
                 <label for="username">Username</label>
                 <input type="text" id="username" name="username" value="\(username)" autocomplete="username" autocapitalize="none" spellcheck="false" required>
                 </div>
-                <div class="field">
-                <label for="password">Password</label>
-                \(hint)<input type="password" id="password" name="password" autocomplete="\(passwordAutocomplete)"\(describedBy) required>
-                </div>
-                <button type="submit">\(submit)</button>
+                \(Self.passwordField(label: "Password", autocomplete: passwordAutocomplete, hint: passwordHint))<button type="submit">\(submit)</button>
                 </form>
                 \(after)
                 """)
     }
 
+    /// The hint under a new password's label.
+    static let newPasswordHint = "At least 8 characters; a long phrase is best."
+
+    /// A password field with its label and, when there is one, a hint tied to it by
+    /// `aria-describedby`. The field never carries a value.
+    static func passwordField(label: String, autocomplete: String, hint: String?) -> HTML {
+        let hintLine: HTML = hint.map { text in "<span class=\"hint\" id=\"password-hint\">\(text)</span>\n" } ?? ""
+        let describedBy: HTML = hint == nil ? "" : " aria-describedby=\"password-hint\""
+        return """
+            <div class="field">
+            <label for="password">\(label)</label>
+            \(hintLine)<input type="password" id="password" name="password" autocomplete="\(autocomplete)"\(describedBy) required>
+            </div>
+
+            """
+    }
+
+    /// The other ways in, as buttons after an "or" under the form (an emailed code, Sign in with
+    /// Apple); nothing when every link is missing or unsafe.
+    static func alternatives(_ links: [(url: String?, text: String)]) -> HTML {
+        let buttons = links.map { PageLayout.link($0.url, $0.text, button: true) }.filter { !$0.text.isEmpty }
+        guard !buttons.isEmpty else { return "" }
+        return "<p class=\"separator\">or</p>\n\(buttons)"
+    }
+
     /// "`question` `text`" under the form, `text` linking to the other page; nothing when the
     /// link is missing or unsafe.
     static func otherPage(_ question: String, link: String?, text: String) -> HTML {
-        PageLayout.safeURL(link ?? "") == nil ? "" : """
-            <div class="links"><p>\(question) \(PageLayout.link(link, text))</p></div>
-
-            """
+        PageLayout.links([(question, link, text)])
     }
 }

@@ -20,12 +20,7 @@ package struct SecondFactorPage: Sendable, Hashable {
             body: """
                 <h1>Enter your code</h1>
                 <p class="lead">Open your authenticator app and enter the code it shows for this account.</p>
-                \(PageLayout.alert(error))\(form.opening)<div class="field">
-                <label for="code">Code</label>
-                <span class="hint" id="code-hint">A recovery code also works here.</span>
-                <input type="text" id="code" name="code" autocomplete="one-time-code" inputmode="numeric" autocapitalize="none" spellcheck="false" aria-describedby="code-hint" required>
-                </div>
-                <button type="submit">Continue</button>
+                \(PageLayout.alert(error))\(form.opening)\(PageLayout.codeField(hint: "A recovery code also works here."))<button type="submit">Continue</button>
                 </form>
 
                 """)

@@ -1,7 +1,7 @@
 package import LatchkeyHTTP
 
 /// The sign-in page: username and password, ready for password managers' AutoFill, and links to
-/// signing up and to Sign in with Apple.
+/// a password reset, a sign-in code by email, signing up and Sign in with Apple.
 package struct SignInPage: Sendable, Hashable {
     /// The application the user signs in to, when it has a name to show.
     package var clientName: String?
@@ -15,11 +15,15 @@ package struct SignInPage: Sendable, Hashable {
     package var signUpLink: String?
     /// Where Sign in with Apple starts, when it is configured for the web.
     package var appleLink: String?
+    /// Where "Forgot password?" leads, when mail can be sent and passwords are on.
+    package var forgotPasswordLink: String?
+    /// Where "Email me a code" leads, when mail can be sent.
+    package var emailCodeLink: String?
 
     /// Creates the page.
     package init(
         clientName: String? = nil, form: HostedForm, username: String = "", error: String? = nil, signUpLink: String? = nil,
-        appleLink: String? = nil
+        appleLink: String? = nil, forgotPasswordLink: String? = nil, emailCodeLink: String? = nil
     ) {
         self.clientName = clientName
         self.form = form
@@ -27,17 +31,20 @@ package struct SignInPage: Sendable, Hashable {
         self.error = error
         self.signUpLink = signUpLink
         self.appleLink = appleLink
+        self.forgotPasswordLink = forgotPasswordLink
+        self.emailCodeLink = emailCodeLink
     }
 
     /// The document.
     package func render() -> HTML {
-        let apple: HTML = PageLayout.safeURL(appleLink ?? "") == nil ? "" : """
-            <p class="separator">or</p>
-            \(PageLayout.link(appleLink, "Sign in with Apple", button: true))
+        let after: HTML = """
+            \(PageLayout.links([("", forgotPasswordLink, "Forgot password?")]))\
+            \(PasswordForm.alternatives([(emailCodeLink, "Email me a code"), (appleLink, "Sign in with Apple")]))\
+            \(PasswordForm.otherPage("No account yet?", link: signUpLink, text: "Create one"))
             """
         return PasswordForm(
             title: "Sign in", clientName: clientName, form: form, username: username, error: error, passwordAutocomplete: "current-password",
-            submit: "Sign in", after: "\(apple)\(PasswordForm.otherPage("No account yet?", link: signUpLink, text: "Create one"))"
+            submit: "Sign in", after: after
         ).render()
     }
 }

@@ -45,10 +45,11 @@ enum Stylesheet {
         .field { margin: 0 0 1rem; }
         label { display: block; font-weight: 600; margin: 0 0 0.35rem; }
         .hint { display: block; color: var(--muted); font-size: 0.9rem; margin: 0 0 0.35rem; }
-        input[type="text"], input[type="password"] {
+        input[type="text"], input[type="password"], input[type="email"] {
           display: block; width: 100%; min-height: 48px; padding: 0.6rem 0.75rem; font: inherit; color: var(--text);
           background: var(--background); border: 1px solid var(--border); border-radius: 10px;
         }
+        input[readonly] { color: var(--muted); background: transparent; }
         .button, button {
           display: block; width: 100%; min-height: 48px; margin: 0 0 0.75rem; padding: 0.7rem 1rem;
           font: inherit; font-weight: 600; text-align: center; text-decoration: none; cursor: pointer;

@@ -4,8 +4,9 @@ import LatchkeyJOSE
 import LatchkeyJSON
 
 /// The front channel of the OAuth provider: `GET /oauth/authorize` and the hosted pages' forms
-/// (sign in, sign up, second factor, consent), each of which answers `303` (S23) and checks the
-/// whole authorization request again from the hidden `request` field it carries.
+/// (sign in, sign up, second factor, consent, and the email flows of AuthorizeRoutes+Email.swift),
+/// each of which answers `303` (S23) and checks the whole authorization request again from the
+/// hidden `request` field it carries.
 struct AuthorizeRoutes {
     let authorization: AuthorizationService
     let browserSessions: BrowserSessionService
@@ -15,6 +16,9 @@ struct AuthorizeRoutes {
     let factors: FactorService
     /// Sign in with Apple from the sign-in page (AppleWebRoutes.swift); linked when configured.
     let appleWeb: AppleWebSignIn
+    /// "Forgot password?" and "Email me a code" (AuthorizeRoutes+Email.swift); `nil` when mail
+    /// cannot be delivered, and then the pages do not link them.
+    let email: EmailService?
 
     static let signInPath = "/oauth/authorize/sign-in"
     static let signUpPath = "/oauth/authorize/sign-up"
@@ -36,12 +40,13 @@ struct AuthorizeRoutes {
         add(.post, AppleWebSignIn.callbackPath, on: router) { request, caller in try await routes.appleCallback(request, caller: caller) }
         add(.get, Self.logoutPath, on: router) { request, caller in try await routes.logout(request, parameters: request.query, posted: false, caller: caller) }
         add(.post, Self.logoutPath, on: router) { request, caller in try await routes.logout(request, parameters: try request.formBody(), posted: true, caller: caller) }
+        registerEmailFlows(on: router)
     }
 
     /// Adds a front-channel route whose ``AuthorizationFailure``, wherever it is thrown, becomes
     /// the answer it names: the error page, or the error sent back to the client. The handler
     /// gets who sent the request from the request's ``LatchkeyContext``.
-    private func add(
+    func add(
         _ method: HTTPMethod, _ path: String, on router: Router,
         _ handler: @escaping @Sendable (HTTPRequest, RequestContext) async throws -> HTTPResponse
     ) {
@@ -109,12 +114,15 @@ struct AuthorizeRoutes {
                 creating
                 ? SignUpPage(
                     clientName: clientName, form: form, username: username, error: flash?.error,
-                    signInLink: Self.authorizeURL(authorizationRequest.parameters.removing(prompt: .create))
+                    signInLink: Self.authorizeURL(authorizationRequest.parameters.removing(prompt: .create)),
+                    emailCodeLink: emailFlowLink(.signIn, authorizationRequest.parameters.adding(prompt: .create))
                 ).render()
                 : SignInPage(
                     clientName: clientName, form: form, username: username, error: flash?.error,
                     signUpLink: passwords == nil ? nil : Self.authorizeURL(authorizationRequest.parameters.adding(prompt: .create)),
-                    appleLink: appleWeb.isConfigured ? Self.appleStartPath + "?" + Self.encode(authorizationRequest.parameters) : nil
+                    appleLink: appleWeb.isConfigured ? Self.appleStartPath + "?" + Self.encode(authorizationRequest.parameters) : nil,
+                    forgotPasswordLink: emailFlowLink(.reset, authorizationRequest.parameters),
+                    emailCodeLink: emailFlowLink(.signIn, authorizationRequest.parameters.removing(prompt: .create))
                 ).render()
             response = .page(page)
             if let token { try response.setPreSessionCSRFCookie(token) }
@@ -140,7 +148,7 @@ struct AuthorizeRoutes {
         let back = Self.authorizeURL(authorizationRequest.parameters)
         let username = String((form["username"] ?? "").prefix(256))
         let page = creating ? "sign_up" : "sign_in"
-        guard let binding = request.preSessionCSRFValue, csrf.verify(form["csrf_token"] ?? "", binding: binding) else {
+        guard preSessionFormIsGenuine(request, form) else {
             return HostedFlash(page: page, error: "This page had expired. Please try again.", username: username).redirect(to: back)
         }
         guard let passwords else { return respond(.untrusted("Passwords are not enabled on this server.")) }
@@ -173,10 +181,7 @@ struct AuthorizeRoutes {
             action: Self.secondFactorPath, csrfToken: csrf.token(binding: binding),
             hidden: [HiddenField(name: "request", value: Self.encode(authorizationRequest.parameters))])
         let flash = HostedFlash(request)
-        var response = HTTPResponse.page(SecondFactorPage(form: form, error: flash?.error).render())
-        if let token { try response.setPreSessionCSRFCookie(token) }
-        if flash != nil { HostedFlash.clear(on: &response) }
-        return response
+        return try preSessionPage(SecondFactorPage(form: form, error: flash?.error).render(), newCSRFCookie: token, flashShown: flash != nil)
     }
 
     /// A TOTP code or a recovery code for the pending sign-in.
@@ -184,7 +189,7 @@ struct AuthorizeRoutes {
         let form = try request.formBody()
         let authorizationRequest = try await resumed(form)
         let again = Self.secondFactorPath + "?" + Self.encode(authorizationRequest.parameters)
-        guard let binding = request.preSessionCSRFValue, csrf.verify(form["csrf_token"] ?? "", binding: binding) else {
+        guard preSessionFormIsGenuine(request, form) else {
             return HostedFlash(page: "second_factor", error: "This page had expired. Please try again.", username: nil).redirect(to: again)
         }
         guard let mfaToken = HostedFlash.mfaToken(from: request) else { return .seeOther(Self.authorizeURL(authorizationRequest.parameters)) }
@@ -230,17 +235,33 @@ struct AuthorizeRoutes {
     }
 
     /// The browser session of the request's cookie, if it is live.
-    private func currentBrowserSession(_ request: HTTPRequest) async throws -> BrowserSession? {
+    func currentBrowserSession(_ request: HTTPRequest) async throws -> BrowserSession? {
         guard let token = request.browserSessionToken else { return nil }
         return try await browserSessions.current(token: token)
     }
 
     /// The CSRF binding of a page shown before sign-in: the pre-session cookie, and a new one
     /// to set when the browser has none.
-    private func preSessionBinding(_ request: HTTPRequest) -> (newCookie: String?, binding: String) {
+    func preSessionBinding(_ request: HTTPRequest) -> (newCookie: String?, binding: String) {
         if let existing = request.preSessionCSRFValue { return (nil, existing) }
         let fresh = BrowserCookies.newCSRFValue()
         return (fresh, fresh)
+    }
+
+    /// Whether a form posted before sign-in carries the CSRF token bound to this browser's
+    /// pre-session cookie (S29).
+    func preSessionFormIsGenuine(_ request: HTTPRequest, _ form: [String: String]) -> Bool {
+        guard let binding = request.preSessionCSRFValue else { return false }
+        return csrf.verify(form[HostedForm.csrfFieldName] ?? "", binding: binding)
+    }
+
+    /// A page shown before sign-in: the pre-session cookie its form's token is bound to, set
+    /// when the browser had none, and the flash cleared once the page has shown it.
+    func preSessionPage(_ html: HTML, newCSRFCookie token: String?, flashShown: Bool) throws -> HTTPResponse {
+        var response = HTTPResponse.page(html)
+        if let token { try response.setPreSessionCSRFCookie(token) }
+        if flashShown { HostedFlash.clear(on: &response) }
+        return response
     }
 
     /// A completed sign-in: the browser session cookie, and back to the authorization endpoint,

@@ -72,7 +72,8 @@ struct HostedFlash: Sendable, Hashable {
     /// The pending second factor's `mfa_token` between the sign-in form and the code form.
     static let mfaCookieName = "__Host-latchkey_mfa"
 
-    /// `sign_in`, `sign_up` or `second_factor`.
+    /// `sign_in`, `sign_up`, `second_factor`, or a page of the email flows (`password_reset`,
+    /// `email_sign_in`, and their code pages `password_reset_code`, `email_sign_in_code`).
     var page: String
     var error: String?
     var username: String?

@@ -11,6 +11,13 @@ FLOW is one of:
             error page of an unregistered redirect URI (no redirect)
   apache    the page Apache (mod_auth_openidc) protects: Latchkey's sign-in and consent, back to
             Apache, which shows the claims
+  forgot-password
+            "Forgot password?" on the sign-in page: the address, the code read from the
+            development mailbox (/sandbox/mail.json), a refused password first, then a good one,
+            and back at the client with a code
+  email-code
+            "Email me a code" on the sign-in page: the address, a wrong code first, then the
+            mailed one, and back at the client with a code
 
 CONFIG_JSON names the server (`base`), the folder for screenshots (`screenshots`), the clients
 and the user; see BrowserFlowTests.swift and ApacheRelyingPartyTests.swift. The browser types and
@@ -26,6 +33,7 @@ import hmac
 import http.server
 import json
 import os
+import re
 import secrets
 import struct
 import sys
@@ -33,6 +41,7 @@ import tempfile
 import threading
 import time
 import urllib.parse
+import urllib.request
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
@@ -131,20 +140,65 @@ def callback_seen(q):
     return {"has_code": bool(q.get("code")), "state": q.get("state"), "iss": q.get("iss"), "error": q.get("error")}
 
 
+def click_and_wait(element):
+    """Clicks and waits until the next page has replaced this one and finished loading. While
+    redirects are under way the driver may refuse a script: it asks again."""
+    page = browser.find_element(By.TAG_NAME, "html")
+    element.click()
+    wait = WebDriverWait(browser, 30, ignored_exceptions=[WebDriverException])
+    wait.until(expected_conditions.staleness_of(page))
+    wait.until(lambda d: d.execute_script("return document.readyState") == "complete")
+
+
 def submit(fields, button=None):
-    """Types into the fields (by name) and presses the form's submit button (or the one named)."""
+    """Types into the fields (by name) and presses the form's submit button (or the one named);
+    every form answers 303 (S23), so the next page replaces this one."""
     for name, value in fields.items():
         field = browser.find_element(By.NAME, name)
         field.clear()
         field.send_keys(value)
-    page = browser.find_element(By.TAG_NAME, "html")
     selector = f'button[type="submit"][value="{button}"]' if button else 'button[type="submit"]'
-    browser.find_element(By.CSS_SELECTOR, selector).click()
-    # The next page has replaced this one (every form answers 303, S23) and finished loading.
-    # While the redirects are under way the driver may refuse a script: ask again.
-    wait = WebDriverWait(browser, 30, ignored_exceptions=[WebDriverException])
-    wait.until(expected_conditions.staleness_of(page))
-    wait.until(lambda d: d.execute_script("return document.readyState") == "complete")
+    click_and_wait(browser.find_element(By.CSS_SELECTOR, selector))
+
+
+def follow_link(text):
+    """Clicks the link (or the link styled as a button) that reads `text`."""
+    click_and_wait(browser.find_element(By.LINK_TEXT, text))
+
+
+def autofill_attributes():
+    """What AutoFill reads of each visible input, from the DOM: type, autocomplete, inputmode,
+    whether it is read-only."""
+    return {
+        field.get_attribute("name"): {
+            "type": field.get_attribute("type"), "autocomplete": field.get_attribute("autocomplete"),
+            "inputmode": field.get_attribute("inputmode"), "readonly": field.get_attribute("readonly") is not None,
+        }
+        for field in browser.find_elements(By.CSS_SELECTOR, "input:not([type=hidden])")
+    }
+
+
+def alert():
+    alerts = browser.find_elements(By.CSS_SELECTOR, '[role="alert"]')
+    return alerts[0].text if alerts else None
+
+
+def mailed_code(address, purpose):
+    """The 6-digit code of the newest message of `purpose` to `address` in the development
+    mailbox, as a person reads it from the message; waits up to 15 s for the outbox to send it."""
+    # The loopback, never through a proxy the environment may name.
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    deadline = time.time() + 15
+    while time.time() < deadline:
+        with opener.open(base + "/sandbox/mail.json", timeout=10) as response:
+            messages = json.load(response)["messages"]
+        for message in messages:  # newest first
+            if message["to"] == address and message["purpose"] == purpose:
+                found = re.search(r"Your code: ([0-9]{6})", message["text"])
+                if found:
+                    return found.group(1)
+        time.sleep(0.2)
+    raise RuntimeError(f"no {purpose} message in the mailbox within 15 s")
 
 
 def fields_on_page():
@@ -314,8 +368,81 @@ def apache_flow():
     out["again_url"] = f"{parts.scheme}://{parts.netloc}{parts.path}"
 
 
+def forgot_password_flow():
+    user = config["user"]
+    callback = rp + "/callback"
+
+    # 1. A client's authorization request: the sign-in page offers both ways by email.
+    browser.get(authorize_url(config["client"], callback, "state-reset"))
+    out["first_page"] = where()
+    out["sign_in_links"] = [link.text for link in browser.find_elements(By.CSS_SELECTOR, "main a")]
+    follow_link("Forgot password?")
+
+    # 2. The address.
+    out["address_page"] = where()
+    out["address_fields"] = fields_on_page()
+    out["address_autofill"] = autofill_attributes()
+    screenshot("forgot-password")
+    submit({"email": user["username"]})
+
+    # 3. The code and a new password; the address shows read-only for AutoFill to save under.
+    out["code_page"] = where()
+    out["code_fields"] = fields_on_page()
+    out["code_autofill"] = autofill_attributes()
+    out["code_page_username"] = browser.find_element(By.NAME, "username").get_attribute("value")
+    out["code_page_text"] = " ".join(p.text for p in browser.find_elements(By.CSS_SELECTOR, "main p"))
+    screenshot("reset-code")
+    code = mailed_code(user["username"], "reset")
+
+    # 4. A password the rules refuse: the same page, the reason said.
+    submit({"code": code, "password": "password"})
+    out["after_refused"] = where()
+    out["refused_alert"] = alert()
+    # Neither secret comes back in the page: both fields are empty again.
+    out["refused_fields_empty"] = all(browser.find_element(By.NAME, name).get_attribute("value") == "" for name in ("code", "password"))
+    screenshot("reset-refused")
+
+    # 5. The same code and a good password: signed in, back at the client.
+    submit({"code": code, "password": user["new_password"]})
+    out["callback_page"] = where()
+    out["callback"] = callback_seen(query())
+    out["cookies_after_reset"] = latchkey_cookies()
+
+
+def email_code_flow():
+    user = config["user"]
+    callback = rp + "/callback"
+
+    # 1. The sign-in page's "Email me a code" button.
+    browser.get(authorize_url(config["client"], callback, "state-code"))
+    out["first_page"] = where()
+    follow_link("Email me a code")
+
+    # 2. The address.
+    out["address_page"] = where()
+    out["address_autofill"] = autofill_attributes()
+    submit({"email": user["username"]})
+
+    # 3. The code: a wrong one first (the page again, the reason said), then the mailed one.
+    out["code_page"] = where()
+    out["code_fields"] = fields_on_page()
+    out["code_autofill"] = autofill_attributes()
+    screenshot("email-code")
+    code = mailed_code(user["username"], "sign-in")
+    submit({"code": "000000" if code != "000000" else "111111"})
+    out["after_wrong"] = where()
+    out["wrong_alert"] = alert()
+    submit({"code": code})
+    out["callback_page"] = where()
+    out["callback"] = callback_seen(query())
+    out["cookies_after_code"] = latchkey_cookies()
+
+
 try:
-    {"sign-in": sign_in_flow, "sign-up": sign_up_flow, "apache": apache_flow}[flow]()
+    {
+        "sign-in": sign_in_flow, "sign-up": sign_up_flow, "apache": apache_flow, "forgot-password": forgot_password_flow,
+        "email-code": email_code_flow,
+    }[flow]()
 except Exception as error:  # What the browser showed when a step failed, for the test's message.
     out["failed"] = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
     try:
