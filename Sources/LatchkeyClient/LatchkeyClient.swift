@@ -155,11 +155,7 @@ public actor LatchkeyClient {
     /// The signed-in account: user, identities, second factors.
     public func me() async throws -> Account {
         let account = Account(try await authorized("GET", "/v1/me", as: WireAccount.self))
-        if var stored = current(), stored.session.user != account.user {
-            stored.session.user = account.user
-            remember(stored)
-            hub.send(.userUpdated(account.user))
-        }
+        userChanged(account.user)
         return account
     }
 
@@ -332,6 +328,15 @@ public actor LatchkeyClient {
         }
     }
 
+    /// Keeps the server's newer view of the signed-in user with the session and announces it as
+    /// ``AuthEvent/userUpdated(_:)``; a user other than the session's is not this client's concern.
+    func userChanged(_ user: Account.User) {
+        guard var stored = current(), stored.session.user.id == user.id, stored.session.user != user else { return }
+        stored.session.user = user
+        remember(stored)
+        hub.send(.userUpdated(user))
+    }
+
     /// Ends the session here: forgets it, deletes it from the store, tells every stream.
     private func end(_ reason: SignOutReason) {
         cached = nil
@@ -346,7 +351,9 @@ public actor LatchkeyClient {
         _ = try? await api.send("POST", "/v1/revoke", body: WireRevokeRequest(token: token, tokenTypeHint: "refresh_token"))
     }
 
-    private func firstFactor(_ path: String, _ body: some WireEncodable, appleUserID: String?) async throws -> SignInResult {
+    /// A first factor's call: the session (stored and announced), or the second factor the
+    /// server's `mfa_required` answer asks for.
+    func firstFactor(_ path: String, _ body: some WireEncodable, appleUserID: String?) async throws -> SignInResult {
         do {
             let response = try await api.call("POST", path, body: body, as: WireTokenResponse.self)
             return .signedIn(signedIn(response, appleUserID: appleUserID).session)
@@ -375,7 +382,7 @@ public actor LatchkeyClient {
     }
 
     /// A call without a bearer token; error answers become ``LatchkeyError``.
-    private func call<Model: WireDecodable>(
+    func call<Model: WireDecodable>(
         _ method: String, _ path: String, _ body: (any WireEncodable)? = nil, as type: Model.Type
     ) async throws -> Model {
         do {
@@ -387,7 +394,7 @@ public actor LatchkeyClient {
 
     /// A call with the access token; a 401 `invalid_token` refreshes once and retries, so a
     /// session revoked meanwhile is found out through the refresh's definite answer.
-    private func authorized<Model: WireDecodable>(
+    func authorized<Model: WireDecodable>(
         _ method: String, _ path: String, _ body: (any WireEncodable)? = nil, as type: Model.Type
     ) async throws -> Model {
         let answer = try await authorizedSend(method, path, body)

@@ -90,6 +90,10 @@ public struct LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible
     public var requestID: String?
     /// When the SDK ended the session because of this error: why.
     public var signOutReason: SignOutReason?
+    /// For a refused email proof (a mailed code or link, `invalid_grant`): why, typed, so an app
+    /// can say "wrong code, try again" or "ask for a new email". Set only by the email calls;
+    /// a reason this SDK does not know leaves it `nil`, with ``reason`` intact.
+    public var emailFlowFailure: EmailFlowFailure?
 
     /// An error with `code` and a developer-facing `message`.
     public init(

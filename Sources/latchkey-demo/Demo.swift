@@ -3,16 +3,19 @@ import LatchkeyClient
 
 /// The seeds' stories, step by step, as an app does them with the SDK: Sign in with Apple from
 /// first sign-in to account deletion, with the WWDC24 sample's device key as a second factor on
-/// the way. Each step is one SDK call; the sandbox Apple plays the device and Apple.
+/// the way; then a password account's reset by email. Each step is one SDK call; the sandbox
+/// Apple plays the device and Apple, the sandbox mailbox the user's inbox.
 final class Demo {
     let base: URL
     let apple: SandboxApple
+    let mailbox: SandboxMailbox
     let client: LatchkeyClient
     private var stepNumber = 0
 
     init(base: URL) {
         self.base = base
         self.apple = SandboxApple(base: base)
+        self.mailbox = SandboxMailbox(base: base)
         // Memory only: the demo must leave no session behind. An app passes the Keychain store.
         self.client = LatchkeyClient(configuration: LatchkeyConfiguration(baseURL: base, store: InMemoryCredentialStore()))
     }
@@ -68,14 +71,68 @@ final class Demo {
         done("sessions ended and personal data deleted")
 
         announce("Apple's token was revoked at Apple (sandbox /auth/revoke), as the App Store requires")
+        try await waitForRevocation(of: first.user)
+        done("Apple saw the revocation of \(first.user)'s refresh token")
+
+        try await passwordResetChapter()
+    }
+
+    private func waitForRevocation(of subject: String) async throws {
         for _ in 0..<50 {
-            if try await apple.revokedSubjects().contains(first.user) {
-                done("Apple saw the revocation of \(first.user)'s refresh token")
-                return
-            }
+            if try await apple.revokedSubjects().contains(subject) { return }
             try await Task.sleep(for: .milliseconds(100))
         }
         throw DemoFailure("the sandbox saw no revocation within 5 seconds")
+    }
+
+    /// A forgotten password: the reset mail's code (read from the sandbox mailbox, never shown)
+    /// sets a new password, which ends every session from before the reset and signs in.
+    private func passwordResetChapter() async throws {
+        let address = "grace@example.com"
+        let oldPassword = "correct horse battery staple"
+        let newPassword = "a brand new passphrase"
+        // Her laptop: another client with its own session, as another device would have.
+        let laptop = LatchkeyClient(configuration: LatchkeyConfiguration(baseURL: base, store: InMemoryCredentialStore()))
+
+        announce("Another user signs up on her laptop with her email address and a password (signUp(username:password:))")
+        let before = try await session(laptop.signUp(username: address, password: oldPassword, name: PersonName(givenName: "Grace", familyName: "Hopper")))
+        done("account \(before.user.id) for \(name(before.user)); the laptop holds a refresh token")
+
+        announce("She forgets the password; the phone asks for a reset (requestPasswordReset(email:), POST /v1/auth/password/reset)")
+        let flow = try await client.requestPasswordReset(email: address)
+        let minutes = Int((flow.expiresAt.timeIntervalSinceNow / 60).rounded())
+        done("202 with a flow good for \(minutes) minutes, the same answer as for an address without an account")
+
+        announce("The mail arrives (the sandbox mailbox, GET /sandbox/mail.json) with a 6-digit code and a link")
+        let mail = try await mailbox.newest(to: address)
+        try expect(URL(string: mail.link).flatMap { client.emailLink(from: $0) }?.purpose == .reset, "the mailed link should be a reset link of this server")
+        done("\"\(mail.subject)\": a code and a link to /email/reset, both secrets, not shown here")
+
+        announce("She types the code and a new password on the phone (resetPassword(flow:code:newPassword:))")
+        let reset = try await session(client.resetPassword(flow: flow, code: mail.code, newPassword: newPassword))
+        try expect(reset.user.id == before.user.id && reset.user.emailVerified, "the reset should sign in the same account, its address verified")
+        let amr = try await client.sessions().first { $0.isCurrent }?.amr ?? []
+        done("password set, every session of the account ended; the phone is signed in with amr \(amr.joined(separator: ", "))")
+
+        announce("The laptop refreshes with its refresh token from before the reset")
+        do {
+            _ = try await laptop.refresh()
+            throw DemoFailure("the refresh token from before the reset should be refused")
+        } catch let error as LatchkeyError {
+            try expect(error.signOutReason == .sessionRevoked && error.reason == "revoked", "the refresh should fail with reason revoked (\(error))")
+            let session = await laptop.session
+            try expect(session == nil, "the laptop should have signed out")
+            done("\(error.status.map(String.init) ?? "?") invalid_grant, reason revoked: the old refresh token is refused, the laptop signs out")
+        }
+
+        announce("The old password no longer signs in; the new one does (signIn(username:password:))")
+        do {
+            _ = try await laptop.signIn(username: address, password: oldPassword)
+            throw DemoFailure("the old password should be refused")
+        } catch let error as LatchkeyError where error.code == .invalidCredentials {}
+        let again = try await session(laptop.signIn(username: address, password: newPassword))
+        try expect(again.user.id == before.user.id, "the new password should sign in the same account")
+        done("old password: 401 invalid_credentials; new password: signed in as \(again.user.id)")
     }
 
     /// The WWDC24 sample's second factor: a P-256 key (in software here, in the Secure Enclave on

@@ -12,7 +12,7 @@ import Testing
 /// operator runs them.
 @Suite("latchkey demo and the Apple operator commands")
 struct AppleCLITests {
-    @Test("latchkey demo walks both seeds' stories (Apple sign-in, device key as second factor) against a fresh development server")
+    @Test("latchkey demo walks both seeds' stories (Apple sign-in, device key as second factor) and a password reset by email against a fresh development server")
     func demo() async throws {
         let directory = try ServeTests.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -20,13 +20,25 @@ struct AppleCLITests {
         #expect(server.banner.contains("latchkey demo --url \(server.baseURL)"))
         let result = try Subprocess.run(Executables.latchkey, ["demo", "--url", server.baseURL], directory: directory)
         #expect(result.status == 0, "\(result.output)\(result.error)")
-        for step in 1...12 { #expect(result.output.contains("\n\(step). "), "step \(step)") }
+        for step in 1...18 { #expect(result.output.contains("\n\(step). "), "step \(step)") }
+        #expect(!result.output.contains("\n19. "))
         #expect(result.output.contains("reason consent_revoked"))
         #expect(result.output.contains("created: false, still Ada Lovelace"))
         #expect(result.output.contains("403 mfa_required"))
         #expect(result.output.contains("signed in with amr apple, hwk, mfa"))
         #expect(result.output.contains("Apple saw the revocation"))
+        // The password reset: the mail's code sets the password, the laptop's old refresh token
+        // is refused, the old password too, and the new one signs in.
+        #expect(result.output.contains("202 with a flow good for 15 minutes"))
+        #expect(result.output.contains("\"Reset your Latchkey password\": a code and a link to /email/reset"))
+        #expect(result.output.contains("the phone is signed in with amr email"))
+        #expect(result.output.contains("400 invalid_grant, reason revoked: the old refresh token is refused"))
+        #expect(result.output.contains("old password: 401 invalid_credentials; new password: signed in as usr_"))
         #expect(!result.output.contains("✗"))
+        // The code and the link's token were used, never printed.
+        let mail = try await Self.resetMail(server.baseURL, to: "grace@example.com")
+        let printedSecrets = result.output.contains(mail.code) || result.output.contains(mail.token)
+        #expect(!printedSecrets, "the demo printed the reset mail's code or token")
         server.send(SIGTERM)
         #expect(await server.waitForExit(timeout: 15) == 0)
 
@@ -64,6 +76,16 @@ struct AppleCLITests {
         let again = try Subprocess.run(Executables.latchkey, ["users", "delete", userID], directory: directory)
         #expect(again.status == 1)
         #expect(again.error.contains("no user"))
+    }
+
+    /// The code and the link's token of the newest mail to `address` in the sandbox mailbox.
+    static func resetMail(_ baseURL: String, to address: String) async throws -> (code: String, token: String) {
+        let (data, _) = try await URLSession.shared.data(from: URL(string: baseURL + "/sandbox/mail.json")!)
+        let messages = try JSONValue(parsing: Array(data))["messages"]?.arrayValue ?? []
+        let text = try #require(messages.first { $0["to"]?.stringValue == address }?["text"]?.stringValue)
+        let code = try #require(text.firstMatch(of: /Your code: ([0-9]{6})/).map { String($0.output.1) })
+        let token = try #require(text.firstMatch(of: /token=([A-Za-z0-9_-]+)/).map { String($0.output.1) })
+        return (code, token)
     }
 
     /// Signs in through the server's sandbox, as the demo does; returns the Apple and user ids.

@@ -68,7 +68,12 @@ struct OperationsTests {
             // Raw JSON: apple-app-site-association is Apple's format, not a /v1 body LatchkeyWire models.
             let json = try response.json
             #expect(json["webcredentials"]?["apps"] == ["ABCDE12345.com.example.app"])
-            #expect(json["applinks"]?["details"]?.arrayValue?.first?["appIDs"] == ["ABCDE12345.com.example.app"])
+            let details = try #require(json["applinks"]?["details"]?.arrayValue)
+            #expect(details.count == 1)
+            #expect(details.first?["appIDs"] == ["ABCDE12345.com.example.app"])
+            // The mailed links only (the SDK's universal-link handler); the hosted pages and
+            // /oauth/authorize stay in the browser.
+            #expect(details.first?["components"] == [["/": "/email/*", "comment": "Latchkey's mailed links: verify, reset, sign-in, change"]])
         }
     }
 

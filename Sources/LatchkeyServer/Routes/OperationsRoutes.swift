@@ -34,14 +34,22 @@ struct OperationsRoutes {
     }
 
     /// The apple-app-site-association document: `webcredentials` lets the listed apps offer this
-    /// domain's saved passwords (Password AutoFill); `applinks` lets them open its https links,
-    /// which is how an https redirect returns to the app.
+    /// domain's saved passwords (Password AutoFill) and end a web sign-in at an https callback on
+    /// it; `applinks` lets them open the mailed links, `/email/*`, as universal links (the SDK's
+    /// `emailLink(from:)`).
+    ///
+    /// Only `/email/*`: every other path of the domain is for a browser (the hosted sign-in pages,
+    /// `/oauth/authorize` opened from a relying party's site), and a universal link would take
+    /// it to the app instead.
     static func appSiteAssociation(_ domains: Configuration.AssociatedDomains) -> JSONValue {
         [
             "webcredentials": ["apps": .array(domains.webcredentials.map(JSONValue.string))],
             "applinks": ["details": .array(domains.applinks.isEmpty ? [] : [
-                ["appIDs": .array(domains.applinks.map(JSONValue.string)), "components": [["/": "/*"]]],
+                ["appIDs": .array(domains.applinks.map(JSONValue.string)), "components": [emailLinks]],
             ])],
         ]
     }
+
+    /// The `applinks` component of the mailed links, `{public_url}/email/{purpose}?token=T`.
+    static let emailLinks: JSONValue = ["/": "/email/*", "comment": "Latchkey's mailed links: verify, reset, sign-in, change"]
 }
