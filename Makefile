@@ -89,11 +89,11 @@ test: bootstrap $(PYTHON)
 		wait $$contract; tested=$$?; [ $$built -eq 0 ] && [ $$tested -eq 0 ]
 	scripts/test-bare-debian .build/release/latchkey
 
-bench: build
+bench: build $(PYTHON)
 	$(RELEASE) --product latchkey-bench
 	$(RELEASE) --product latchkey-sdk-probe
 	@scripts/bootstrap bench
-	@scripts/bench
+	@LATCHKEY_PYTHON=$(PYTHON) scripts/bench
 
 # libFuzzer targets in Fuzz/Targets, FUZZ_SECONDS (default 60) each; fails on any crash.
 fuzz: bootstrap

@@ -125,16 +125,7 @@ final class ClientLoop {
         let me = Unmanaged.passUnretained(self).toOpaque()
         event_assign(wake, base, -1, 0, { _, _, argument in ClientLoop.from(argument).receiveMessages() }, me)
         reapEvent = event_new(base, -1, 0, { _, _, argument in ClientLoop.from(argument).reap() }, me)
-        // Reads /etc/resolv.conf and /etc/hosts now; lookups then never block the loop. Without
-        // a resolv.conf, evdns_base_new fails: fall back to its defaults (a resolver on
-        // 127.0.0.1) and the hosts file, which is what the C library would do.
-        dns = evdns_base_new(base, EVDNS_BASE_INITIALIZE_NAMESERVERS)
-        if dns == nil, let fallback = evdns_base_new(base, 0) {
-            // DNS_OPTIONS_ALL, which Swift does not import.
-            let options = DNS_OPTION_SEARCH | DNS_OPTION_NAMESERVERS | DNS_OPTION_MISC | DNS_OPTION_HOSTSFILE
-            _ = evdns_base_resolv_conf_parse(fallback, options, "/etc/resolv.conf")
-            dns = fallback
-        }
+        dns = Libevent.makeDNSBase(base)
         guard reapEvent != nil, dns != nil else {
             discard()
             throw HTTPClientError(.transport, "cannot set up the HTTP client's event loop")

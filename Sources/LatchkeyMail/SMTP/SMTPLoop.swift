@@ -67,13 +67,7 @@ final class SMTPLoop {
         mailbox = Mailbox(event: wake)
         let me = Unmanaged.passUnretained(self).toOpaque()
         event_assign(wake, base, -1, 0, { _, _, argument in SMTPLoop.from(argument).receiveMessages() }, me)
-        // As the HTTP client does: resolv.conf and the hosts file are read now, never on a lookup.
-        dns = evdns_base_new(base, EVDNS_BASE_INITIALIZE_NAMESERVERS)
-        if dns == nil, let fallback = evdns_base_new(base, 0) {
-            let options = DNS_OPTION_SEARCH | DNS_OPTION_NAMESERVERS | DNS_OPTION_MISC | DNS_OPTION_HOSTSFILE
-            _ = evdns_base_resolv_conf_parse(fallback, options, "/etc/resolv.conf")
-            dns = fallback
-        }
+        dns = Libevent.makeDNSBase(base)
         guard dns != nil else {
             discard()
             throw SMTPError(.connection, "cannot set up the SMTP client's name lookups")
