@@ -8,7 +8,7 @@ SWIFTFLAGS := -Xswiftc -warnings-as-errors
 RELEASE    := $(SWIFT) build -c release --static-swift-stdlib $(SWIFTFLAGS)
 # The server suites `make test` runs a second time with LATCHKEY_TEST_ENGINE=postgres
 # (scripts/test-passes; the reasons for what is left out are at the test target).
-POSTGRES_SUITES := LatchkeyServerTests\.(AccountProfileTests|AppleLifecycleTests|AppleSignInTests|AppleUpstreamTests|BackgroundJobTests|BrowserSessionTests|ClientAssertionTests|ClientCacheTests|DeviceKeyTests|EmailFlowTests|FactorCompareAndSetTests|GrantsTests|HousekeepingTests|IDTokenTests|MFATests|OAuthConformanceTests|OAuthProtocolTests|OAuthRelyingPartyTests|OperationsTests|PasswordAccountTests|PasswordRateLimitTests|PasswordTimingTests|RefreshReuseGraceTests|SessionBindingTests|SessionTests|TOTPTests)/
+POSTGRES_SUITES := LatchkeyServerTests\.(AccountProfileTests|AppleLifecycleTests|AppleSignInTests|AppleUpstreamTests|BackgroundJobTests|BrowserSessionTests|ClientAssertionTests|ClientCacheTests|DeviceKeyTests|EmailFlowTests|FactorCompareAndSetTests|GrantsTests|HousekeepingTests|IDTokenTests|MFATests|OAuthConformanceTests|OAuthProtocolTests|OAuthRelyingPartyTests|OperationsTests|PasswordAccountTests|PasswordRateLimitTests|PasswordTimingTests|EmailTimingTests|RefreshReuseGraceTests|SessionBindingTests|SessionTests|TOTPTests)/
 
 .PHONY: bootstrap build run test bench fuzz clean
 
@@ -49,6 +49,7 @@ SERIAL += LatchkeyServerTests.SigningKeyChangeFeedTests # a rotated key reaches 
 SERIAL += LatchkeyServerTests.ClientCacheTests       # a changed client stops working within 2 s
 SERIAL += LatchkeyServerTests.PostgreSQLServerTests  # NOTIFY/LISTEN within 2 s, reconnects
 SERIAL += LatchkeyServerTests.PasswordTimingTests    # an unknown user's refusal takes as long as a wrong password's
+SERIAL += LatchkeyServerTests.EmailTimingTests       # a reset for an unknown address takes as long as for a known one
 # Load: servers under load, whose answers are timed.
 SERIAL += LatchkeyHTTPTests.ConcurrencyTests        # 32 clients × 25 requests, each answer within 5 s
 SERIAL += LatchkeyServerTests.PasswordPoolTests      # 500 logins at once, /healthz p99 within 50 ms

@@ -96,22 +96,25 @@ package final class SMTPClient: Sendable {
     package func send(_ message: MIMEMessage) async throws(SMTPError) {
         let mailbox = try startedLoop()
         let data = Self.dotStuffed(Array(message.rendered().utf8))
-        if var session = takeIdleSession(mailbox) {
+        if let session = takeIdleSession(mailbox) {
+            var answered = false
             do throws(SMTPError) {
-                try await transaction(message, data, on: &session, mailbox)
+                try await transaction(message, data, on: session, answered: &answered, mailbox)
                 keep(session, mailbox)
                 return
-            } catch let error where error.isOutage {
-                // Closed while it was kept; nothing was accepted. Go on with a new connection.
+            } catch let error where error.isOutage && !answered {
+                // Closed while it was kept, before MAIL FROM was answered: nothing of this
+                // message reached the server. Go on with a new connection.
                 mailbox.post(.close(id: session.id))
             } catch {
                 mailbox.post(.close(id: session.id))
                 throw error
             }
         }
-        var session = try await open(mailbox)
+        let session = try await open(mailbox)
+        var answered = false
         do throws(SMTPError) {
-            try await transaction(message, data, on: &session, mailbox)
+            try await transaction(message, data, on: session, answered: &answered, mailbox)
         } catch {
             mailbox.post(.close(id: session.id))
             throw error
@@ -179,10 +182,11 @@ package final class SMTPClient: Sendable {
         }
     }
 
-    /// MAIL, RCPT, DATA and the message (RFC 5321 §3.3).
-    private func transaction(_ message: MIMEMessage, _ data: [UInt8], on session: inout Session, _ mailbox: Mailbox<SMTPLoopMessage>)
-        async throws(SMTPError)
-    {
+    /// MAIL, RCPT, DATA and the message (RFC 5321 §3.3); `answered` once the server replied to
+    /// MAIL FROM.
+    private func transaction(
+        _ message: MIMEMessage, _ data: [UInt8], on session: Session, answered: inout Bool, _ mailbox: Mailbox<SMTPLoopMessage>
+    ) async throws(SMTPError) {
         let international = !data.allSatisfy { $0 < 0x80 } || !(message.from.address + message.to.address).utf8.allSatisfy { $0 < 0x80 }
         var mail = "MAIL FROM:<\(message.from.address)>"
         if international {
@@ -191,7 +195,9 @@ package final class SMTPClient: Sendable {
             }
             mail += " SMTPUTF8"
         }
-        try expect(250, try await exchange(session.id, mail, mailbox), after: "MAIL FROM")
+        let accepted = try await exchange(session.id, mail, mailbox)
+        answered = true
+        try expect(250, accepted, after: "MAIL FROM")
         let recipient = try await exchange(session.id, "RCPT TO:<\(message.to.address)>", mailbox)
         guard recipient.code == 250 || recipient.code == 251 else { throw Self.refusal(recipient, after: "RCPT TO", host: configuration.server.host) }
         try expect(354, try await exchange(session.id, "DATA", mailbox), after: "DATA")

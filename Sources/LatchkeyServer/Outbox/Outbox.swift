@@ -36,11 +36,13 @@ extension OutboxSender {
 /// (``enqueue(id:payload:userID:label:giveUpAfter:now:on:)``), delivered by ``runDue()`` in
 /// every process.
 ///
-/// A crash between the commit and the delivery loses nothing. Each due item is claimed with a
-/// lease, a compare-and-set in a transaction of its own (two processes never deliver one item at
-/// once; PostgreSQL skips a row another instance is claiming), delivered, and settled only while
-/// the claim holds: deleted when delivered, or when it failed for good or past its give-up time,
-/// else scheduled again after the sender's back-off.
+/// A crash between the commit and the delivery loses nothing. Due items are taken a few at a
+/// time: claimed with a lease, compare-and-sets in one transaction (two processes never deliver
+/// one item at once; PostgreSQL skips a row another instance is claiming), delivered
+/// concurrently, and settled together in one transaction, each only while its claim holds:
+/// deleted when delivered, or when it failed for good or past its give-up time, else scheduled
+/// again after the sender's back-off. A crash after a delivery and before its settlement sends
+/// that item again once the lease ends: at most ``parallelDeliveries`` items, at least once.
 struct Outbox<Sender: OutboxSender>: Sendable {
     let database: any SQLDatabase
     let clock: @Sendable () -> Date
@@ -51,6 +53,8 @@ struct Outbox<Sender: OutboxSender>: Sendable {
     static var lease: TimeInterval { 60 }
     /// At most this many items per pass.
     static var batchSize: Int { 32 }
+    /// Deliveries in progress at once (each on a connection of its own).
+    static var parallelDeliveries: Int { 4 }
 
     init(database: any SQLDatabase, clock: @escaping @Sendable () -> Date, sender: Sender) {
         self.database = database
@@ -85,8 +89,8 @@ struct Outbox<Sender: OutboxSender>: Sendable {
         while true {
             let now = clock()
             let due = try await database.read { try items.due(kind: kind, at: now, limit: Self.batchSize, on: $0) }
-            for item in due {
-                if try await attempt(item) { delivered += 1 }
+            for start in stride(from: 0, to: due.count, by: Self.parallelDeliveries) {
+                delivered += try await attempt(Array(due[start..<min(start + Self.parallelDeliveries, due.count)]))
             }
             // An item that failed is due later and one another process holds is not due, so
             // each batch holds new items: a full one means more may wait.
@@ -100,14 +104,45 @@ struct Outbox<Sender: OutboxSender>: Sendable {
         return try await database.read { try items.count(kind: kind, userID: userID, on: $0) }
     }
 
-    /// Claims, delivers and settles one item; whether it was delivered.
-    private func attempt(_ item: OutboxItem) async throws -> Bool {
+    /// Claims `group` in one transaction, delivers what it claimed concurrently (while one
+    /// waits for the remote end, another is on its way), and settles it in one transaction.
+    ///
+    /// - Returns: How many were delivered.
+    private func attempt(_ group: [OutboxItem]) async throws -> Int {
         let (items, sender) = (items, sender)
         let claimedAt = clock()
-        let claim = try await database.write { try items.claim(id: item.id, dueAt: claimedAt, until: claimedAt.addingTimeInterval(Self.lease), on: $0) }
-        guard let claim else { return false }
-        let attempt = await sender.deliver(item)
+        let claimed = try await database.write { connection in
+            try group.compactMap { item in
+                try items.claim(id: item.id, dueAt: claimedAt, until: claimedAt.addingTimeInterval(Self.lease), on: connection).map { (item, $0) }
+            }
+        }
+        let outcomes = await withTaskGroup(of: (OutboxItem, Date, OutboxAttempt).self) { tasks in
+            for (item, claim) in claimed { tasks.addTask { (item, claim, await sender.deliver(item)) } }
+            return await tasks.reduce(into: []) { $0.append($1) }
+        }
         let finished = clock()
+        let settled = try await database.write { connection in
+            try outcomes.map { item, claim, attempt in try settle(item, claim: claim, attempt, at: finished, on: connection) }
+        }
+        var delivered = 0
+        for ((item, _, attempt), dropped) in zip(outcomes, settled) {
+            guard let dropped else {
+                // The lease ran out during the delivery and another process owns the item now;
+                // its delivery is harmless (revoking a revoked token, a message sent twice at worst).
+                ServerLog.write(.warning, "outbox_lease_lost", time: finished, ["kind": .string(item.kind), "item": .string(item.id)])
+                continue
+            }
+            sender.attempted(item, attempt, dropped: dropped)
+            if case .delivered = attempt { delivered += 1 }
+        }
+        return delivered
+    }
+
+    /// Records what became of one attempt, only while `claim` holds.
+    ///
+    /// - Returns: Whether the item left the outbox without being delivered, or `nil` when the
+    ///   claim no longer held.
+    private func settle(_ item: OutboxItem, claim: Date, _ attempt: OutboxAttempt, at finished: Date, on connection: any SQLConnection) throws -> Bool? {
         let attempts = item.attempts + 1
         let dropped: Bool
         switch attempt {
@@ -115,24 +150,12 @@ struct Outbox<Sender: OutboxSender>: Sendable {
         case .refused: dropped = true
         case .deferred: dropped = finished >= item.giveUpAt
         }
-        let settled = try await database.write { connection -> Bool in
-            if case .deferred(let reason) = attempt, !dropped {
-                return try items.release(
-                    id: item.id, claim: claim, retryAt: finished.addingTimeInterval(sender.backoff(afterAttempts: attempts)),
-                    error: String(reason.prefix(200)), on: connection)
-            }
-            guard try items.delete(id: item.id, claim: claim, on: connection) else { return false }
-            try sender.settle(item, attempt, attempts: attempts, at: finished, on: connection)
-            return true
+        if case .deferred(let reason) = attempt, !dropped {
+            let retryAt = finished.addingTimeInterval(sender.backoff(afterAttempts: attempts))
+            return try items.release(id: item.id, claim: claim, retryAt: retryAt, error: String(reason.prefix(200)), on: connection) ? false : nil
         }
-        guard settled else {
-            // The lease ran out during the delivery and another process owns the item now; its
-            // delivery is harmless (revoking a revoked token, a message sent twice at worst).
-            ServerLog.write(.warning, "outbox_lease_lost", time: finished, ["kind": .string(item.kind), "item": .string(item.id)])
-            return false
-        }
-        sender.attempted(item, attempt, dropped: dropped)
-        if case .delivered = attempt { return true }
-        return false
+        guard try items.delete(id: item.id, claim: claim, on: connection) else { return nil }
+        try sender.settle(item, attempt, attempts: attempts, at: finished, on: connection)
+        return dropped
     }
 }
