@@ -263,6 +263,29 @@ struct BrowserFlowTests {
         }
     }
 
+    @Test("S32: a reset's mailed link in Chromium: opening it changes nothing, its page's button with a new password does")
+    func mailedLinkS32() async throws {
+        try await TestServer.with { server in
+            let start = Date()
+            #expect(try await PasswordAccountTests.signUp(server, "babbage@example.com", Self.password).status == 201)
+            #expect(try await server.request(.post, "/v1/auth/password/reset", json: ["email": "babbage@example.com"]).status == 202)
+            let newPassword = "difference engine number two"
+
+            let seen = try await HeadlessChromium.run(
+                "mailed-link", ["user": ["username": "babbage@example.com", "new_password": .string(newPassword)]], on: server)
+
+            #expect(seen["link_page"]?["path"] == "/email/reset")
+            #expect(seen["link_fields"] == ["password": ["autocomplete": "new-password", "labelled": true]])
+            #expect(seen["after_submit"]?["path"] == "/email/reset")
+            #expect(seen["failed"] == nil, "\(seen)")
+            #expect(try await PasswordAccountTests.logIn(server, "babbage@example.com", newPassword).status == 200)
+            #expect(try await PasswordAccountTests.logIn(server, "babbage@example.com", Self.password).status == 401)
+            let flows = try await server.database.read { try $0.query("SELECT ended_reason FROM email_flows", []) }
+            #expect(flows.map { $0.optionalString("ended_reason") } == ["used"])
+            Self.expectScreenshots(["mailed-link"], since: start)
+        }
+    }
+
     @Test("S32: Email me a code in Chromium: the address, a wrong code refused in words, the mailed code, back at the client with a code")
     func emailCodeS32() async throws {
         try await TestServer.with { server in

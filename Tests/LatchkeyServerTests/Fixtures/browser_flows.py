@@ -18,6 +18,9 @@ FLOW is one of:
   email-code
             "Email me a code" on the sign-in page: the address, a wrong code first, then the
             mailed one, and back at the client with a code
+  mailed-link
+            the link of a reset message, opened as a person would from the mail: the page with
+            one button, a new password, done
 
 CONFIG_JSON names the server (`base`), the folder for screenshots (`screenshots`), the clients
 and the user; see BrowserFlowTests.swift and ApacheRelyingPartyTests.swift. The browser types and
@@ -195,6 +198,22 @@ def mailed_code(address, purpose):
         for message in messages:  # newest first
             if message["to"] == address and message["purpose"] == purpose:
                 found = re.search(r"Your code: ([0-9]{6})", message["text"])
+                if found:
+                    return found.group(1)
+        time.sleep(0.2)
+    raise RuntimeError(f"no {purpose} message in the mailbox within 15 s")
+
+
+def mailed_link(address, purpose):
+    """The link of the newest message of `purpose` to `address` in the development mailbox."""
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    deadline = time.time() + 15
+    while time.time() < deadline:
+        with opener.open(base + "/sandbox/mail.json", timeout=10) as response:
+            messages = json.load(response)["messages"]
+        for message in messages:  # newest first
+            if message["to"] == address and message["purpose"] == purpose:
+                found = re.search(r"^(https?://\S+/email/\S+)$", message["text"], re.MULTILINE)
                 if found:
                     return found.group(1)
         time.sleep(0.2)
@@ -438,10 +457,21 @@ def email_code_flow():
     out["cookies_after_code"] = latchkey_cookies()
 
 
+def mailed_link_flow():
+    user = config["user"]
+    browser.get(mailed_link(user["username"], "reset"))
+    out["link_page"] = where()
+    out["link_fields"] = fields_on_page()
+    screenshot("mailed-link")
+    submit({"password": user["new_password"]})
+    out["after_submit"] = where()
+    out["after_text"] = " ".join(p.text for p in browser.find_elements(By.CSS_SELECTOR, "main p"))
+
+
 try:
     {
         "sign-in": sign_in_flow, "sign-up": sign_up_flow, "apache": apache_flow, "forgot-password": forgot_password_flow,
-        "email-code": email_code_flow,
+        "email-code": email_code_flow, "mailed-link": mailed_link_flow,
     }[flow]()
 except Exception as error:  # What the browser showed when a step failed, for the test's message.
     out["failed"] = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
