@@ -1,3 +1,5 @@
+import LatchkeyBasics
+
 /// The messages of the email flows, in English: each has both the link and the 6-digit code,
 /// because the mail is read on another device as often as on the phone.
 struct MailTemplates: Sendable {
@@ -28,10 +30,10 @@ struct MailTemplates: Sendable {
             """
         let html = """
             <!DOCTYPE html><html><body style="font-family: -apple-system, sans-serif">\
-            <p>\(Self.escape(opening))</p>\
-            <p style="font-size: 28px; letter-spacing: 4px"><strong>\(Self.escape(code))</strong></p>\
-            <p><a href="\(Self.escape(link))">\(Self.escape(action))</a></p>\
-            <p>\(Self.escape(closing))</p><p>\(Self.escape(productName))</p></body></html>
+            <p>\(HTMLEscaping.escape(opening))</p>\
+            <p style="font-size: 28px; letter-spacing: 4px"><strong>\(HTMLEscaping.escape(code))</strong></p>\
+            <p><a href="\(HTMLEscaping.escape(link))">\(HTMLEscaping.escape(action))</a></p>\
+            <p>\(HTMLEscaping.escape(closing))</p><p>\(HTMLEscaping.escape(productName))</p></body></html>
             """
         return MailMessage(to: address, subject: subject, text: text, html: html, purpose: purpose.rawValue)
     }
@@ -41,23 +43,7 @@ struct MailTemplates: Sendable {
         let body = "The email address of your \(productName) account was changed. If you did not do this, contact support."
         return MailMessage(
             to: address, subject: "Your \(productName) email was changed", text: body + "\n\n" + productName,
-            html: "<!DOCTYPE html><html><body><p>\(Self.escape(body))</p><p>\(Self.escape(productName))</p></body></html>",
+            html: "<!DOCTYPE html><html><body><p>\(HTMLEscaping.escape(body))</p><p>\(HTMLEscaping.escape(productName))</p></body></html>",
             purpose: "change_notice")
-    }
-
-    /// Escapes text for HTML element content and double-quoted attributes.
-    static func escape(_ text: String) -> String {
-        var escaped = ""
-        for character in text {
-            switch character {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&#39;"
-            default: escaped.append(character)
-            }
-        }
-        return escaped
     }
 }
