@@ -84,7 +84,7 @@ let package = Package(
         // routes and their tests compile without libevent or OpenSSL.
         .target(
             name: "LatchkeyHTTP",
-            dependencies: ["LatchkeyJSON", "LatchkeyErrors"],
+            dependencies: ["LatchkeyJSON", "LatchkeyErrors", "LatchkeyBasics"],
             swiftSettings: swiftSettingsInPackage),
         // What the server's and the clients' libevent loops share: the mailbox into a loop,
         // libevent's thread setup, the monotonic clock, and the outbound TLS settings.

@@ -55,7 +55,7 @@ struct LayeringTests {
         "LatchkeyCrypto": platform.union(["CLatchkeyOpenSSL", "CLatchkeyArgon2", "CLatchkeyUnistring", "LatchkeyErrors"]),
         "LatchkeyJOSE": platform.union(["LatchkeyJSON", "LatchkeyCrypto", "LatchkeyErrors"]),
         "LatchkeyCommonPasswords": [],
-        "LatchkeyHTTP": platform.union(["LatchkeyJSON", "LatchkeyErrors"]),
+        "LatchkeyHTTP": platform.union(["LatchkeyJSON", "LatchkeyErrors", "LatchkeyBasics"]),
         "LatchkeyLibevent": platform.union(["CLatchkeyEvent", "CLatchkeyShims"]),
         "LatchkeyHTTPServer": platform.union(["CLatchkeyEvent", "LatchkeyLibevent", "LatchkeyHTTP", "LatchkeyJSON", "LatchkeyErrors", "LatchkeyBasics"]),
         "LatchkeyHTTPClient": platform.union([

@@ -90,7 +90,13 @@ package final class HostedBrowser: Sendable {
         var sameSiteNone: Bool
     }
 
-    package init(base: URL) { self.base = base }
+    /// Header fields sent with every request (`Accept-Language`, say).
+    package let headers: [String: String]
+
+    package init(base: URL, headers: [String: String] = [:]) {
+        self.base = base
+        self.headers = headers
+    }
 
     /// The cookies the browser holds, by name.
     package var cookies: [String: String] { jar.withLock { $0.mapValues(\.value) } }
@@ -133,6 +139,7 @@ package final class HostedBrowser: Sendable {
         let target = url.hasPrefix("/") ? URL(string: base.absoluteString.trimmingSuffix("/") + url)! : URL(string: url)!
         var request = URLRequest(url: target)
         request.httpMethod = method
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         let cookies = jar.withLock { $0.filter { !crossSite || $0.value.sameSiteNone } }
         if !cookies.isEmpty { request.setValue(cookies.map { "\($0.key)=\($0.value.value)" }.joined(separator: "; "), forHTTPHeaderField: "Cookie") }
         if let form {

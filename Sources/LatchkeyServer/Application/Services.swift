@@ -79,7 +79,7 @@ package struct Services: Sendable {
             let mailOutbox = MailOutbox(dependencies: dependencies, masterKey: masterKey, transport: transport, sender: configuration.email.from)
             mailOutbox.showDepth()
             self.mailOutbox = mailOutbox
-            email = EmailService(
+            email = try EmailService(
                 dependencies: dependencies, signIns: signIns, sessions: sessions, passwords: passwords, outbox: mailOutbox,
                 configuration: configuration, masterKey: masterKey, publicURL: { [accessTokens] in accessTokens.issuer })
         } else {

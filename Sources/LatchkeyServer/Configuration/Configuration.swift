@@ -141,6 +141,9 @@ package struct Configuration: Sendable, Equatable {
         package var smtpPassword: String?
         /// `ca_file`: a PEM file of CA certificates trusted for the SMTP server besides the system's.
         package var caFile: String?
+        /// `templates_dir`: a directory of message templates, `{locale}/{purpose}.subject`,
+        /// `.txt` and `.html`, over the compiled-in English and French; checked at start.
+        package var templatesDir: String?
 
         /// Whether mail can be sent: to the SMTP server, or in development mode to the sandbox.
         package func isAvailable(dev: Bool) -> Bool { smtpURL != nil || dev }

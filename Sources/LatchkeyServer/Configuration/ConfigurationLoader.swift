@@ -103,6 +103,7 @@ package enum ConfigurationLoader {
         ("email.smtp_username", .optionalString(\.email.smtpUsername)),
         ("email.smtp_password_file", .optionalString(\.email.smtpPasswordFile)),
         ("email.ca_file", .optionalString(\.email.caFile)),
+        ("email.templates_dir", .optionalString(\.email.templatesDir)),
         ("associated_domains.webcredentials", .strings(\.associatedDomains.webcredentials)),
         ("associated_domains.applinks", .strings(\.associatedDomains.applinks)),
         ("trusted_proxies", .strings(\.trustedProxies)),
@@ -297,6 +298,9 @@ package enum ConfigurationLoader {
             problems.append("database: must be sqlite:PATH or postgres://USER@HOST:PORT/DATABASE")
         }
         problems += smtpProblems(configuration.email)
+        if configuration.email.templatesDir != nil, !configuration.email.isAvailable(dev: configuration.dev) {
+            problems.append("email.templates_dir: applies only when mail can be sent; set email.smtp_url")
+        }
         if !["full", "normal"].contains(configuration.databaseDurability) {
             problems.append("database_durability: must be full or normal")
         }

@@ -18,7 +18,8 @@ package final class EmailService: Sendable {
     let sessions: SessionService
     let passwords: PasswordService
     let outbox: MailOutbox
-    let templates: MailTemplates
+    /// The messages, per purpose and locale (`email.templates_dir` over the compiled-in ones).
+    let templates: MailTemplateSet
     /// The server's public URL, which the links start with; known once the server listens.
     let publicURL: @Sendable () -> String
     /// The HMAC key of stored codes, derived from the master key.
@@ -34,21 +35,29 @@ package final class EmailService: Sendable {
     /// The window of the request limits.
     static let window: TimeInterval = 3600
 
+    /// - Throws: ``ConfigurationError`` naming `email.templates_dir` and the file, for a template
+    ///   of that directory that cannot be used (``MailTemplateSet``).
     init(
         dependencies: Dependencies, signIns: SignInPipeline, sessions: SessionService, passwords: PasswordService, outbox: MailOutbox,
         configuration: Configuration, masterKey: MasterKey, publicURL: @escaping @Sendable () -> String
-    ) {
+    ) throws(ConfigurationError) {
         self.dependencies = dependencies
         self.signIns = signIns
         self.sessions = sessions
         self.passwords = passwords
         self.outbox = outbox
-        self.templates = MailTemplates(productName: configuration.email.productName)
+        self.templates = try MailTemplateSet(productName: configuration.email.productName, directory: configuration.email.templatesDir)
         self.publicURL = publicURL
         self.codeKey = masterKey.derivedKey(label: "email-flow-codes")
         self.codeTTL = configuration.email.codeTTL
         self.perAddress = configuration.rateLimits.emailPerAddressHour
         self.perIP = configuration.rateLimits.emailPerIPHour
+    }
+
+    /// The locale a request's messages are written in, from its `Accept-Language` (all of the
+    /// header's fields, joined with commas): one of the templates' locales, else English.
+    func locale(accepting acceptLanguage: String?) -> MailLocale {
+        templates.locale(accepting: acceptLanguage)
     }
 
     /// What a started flow answers: its id, for the code, and how long it lasts.
@@ -59,12 +68,13 @@ package final class EmailService: Sendable {
 
     // MARK: Starting
 
-    /// Mails a verification of the signed-in account's address.
+    /// Mails a verification of the signed-in account's address, in `locale` (as every request
+    /// below: the locale of the request, ``locale(accepting:)``).
     ///
     /// - Throws: ``AuthError/Code/invalidRequest`` when the account has no email,
     ///   ``AuthError/Code/conflict`` when it is verified already.
-    func requestVerification(principal: Principal, context: RequestContext) async throws -> Started {
-        try await start(context: context) { connection, now in
+    func requestVerification(principal: Principal, locale: MailLocale, context: RequestContext) async throws -> Started {
+        try await start(locale: locale, context: context) { connection, now in
             guard let user = try self.dependencies.users.find(principal.userID, on: connection) else { throw AuthError.invalidToken("the account no longer exists") }
             guard let email = user.email else { throw AuthError.invalidRequest("the account has no email address to verify") }
             guard !user.emailVerified else { throw AuthError.conflict("the email address is verified already") }
@@ -74,18 +84,18 @@ package final class EmailService: Sendable {
 
     /// Mails a password reset to the password account with this address, if there is one; the
     /// answer is the same either way.
-    func requestPasswordReset(email raw: String, context: RequestContext) async throws -> Started {
+    func requestPasswordReset(email raw: String, locale: MailLocale, context: RequestContext) async throws -> Started {
         let email = try Self.address(raw)
-        return try await start(context: context) { connection, _ in
+        return try await start(locale: locale, context: context) { connection, _ in
             (.reset, email, try self.passwords.accountForReset(email: email, on: connection), nil, false)
         }
     }
 
     /// Mails a sign-in code to the account with this address; with `create`, to any address,
     /// and confirming it creates the account. The answer is the same either way.
-    func requestSignIn(email raw: String, create: Bool, context: RequestContext) async throws -> Started {
+    func requestSignIn(email raw: String, create: Bool, locale: MailLocale, context: RequestContext) async throws -> Started {
         let email = try Self.address(raw)
-        return try await start(context: context) { connection, _ in
+        return try await start(locale: locale, context: context) { connection, _ in
             (.signIn, email, try self.account(email: email, on: connection), nil, create)
         }
     }
@@ -96,9 +106,9 @@ package final class EmailService: Sendable {
     /// - Throws: ``AuthError/Code/insufficientAuthentication``; ``AuthError/Code/conflict`` when
     ///   another account uses the address; ``AuthError/Code/invalidRequest`` when it is the
     ///   account's address already.
-    func requestChange(principal: Principal, email raw: String, context: RequestContext) async throws -> Started {
+    func requestChange(principal: Principal, email raw: String, locale: MailLocale, context: RequestContext) async throws -> Started {
         let email = try Self.address(raw)
-        return try await start(context: context) { connection, now in
+        return try await start(locale: locale, context: context) { connection, now in
             try self.sessions.requireFreshSignIn(principal, now: now, on: connection)
             guard let user = try self.dependencies.users.find(principal.userID, on: connection) else { throw AuthError.invalidToken("the account no longer exists") }
             guard user.email != email else { throw AuthError.invalidRequest("that is the account's address already") }
@@ -111,7 +121,7 @@ package final class EmailService: Sendable {
     /// address, stores the new flow and, when it has an account (or may create one), queues its
     /// message, all in one transaction.
     private func start(
-        context: RequestContext,
+        locale: MailLocale, context: RequestContext,
         _ decide: @escaping @Sendable (any SQLConnection, Date) throws -> (EmailPurpose, String, String?, String?, Bool)
     ) async throws -> Started {
         let now = dependencies.clock()
@@ -131,7 +141,8 @@ package final class EmailService: Sendable {
             if userID != nil || mayCreate {
                 let link = base + "/email/" + purpose.rawValue + "?token=" + secrets.token
                 try self.outbox.enqueue(
-                    self.templates.message(for: purpose, to: email, link: link, code: secrets.code, minutes: self.codeTTL / 60), now: now, on: connection)
+                    self.templates.message(for: purpose, locale: locale, to: email, link: link, code: secrets.code, minutes: self.codeTTL / 60), now: now,
+                    on: connection)
             }
             try self.dependencies.record(
                 .emailRequested, .pending, userID: userID, context: context, now: now, details: ["purpose": purpose.rawValue], on: connection)
@@ -230,11 +241,12 @@ package final class EmailService: Sendable {
     }
 
     /// Moves the account to the flow's new address (verified); an email-like username follows.
-    /// The old address is told, by a message with no link.
+    /// The old address is told, by a message with no link, in `locale`: the locale of this
+    /// request, the one that confirmed the change (the flow keeps no locale of its own).
     ///
     /// - Throws: ``AuthError/Code/conflict`` when another account took the address meanwhile
     ///   (nothing changes and the flow stays open).
-    func confirmChange(_ proof: EmailProof, context: RequestContext) async throws -> User {
+    func confirmChange(_ proof: EmailProof, locale: MailLocale, context: RequestContext) async throws -> User {
         try await confirm(proof, .change, context: context) { flow, connection, now in
             guard var user = try self.user(of: flow, on: connection), let new = flow.newEmail else { return .failure(Self.unknown) }
             guard try self.account(email: new, on: connection).map({ $0 == user.id }) ?? true else {
@@ -249,7 +261,7 @@ package final class EmailService: Sendable {
             var details = ["new": HashFunction.sha256.hexDigest(Array(new.utf8))]
             if let old {
                 details["old"] = HashFunction.sha256.hexDigest(Array(old.utf8))
-                try self.outbox.enqueue(self.templates.changeNotice(to: old), now: now, on: connection)
+                try self.outbox.enqueue(self.templates.changeNotice(locale: locale, to: old), now: now, on: connection)
             }
             try self.dependencies.record(.emailChanged, .success, userID: user.id, context: context, now: now, details: details, on: connection)
             return .success(user)

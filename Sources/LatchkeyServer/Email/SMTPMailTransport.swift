@@ -1,4 +1,5 @@
 package import FoundationEssentials
+import LatchkeyBasics
 import LatchkeyJSON
 import LatchkeyMail
 import Synchronization
@@ -73,7 +74,7 @@ package enum MailTest {
         let product = configuration.email.productName
         let text = "This message was sent by `latchkey mail test` at \(MIMEMessage.rfc5322Date(now)) to check the mail settings of \(product).\n"
         let message = MailMessage(
-            to: address, subject: "\(product): test message", text: text, html: "<p>" + MailTemplates.escape(text) + "</p>", purpose: "test")
+            to: address, subject: "\(product): test message", text: text, html: "<p>" + HTMLEscaping.escape(text) + "</p>", purpose: "test")
         try await transport.send(message, from: configuration.email.from)
         return "\(transport.client.configuration.server)"
     }

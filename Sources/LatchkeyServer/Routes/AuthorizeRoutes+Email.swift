@@ -93,10 +93,12 @@ extension AuthorizeRoutes {
         }
         guard let email else { return respond(.untrusted("Email is not available on this server.")) }
         do {
+            // The message is written in the browser's language (`Accept-Language`).
+            let locale = EmailRoutes.locale(request, email)
             let started =
                 purpose == .reset
-                ? try await email.requestPasswordReset(email: typed, context: caller)
-                : try await email.requestSignIn(email: typed, create: authorizationRequest.prompts.contains(.create), context: caller)
+                ? try await email.requestPasswordReset(email: typed, locale: locale, context: caller)
+                : try await email.requestSignIn(email: typed, create: authorizationRequest.prompts.contains(.create), locale: locale, context: caller)
             var response = HTTPResponse.seeOther(Self.emailCodePath(purpose) + "?" + query)
             // The service accepted the address, so it normalises.
             let address = (try? EmailService.address(typed)) ?? typed

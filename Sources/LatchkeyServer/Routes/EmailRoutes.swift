@@ -16,7 +16,7 @@ struct EmailRoutes {
 
         signedIn.post("/email/verification") { request, context in
             let principal = try context.requirePrincipal()
-            return Self.started(try await email.requestVerification(principal: principal, context: context.caller))
+            return Self.started(try await email.requestVerification(principal: principal, locale: Self.locale(request, email), context: context.caller))
         }
         anyone.post("/v1/email/verification/confirm") { request, context in
             let body = try request.wireBody(WireEmailConfirmation.self)
@@ -25,7 +25,7 @@ struct EmailRoutes {
 
         anyone.post("/v1/auth/password/reset") { request, context in
             let body = try request.wireBody(WireEmailRequest.self)
-            return Self.started(try await email.requestPasswordReset(email: try Self.address(body), context: context.caller))
+            return Self.started(try await email.requestPasswordReset(email: try Self.address(body), locale: Self.locale(request, email), context: context.caller))
         }
         anyone.post("/v1/auth/password/reset/confirm") { request, context in
             let body = try request.wireBody(WireEmailConfirmation.self)
@@ -35,7 +35,9 @@ struct EmailRoutes {
 
         anyone.post("/v1/auth/email/start") { request, context in
             let body = try request.wireBody(WireEmailRequest.self)
-            return Self.started(try await email.requestSignIn(email: try Self.address(body), create: body.create ?? false, context: context.caller))
+            return Self.started(
+                try await email.requestSignIn(
+                    email: try Self.address(body), create: body.create ?? false, locale: Self.locale(request, email), context: context.caller))
         }
         anyone.post("/v1/auth/email/verify") { request, context in
             let body = try request.wireBody(WireEmailConfirmation.self)
@@ -46,11 +48,12 @@ struct EmailRoutes {
         signedIn.post("/me/email") { request, context in
             let principal = try context.requirePrincipal()
             let body = try request.wireBody(WireEmailRequest.self)
-            return Self.started(try await email.requestChange(principal: principal, email: try Self.address(body), context: context.caller))
+            return Self.started(
+                try await email.requestChange(principal: principal, email: try Self.address(body), locale: Self.locale(request, email), context: context.caller))
         }
         anyone.post("/v1/me/email/confirm") { request, context in
             let body = try request.wireBody(WireEmailConfirmation.self)
-            return Self.user(try await email.confirmChange(Self.proof(body), context: context.caller))
+            return Self.user(try await email.confirmChange(Self.proof(body), locale: Self.locale(request, email), context: context.caller))
         }
 
         // The mailed link: GET shows a button and consumes nothing; the button's POST confirms.
@@ -72,7 +75,7 @@ struct EmailRoutes {
             do {
                 switch purpose {
                 case .verify: _ = try await email.confirmVerification(.token(token), context: context.caller)
-                case .change: _ = try await email.confirmChange(.token(token), context: context.caller)
+                case .change: _ = try await email.confirmChange(.token(token), locale: Self.locale(request, email), context: context.caller)
                 case .reset: try await email.resetPassword(.token(token), password: form["password"] ?? "", context: context.caller)
                 case .signIn: break
                 }
@@ -84,6 +87,12 @@ struct EmailRoutes {
                 return .page(EmailLinkPage(purpose: purpose, state: .failed(error.message)).render(), status: 400)
             }
         }
+    }
+
+    /// The locale of the mail a request sends: from its `Accept-Language`, every field of it.
+    static func locale(_ request: HTTPRequest, _ email: EmailService) -> MailLocale {
+        let fields = request.headers.values("Accept-Language")
+        return email.locale(accepting: fields.isEmpty ? nil : fields.joined(separator: ","))
     }
 
     static func started(_ started: EmailService.Started) -> HTTPResponse {

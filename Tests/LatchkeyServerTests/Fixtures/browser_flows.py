@@ -97,6 +97,9 @@ def chromium():
         "--no-first-run", "--no-default-browser-check", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--disable-default-apps", "--disable-extensions",
         "--metrics-recording-only", "--password-store=basic",
+        # English pages and mail (Accept-Language: en-US) whatever the machine's LANG: the mail's
+        # language follows the browser's, and the flows read "Your code: ".
+        "--lang=en-US",
         # Loopback only: any other host name resolves to nothing.
         "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
         f"--user-data-dir={tempfile.mkdtemp(prefix='latchkey-chromium-')}",

@@ -69,7 +69,8 @@ struct AuthorizationAttempt: Sendable {
 struct OAuthBrowser {
     let hosted: HostedBrowser
 
-    init(_ server: TestServer) { hosted = HostedBrowser(base: URL(string: server.baseURL)!) }
+    /// A browser on `server` that sends `headers` with every request.
+    init(_ server: TestServer, headers: [String: String] = [:]) { hosted = HostedBrowser(base: URL(string: server.baseURL)!, headers: headers) }
 
     /// The cookies the server set and has not cleared, by name.
     var cookies: [String: String] { hosted.cookies }
