@@ -78,7 +78,7 @@ package final class EmailService: Sendable {
             guard let user = try self.dependencies.users.find(principal.userID, on: connection) else { throw AuthError.invalidToken("the account no longer exists") }
             guard let email = user.email else { throw AuthError.invalidRequest("the account has no email address to verify") }
             guard !user.emailVerified else { throw AuthError.conflict("the email address is verified already") }
-            return (EmailPurpose.verify, email, user.id, nil, false)
+            return Request(purpose: .verify, email: email, userID: user.id)
         }
     }
 
@@ -87,7 +87,7 @@ package final class EmailService: Sendable {
     func requestPasswordReset(email raw: String, locale: MailLocale, context: RequestContext) async throws -> Started {
         let email = try Self.address(raw)
         return try await start(locale: locale, context: context) { connection, _ in
-            (.reset, email, try self.passwords.accountForReset(email: email, on: connection), nil, false)
+            Request(purpose: .reset, email: email, userID: try self.passwords.accountForReset(email: email, on: connection))
         }
     }
 
@@ -96,7 +96,7 @@ package final class EmailService: Sendable {
     func requestSignIn(email raw: String, create: Bool, locale: MailLocale, context: RequestContext) async throws -> Started {
         let email = try Self.address(raw)
         return try await start(locale: locale, context: context) { connection, _ in
-            (.signIn, email, try self.account(email: email, on: connection), nil, create)
+            Request(purpose: .signIn, email: email, userID: try self.account(email: email, on: connection), mayCreate: create)
         }
     }
 
@@ -113,8 +113,19 @@ package final class EmailService: Sendable {
             guard let user = try self.dependencies.users.find(principal.userID, on: connection) else { throw AuthError.invalidToken("the account no longer exists") }
             guard user.email != email else { throw AuthError.invalidRequest("that is the account's address already") }
             guard try self.account(email: email, on: connection) == nil else { throw AuthError.conflict("another account uses this address") }
-            return (.change, email, user.id, email, false)
+            return Request(purpose: .change, email: email, userID: user.id, newEmail: email)
         }
+    }
+
+    /// What a request starts: a flow of `purpose` for `email`, whose account (if any) is
+    /// `userID`; a change carries the address it moves to, a sign-in whether it may create the
+    /// account.
+    private struct Request {
+        var purpose: EmailPurpose
+        var email: String
+        var userID: String?
+        var newEmail: String? = nil
+        var mayCreate = false
     }
 
     /// Counts the request against the limits, ends older flows of the same purpose for the
@@ -122,23 +133,24 @@ package final class EmailService: Sendable {
     /// message, all in one transaction.
     private func start(
         locale: MailLocale, context: RequestContext,
-        _ decide: @escaping @Sendable (any SQLConnection, Date) throws -> (EmailPurpose, String, String?, String?, Bool)
+        _ decide: @escaping @Sendable (any SQLConnection, Date) throws -> Request
     ) async throws -> Started {
         let now = dependencies.clock()
         let secrets = EmailSecrets.make()
         let id = Identifiers.make("efl")
         let base = publicURL()
         return try await dependencies.database.write { connection in
-            let (purpose, email, userID, newEmail, mayCreate) = try decide(connection, now)
+            let request = try decide(connection, now)
+            let (purpose, email, userID) = (request.purpose, request.email, request.userID)
             try self.countRequest(email: email, context: context, now: now, on: connection)
             try self.flows.supersede(email: email, purpose: purpose, now: now, on: connection)
             try self.flows.insert(
                 EmailFlow(
-                    id: id, purpose: purpose, email: email, userID: userID, newEmail: newEmail, mayCreate: mayCreate,
+                    id: id, purpose: purpose, email: email, userID: userID, newEmail: request.newEmail, mayCreate: request.mayCreate,
                     tokenHash: secrets.token.sha256, codeHash: EmailSecrets.codeHash(secrets.code, flowID: id, key: self.codeKey), attempts: 0,
                     createdAt: now, expiresAt: now.addingTimeInterval(TimeInterval(self.codeTTL)), endedAt: nil, endedReason: nil),
                 on: connection)
-            if userID != nil || mayCreate {
+            if userID != nil || request.mayCreate {
                 let link = base + "/email/" + purpose.rawValue + "?token=" + secrets.token
                 try self.outbox.enqueue(
                     self.templates.message(for: purpose, locale: locale, to: email, link: link, code: secrets.code, minutes: self.codeTTL / 60), now: now,
@@ -301,17 +313,10 @@ package final class EmailService: Sendable {
                 }
             }
         } catch {
-            dependencies.metrics.increment(.signIns, ["method": Self.method, "outcome": "failure"])
+            signIns.countFailure(method: Self.method)
             throw error
         }
-        switch admitted {
-        case (_, .secondFactorRequired(let mfaRequired)):
-            dependencies.metrics.increment(.signIns, ["method": Self.method, "outcome": "mfa_required"])
-            throw mfaRequired
-        case (let authentication, .landed(let landing)):
-            dependencies.metrics.increment(.signIns, ["method": Self.method, "outcome": "success"])
-            return try await signIns.finish(landing, user: authentication.user, created: authentication.created, now: now)
-        }
+        return try await signIns.conclude(admitted, method: Self.method, now: now)
     }
 
     /// Checks a proof against an open flow of `purpose` and ends the flow when it holds; a

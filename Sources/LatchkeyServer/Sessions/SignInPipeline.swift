@@ -98,9 +98,15 @@ package struct SignInPipeline: Sendable {
                 return (authentication, try self.admit(authentication, target: target, context: context, now: now, on: connection))
             }
         } catch {
-            dependencies.metrics.increment(.signIns, ["method": method, "outcome": "failure"])
+            countFailure(method: method)
             throw error
         }
+        return try await conclude(outcome, method: method, now: now)
+    }
+
+    /// What an admitted sign-in comes to once its transaction committed: the session it landed
+    /// in, or the `mfa_required` refusal; counted in `/metrics` under `method`.
+    func conclude(_ outcome: (Authentication, Admission), method: String, now: Date) async throws -> SignedIn {
         switch outcome {
         case (_, .secondFactorRequired(let mfaRequired)):
             dependencies.metrics.increment(.signIns, ["method": method, "outcome": "mfa_required"])
@@ -109,6 +115,11 @@ package struct SignInPipeline: Sendable {
             dependencies.metrics.increment(.signIns, ["method": method, "outcome": "success"])
             return try await finish(landing, user: authentication.user, created: authentication.created, now: now)
         }
+    }
+
+    /// Counts a sign-in by `method` that failed before it was admitted.
+    func countFailure(method: String) {
+        dependencies.metrics.increment(.signIns, ["method": method, "outcome": "failure"])
     }
 
     /// ``signIn(method:context:target:authenticate:)`` into an API session.
