@@ -98,6 +98,38 @@ struct EmailDeliveryTests {
         for secret in [token, code, sink.options.password] { #expect(!log.contains(secret), "a secret in the server's log") }
     }
 
+    @Test("S33: a message the SMTP server refuses for good (550) is dropped at once, audited email.bounced and counted, and the next one still goes")
+    func bounce() async throws {
+        let sink = try await SMTPSink.start()
+        defer { sink.stop() }
+        let directory = try TemporaryDirectory("mail-bounce")
+        defer { directory.remove() }
+        let server = try await Self.serve(to: sink, in: directory)
+        defer { server.stop(SIGKILL) }
+        let client = Client(baseURL: server.baseURL)
+        for address in ["bounce-ada@example.com", "grace@example.com"] {
+            #expect(try await client.post("/v1/auth/password/signup", ["username": .string(address), "password": .string(Self.password)]).status == 201)
+            #expect(try await client.post("/v1/auth/password/reset", ["email": .string(address)]).status == 202)
+        }
+        #expect(try await eventually(within: .seconds(15)) { try sink.deliveries().count == 1 })
+        #expect(try sink.deliveries().map(\.recipients) == [["grace@example.com"]])
+        let database = try SQLiteDatabase(configuration: .init(path: server.errorLog.deletingLastPathComponent().appendingPathComponent("latchkey.sqlite").path))
+        var bounced: [SQLRow] = []
+        _ = try await eventually(within: .seconds(10)) {
+            bounced = try await database.read { try $0.query("SELECT outcome, details FROM audit_log WHERE event = 'email.bounced'", []) }
+            return !bounced.isEmpty
+        }
+        let queued = try await database.read { try $0.queryOne("SELECT count(*) AS n FROM outbox", [])?.int("n") }
+        await database.close()
+        #expect(bounced.count == 1 && queued == 0, "dropped, not retried")
+        let details = try JSONValue(parsing: Array((bounced.first?.optionalString("details") ?? "{}").utf8))
+        #expect(details["purpose"] == "reset" && details["attempts"] == "1")
+        #expect(details["reason"]?.stringValue?.contains("550") == true, "\(details)")
+        let metrics = try await client.get("/metrics").text
+        #expect(metrics.contains(#"latchkey_email_messages_total{purpose="reset",outcome="bounced"} 1"#))
+        #expect(metrics.contains(#"latchkey_email_messages_total{purpose="reset",outcome="sent"} 1"#))
+    }
+
     @Test("S33: an SMTP server down for a minute still gets the message, exactly once; /readyz stays 200; the outage is one log line and a gauge")
     func outage() async throws {
         var sink = try await SMTPSink.start()
