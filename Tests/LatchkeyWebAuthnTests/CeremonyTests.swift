@@ -1,4 +1,5 @@
 import LatchkeyCrypto
+import LatchkeyJSON
 import LatchkeyWebAuthn
 import Testing
 
@@ -327,5 +328,66 @@ struct CeremonyTests {
             _ = try ceremony.verify(
                 try authenticator.assertion(challenge: challenge, signCount: 1, signedData: { $0 + [1] }), credential: authenticator.stored(signCount: 5))
         }
+    }
+}
+
+/// The `RegistrationResponseJSON` and `AuthenticationResponseJSON` readers.
+@Suite("WebAuthn response JSON")
+struct ResponseJSONTests {
+    static func encoded(_ bytes: [UInt8]) -> JSONValue { .string(Base64.encode(bytes, alphabet: .urlSafe, padded: false)) }
+
+    func registrationJSON(_ response: RegistrationResponse, change: (inout [String: JSONValue]) -> Void = { _ in }) -> JSONValue {
+        var object: [String: JSONValue] = [
+            "id": Self.encoded(response.credentialID), "rawId": Self.encoded(response.credentialID), "type": "public-key",
+            "response": .object([
+                "clientDataJSON": Self.encoded(response.clientDataJSON), "attestationObject": Self.encoded(response.attestationObject),
+                "transports": ["internal", "hybrid"],
+            ]),
+            "clientExtensionResults": .object([:]), "authenticatorAttachment": "platform",
+        ]
+        change(&object)
+        return .object(object)
+    }
+
+    @Test("RegistrationResponseJSON: the toJSON() form reads; id ≠ rawId, another type, padding or a missing member is malformed")
+    func registration() throws {
+        let response = try SoftwareAuthenticator.es256().registration(challenge: [1, 2, 3])
+        let read = try RegistrationResponse(json: registrationJSON(response))
+        #expect(read.credentialID == response.credentialID && read.attestationObject == response.attestationObject)
+        #expect(read.clientDataJSON == response.clientDataJSON)
+        for change: (inout [String: JSONValue]) -> Void in [
+            { $0["id"] = Self.encoded([9]) }, { $0["type"] = "password" }, { $0["rawId"] = nil },
+            { $0["rawId"] = .string(Base64.encode(response.credentialID, alphabet: .urlSafe, padded: true)) },
+            { $0["response"] = .object(["clientDataJSON": Self.encoded(response.clientDataJSON)]) },
+            { $0["response"] = "x" }, { $0["rawId"] = .string("not base64url!") },
+        ] {
+            #expect(throws: WebAuthnError(.malformed)) { try RegistrationResponse(json: registrationJSON(response, change: change)) }
+        }
+        #expect(throws: WebAuthnError(.malformed)) { try RegistrationResponse(json: ["id": "a"]) }
+        #expect(throws: WebAuthnError(.malformed)) { try RegistrationResponse(json: "a string") }
+    }
+
+    @Test("AuthenticationResponseJSON: userHandle may be absent, null or empty (all: none)")
+    func authentication() throws {
+        let authenticator = SoftwareAuthenticator.es256()
+        let response = try authenticator.assertion(challenge: [1, 2, 3])
+        func json(userHandle: JSONValue?) -> JSONValue {
+            var inner: [String: JSONValue] = [
+                "clientDataJSON": Self.encoded(response.clientDataJSON), "authenticatorData": Self.encoded(response.authenticatorData),
+                "signature": Self.encoded(response.signature),
+            ]
+            inner["userHandle"] = userHandle
+            return .object([
+                "id": Self.encoded(response.credentialID), "rawId": Self.encoded(response.credentialID), "type": "public-key",
+                "response": .object(inner),
+            ])
+        }
+        #expect(try AuthenticationResponse(json: json(userHandle: Self.encoded(authenticator.userHandle))).userHandle == authenticator.userHandle)
+        #expect(try AuthenticationResponse(json: json(userHandle: nil)).userHandle == nil)
+        #expect(try AuthenticationResponse(json: json(userHandle: .null)).userHandle == nil)
+        #expect(try AuthenticationResponse(json: json(userHandle: "")).userHandle == nil)
+        #expect(throws: WebAuthnError(.malformed)) { try AuthenticationResponse(json: json(userHandle: 5)) }
+        let read = try AuthenticationResponse(json: json(userHandle: nil))
+        #expect(read.signature == response.signature && read.authenticatorData == response.authenticatorData)
     }
 }
