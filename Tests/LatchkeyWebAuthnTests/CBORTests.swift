@@ -115,4 +115,11 @@ struct CBORTests {
         #expect(value["a"] == .bool(true))
         #expect(value[label: 2] == nil)
     }
+
+    @Test("map key order is not enforced (documented choice): keys out of CTAP2 canonical order decode, in their order")
+    func keyOrder() throws {
+        let value = try CBORDecoder.decode([UInt8](hex: "a2036161016162"))
+        #expect(value == .map([CBORMapEntry(.unsigned(3), .text("a")), CBORMapEntry(.unsigned(1), .text("b"))]))
+        #expect(CBOREncoder.encode(value) == [UInt8](hex: "a2036161016162"))
+    }
 }

@@ -231,6 +231,16 @@ struct CeremonyTests {
         expect(.malformed) { _ = try registration().verify(truncated) }
     }
 
+    @Test("a stored COSE key must be exactly one map; client data over 16 KiB is refused")
+    func storedKeyAndSizes() throws {
+        let authenticator = Authenticator.es256()
+        var stored = authenticator.stored()
+        stored.publicKey += [0x00]
+        expect(.malformed) { _ = try authentication().verify(try authenticator.assertion(challenge: challenge), credential: stored) }
+        let padding = ",\"pad\":\"" + String(repeating: "x", count: 16 * 1024) + "\""
+        expect(.malformed) { _ = try registration().verify(try authenticator.registration(challenge: challenge, clientDataExtra: padding)) }
+    }
+
     // MARK: - Authentication
 
     @Test("authentication: credential and user handle checks")
