@@ -78,6 +78,13 @@ let package = Package(
             name: "LatchkeyJOSE",
             dependencies: ["LatchkeyJSON", "LatchkeyCrypto", "LatchkeyErrors"],
             swiftSettings: swiftSettingsInPackage),
+        // The WebAuthn Level 3 verifier: CBOR, COSE keys, authenticator and client data, the
+        // registration and authentication checks, attestation statements. No HTTP, no storage:
+        // pure functions the server's passkey service calls.
+        .target(
+            name: "LatchkeyWebAuthn",
+            dependencies: ["LatchkeyCrypto", "LatchkeyJSON", "LatchkeyErrors"],
+            swiftSettings: swiftSettingsInPackage),
         // What only C can express of OpenSSL (macros over SSL_ctrl): one-line forwards.
         .target(name: "CLatchkeyShims", dependencies: ["CLatchkeyOpenSSL"]),
         // HTTP messages, errors, the router with its groups and middleware: no C library, so
@@ -158,7 +165,7 @@ let package = Package(
         // and regressions through the same functions, so `make test` guards them without libFuzzer.
         .target(
             name: "LatchkeyFuzzChecks",
-            dependencies: ["LatchkeyJSON", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyHTTPServer", "LatchkeyMail"],
+            dependencies: ["LatchkeyJSON", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyHTTPServer", "LatchkeyMail", "LatchkeyWebAuthn"],
             path: "Fuzz/Checks",
             swiftSettings: swiftSettingsInPackage),
 
@@ -221,6 +228,10 @@ let package = Package(
             name: "LatchkeyJOSETests",
             dependencies: ["LatchkeyJSON", "LatchkeyJOSE", "LatchkeyCrypto", "LatchkeyTestSupport"],
             resources: [.copy("Fixtures")],
+            swiftSettings: swiftSettingsInPackage),
+        .testTarget(
+            name: "LatchkeyWebAuthnTests",
+            dependencies: ["LatchkeyWebAuthn", "LatchkeyCrypto", "LatchkeyJSON", "LatchkeyTestSupport"],
             swiftSettings: swiftSettingsInPackage),
         .testTarget(
             name: "LatchkeyFuzzTests",

@@ -21,7 +21,7 @@ public struct FuzzTarget: Sendable {
     }
 
     /// Every target, in the order `make fuzz` runs them.
-    public static let all: [FuzzTarget] = [.httpRequest, .json, .jws, .jwk, .der, .pem, .smtpReply, .mailMessage]
+    public static let all: [FuzzTarget] = [.httpRequest, .json, .jws, .jwk, .der, .pem, .smtpReply, .mailMessage, .cbor, .authenticatorData]
 
     /// Runs the check on libFuzzer's input and traps on a property failure.
     ///

@@ -54,6 +54,7 @@ struct LayeringTests {
         "LatchkeyBasics": platform,
         "LatchkeyCrypto": platform.union(["CLatchkeyOpenSSL", "CLatchkeyArgon2", "CLatchkeyUnistring", "LatchkeyErrors"]),
         "LatchkeyJOSE": platform.union(["LatchkeyJSON", "LatchkeyCrypto", "LatchkeyErrors"]),
+        "LatchkeyWebAuthn": platform.union(["LatchkeyJSON", "LatchkeyCrypto", "LatchkeyErrors"]),
         "LatchkeyCommonPasswords": [],
         "LatchkeyHTTP": platform.union(["LatchkeyJSON", "LatchkeyErrors", "LatchkeyBasics"]),
         "LatchkeyLibevent": platform.union(["CLatchkeyEvent", "CLatchkeyShims"]),
@@ -71,8 +72,8 @@ struct LayeringTests {
     ]
 
     @Test("each module imports only the modules below it; the wire models link no C library and no Foundation", arguments: [
-        "LatchkeyJSON", "LatchkeyWire", "LatchkeyErrors", "LatchkeyBasics", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyCommonPasswords", "LatchkeyHTTP",
-        "LatchkeyLibevent", "LatchkeyHTTPServer", "LatchkeyHTTPClient", "LatchkeyStore", "LatchkeyMail", "LatchkeySandbox", "LatchkeyServer",
+        "LatchkeyJSON", "LatchkeyWire", "LatchkeyErrors", "LatchkeyBasics", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyWebAuthn", "LatchkeyCommonPasswords",
+        "LatchkeyHTTP", "LatchkeyLibevent", "LatchkeyHTTPServer", "LatchkeyHTTPClient", "LatchkeyStore", "LatchkeyMail", "LatchkeySandbox", "LatchkeyServer",
     ])
     func importsFollowTheGraph(module: String) throws {
         let allowed = try #require(Self.allowedImports[module])
