@@ -128,7 +128,7 @@ struct LayeringTests {
     }
 
     /// The domain folders of the server: services, their repositories and their values.
-    static let domainFolders = ["Accounts", "Apple", "Audit", "Email", "Factors", "OAuth", "Outbox", "Passwords", "Sessions", "Signing", "Support"]
+    static let domainFolders = ["Accounts", "Apple", "Audit", "Email", "Factors", "OAuth", "Outbox", "Passkeys", "Passwords", "Sessions", "Signing", "Support"]
 
     /// The domain's outbound adapters, which speak HTTP to Apple and so build HTTP messages.
     static let outboundAdapters: Set<String> = ["Sources/LatchkeyServer/Apple/AppleClient.swift", "Sources/LatchkeyServer/Apple/AppleKeyCache.swift"]

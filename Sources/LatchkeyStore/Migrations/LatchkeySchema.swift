@@ -14,7 +14,68 @@ package enum LatchkeySchema {
         Migration(version: 4, name: "refresh reuse grace", statements: refreshReuseGrace),
         Migration(version: 5, name: "oauth provider", statements: oauthProvider),
         Migration(version: 6, name: "email flows and the outbox", statements: email),
+        Migration(version: 7, name: "passkeys", statements: passkeys),
     ]
+
+    /// Migration 7: passkeys (WebAuthn credentials), the ceremonies that make and use them, and
+    /// each account's user handle.
+    @Sendable
+    static func passkeys(_ dialect: SQLDialect) -> [String] {
+        let blob = dialect.blobType
+        let time = dialect.bigIntegerType
+        return [
+            // The opaque user handle authenticators store with a passkey (64 random bytes, never
+            // the user id or the email), given once, at the account's first passkey or at a
+            // sign-up with a passkey. The index allows any number of accounts without one.
+            "ALTER TABLE users ADD COLUMN passkey_user_handle \(blob)",
+            "CREATE UNIQUE INDEX users_passkey_user_handle ON users (passkey_user_handle)",
+            // One registered credential. public_key is the COSE key as the authenticator gave it;
+            // sign_count the last counter seen (0 for synced passkeys, which never count);
+            // backup_eligible and backed_up the BE and BS flags; transports a JSON array.
+            """
+            CREATE TABLE passkeys (
+                id TEXT PRIMARY KEY NOT NULL,
+                user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                credential_id \(blob) NOT NULL UNIQUE,
+                public_key \(blob) NOT NULL,
+                algorithm INTEGER NOT NULL,
+                sign_count \(time) NOT NULL DEFAULT 0,
+                backup_eligible INTEGER NOT NULL CHECK (backup_eligible IN (0, 1)),
+                backed_up INTEGER NOT NULL CHECK (backed_up IN (0, 1)),
+                transports TEXT NOT NULL DEFAULT '[]',
+                aaguid \(blob) NOT NULL,
+                attestation TEXT NOT NULL,
+                name TEXT NOT NULL,
+                created_at \(time) NOT NULL,
+                last_used_at \(time)
+            )
+            """,
+            "CREATE INDEX passkeys_user_id ON passkeys (user_id)",
+            // One ceremony: the options a client was given and may answer once, success or not.
+            // kind is what the answer does; user_id the account it is for (registration, a second
+            // factor), user_handle the handle the options named (registration, sign-up);
+            // username and the names are a sign-up's or a named sign-in's; conditional marks
+            // iOS 18's automatic upgrade (registration) or AutoFill (sign-in).
+            """
+            CREATE TABLE passkey_ceremonies (
+                id TEXT PRIMARY KEY NOT NULL,
+                kind TEXT NOT NULL CHECK (kind IN ('registration', 'signup', 'sign-in', 'second-factor')),
+                challenge \(blob) NOT NULL,
+                user_id TEXT REFERENCES users (id) ON DELETE CASCADE,
+                user_handle \(blob),
+                username TEXT,
+                given_name TEXT,
+                family_name TEXT,
+                conditional INTEGER NOT NULL DEFAULT 0 CHECK (conditional IN (0, 1)),
+                created_at \(time) NOT NULL,
+                expires_at \(time) NOT NULL,
+                used_at \(time)
+            )
+            """,
+            "CREATE INDEX passkey_ceremonies_expires_at ON passkey_ceremonies (expires_at)",
+            "CREATE INDEX passkey_ceremonies_user_id ON passkey_ceremonies (user_id)",
+        ]
+    }
 
     /// Migration 6: email flows (verification, password reset, sign-in by code, change of
     /// address), and one durable outbox for their mail and the Apple revocations, which move

@@ -45,6 +45,9 @@ struct RetentionRepositoryContractTests {
                 INSERT INTO browser_sessions (id, token_hash, user_id, auth_time, created_at, last_used_at, expires_at)
                 VALUES (?, ?, 'usr_1', ?, ?, ?, ?)
                 """, [.text("bs-\(index)"), .blob(key), .time(now), .time(now), .time(now), .time(expires)])
+            try connection.execute(
+                "INSERT INTO passkey_ceremonies (id, kind, challenge, created_at, expires_at) VALUES (?, 'sign-in', ?, ?, ?)",
+                [.text("pkc-\(index)"), .blob(key), .time(now.addingTimeInterval(-300)), .time(expires)])
         }
     }
 
