@@ -1,3 +1,4 @@
+import FoundationEssentials
 package import LatchkeyCrypto
 import LatchkeyStore
 
@@ -55,6 +56,8 @@ package struct Configuration: Sendable, Equatable {
     package var rateLimits = RateLimits()
     /// `email`: the email flows and their mail.
     package var email = Email()
+    /// `passkeys`: WebAuthn passkeys (docs/reference.md, "Passkeys").
+    package var passkeys = Passkeys()
     /// `associated_domains`: what `/.well-known/apple-app-site-association` lists.
     package var associatedDomains = AssociatedDomains()
     /// `trusted_proxies`: addresses or networks (`10.0.0.0/8`) of the reverse proxies in front
@@ -149,6 +152,40 @@ package struct Configuration: Sendable, Equatable {
         package func isAvailable(dev: Bool) -> Bool { smtpURL != nil || dev }
     }
 
+    /// Passkeys: this server as a WebAuthn relying party.
+    package struct Passkeys: Sendable, Equatable {
+        /// `enabled`.
+        package var enabled = true
+        /// `rp_id`: the relying party id, a domain; unset, the host of the public URL.
+        package var rpID: String?
+        /// `rp_name`: the name authenticators show; unset, `email.product_name`.
+        package var rpName: String?
+        /// `origins`: the exact origins a ceremony may come from; empty, the public URL's origin.
+        package var origins: [String] = []
+        /// `user_verification`: `required` or `preferred`.
+        package var userVerification = "required"
+        /// `attestation`: `none` (the only value for now).
+        package var attestation = "none"
+        /// `timeout`: seconds a ceremony's challenge stays good.
+        package var timeout = 300
+    }
+
+    /// The relying party passkeys use, with the defaults resolved against the public URL.
+    package struct RelyingParty: Sendable, Equatable {
+        /// The RP ID, a domain.
+        package var id: String
+        /// The name authenticators show.
+        package var name: String
+        /// The origins ceremonies may come from.
+        package var origins: [String]
+
+        package init(id: String, name: String, origins: [String]) {
+            self.id = id
+            self.name = name
+            self.origins = origins
+        }
+    }
+
     /// App ids (`TEAMID.bundle.id`) for the apple-app-site-association file.
     package struct AssociatedDomains: Sendable, Equatable {
         /// `webcredentials`: apps that may offer this domain's passwords (Password AutoFill).
@@ -176,6 +213,42 @@ extension Configuration {
     /// The SQLite file, for a `sqlite:` database (validated at load).
     package var sqlitePath: String {
         database.hasPrefix("sqlite:") ? String(database.dropFirst("sqlite:".count)) : database
+    }
+
+    /// The passkeys' relying party for `publicURL` (the configured one, or the bound address),
+    /// or `nil` when passkeys are off or the RP ID would be an IP address, which WebAuthn does not
+    /// allow (a server reached only by an address has no passkeys).
+    package func relyingParty(publicURL: String) -> RelyingParty? {
+        guard passkeys.enabled else { return nil }
+        let origin = Self.origin(of: publicURL)
+        guard let id = passkeys.rpID ?? origin.flatMap({ Self.host(ofOrigin: $0) }), !Self.isIPAddress(id) else { return nil }
+        let origins = passkeys.origins.isEmpty ? origin.map { [$0] } ?? [] : passkeys.origins
+        guard !origins.isEmpty else { return nil }
+        return RelyingParty(id: id, name: passkeys.rpName ?? email.productName, origins: origins)
+    }
+
+    /// `scheme://host[:port]` of an absolute http(s) URL, lowercased, without its path.
+    static func origin(of text: String) -> String? {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
+            let host = url.host?.lowercased(), !host.isEmpty
+        else { return nil }
+        let bracketed = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+        return "\(scheme)://\(bracketed)" + (url.port.map { ":\($0)" } ?? "")
+    }
+
+    /// The host of an origin `scheme://host[:port]` (no path, query or user), or `nil`.
+    static func host(ofOrigin origin: String) -> String? {
+        guard let url = URL(string: origin), let host = url.host, !host.isEmpty, url.path.isEmpty || url.path == "/",
+            url.query == nil, url.fragment == nil, url.user == nil
+        else { return nil }
+        return host.lowercased()
+    }
+
+    /// Whether `host` is an IPv4 or IPv6 address (with or without brackets) rather than a name.
+    static func isIPAddress(_ host: String) -> Bool {
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        return bare.contains(":") || (!bare.isEmpty && bare.split(separator: ".", omittingEmptySubsequences: false).count == 4
+            && bare.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isNumber) })
     }
 
     static func parseListen(_ text: String) -> (host: String, port: Int)? {

@@ -104,6 +104,13 @@ package enum ConfigurationLoader {
         ("email.smtp_password_file", .optionalString(\.email.smtpPasswordFile)),
         ("email.ca_file", .optionalString(\.email.caFile)),
         ("email.templates_dir", .optionalString(\.email.templatesDir)),
+        ("passkeys.enabled", .bool(\.passkeys.enabled)),
+        ("passkeys.rp_id", .optionalString(\.passkeys.rpID)),
+        ("passkeys.rp_name", .optionalString(\.passkeys.rpName)),
+        ("passkeys.origins", .strings(\.passkeys.origins)),
+        ("passkeys.user_verification", .string(\.passkeys.userVerification)),
+        ("passkeys.attestation", .string(\.passkeys.attestation)),
+        ("passkeys.timeout", .int(\.passkeys.timeout, 30...3_600)),
         ("associated_domains.webcredentials", .strings(\.associatedDomains.webcredentials)),
         ("associated_domains.applinks", .strings(\.associatedDomains.applinks)),
         ("trusted_proxies", .strings(\.trustedProxies)),
@@ -298,6 +305,7 @@ package enum ConfigurationLoader {
             problems.append("database: must be sqlite:PATH or postgres://USER@HOST:PORT/DATABASE")
         }
         problems += smtpProblems(configuration.email)
+        problems += passkeyProblems(configuration)
         if configuration.email.templatesDir != nil, !configuration.email.isAvailable(dev: configuration.dev) {
             problems.append("email.templates_dir: applies only when mail can be sent; set email.smtp_url")
         }
