@@ -126,7 +126,7 @@ let package = Package(
             name: "LatchkeyServer",
             dependencies: [
                 "LatchkeyErrors", "LatchkeyBasics", "LatchkeyJSON", "LatchkeyWire", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP",
-                "LatchkeyHTTPServer", "LatchkeyHTTPClient", "LatchkeyStore", "LatchkeyCommonPasswords", "LatchkeyMail",
+                "LatchkeyHTTPServer", "LatchkeyHTTPClient", "LatchkeyStore", "LatchkeyCommonPasswords", "LatchkeyMail", "LatchkeyWebAuthn",
             ],
             swiftSettings: swiftSettingsInPackage),
         .executableTarget(
@@ -173,6 +173,7 @@ let package = Package(
         // once), the Wycheproof runner, the input mutator.
         .target(
             name: "LatchkeyTestSupport",
+            dependencies: ["LatchkeyCrypto", "LatchkeyWebAuthn"],
             path: "Tests/LatchkeyTestSupport",
             resources: [.copy("Vectors")],
             swiftSettings: swiftSettingsInPackage),

@@ -1,5 +1,6 @@
 import LatchkeyCrypto
 import LatchkeyJSON
+import LatchkeyTestSupport
 import LatchkeyWebAuthn
 import Testing
 

@@ -1,36 +1,39 @@
-import LatchkeyCrypto
-import LatchkeyWebAuthn
+package import LatchkeyCrypto
+package import LatchkeyWebAuthn
 
 /// A test-only authenticator: makes registrations and assertions with a real key, and lets a
-/// test change any part of them to build the hostile variant of one check.
-struct SoftwareAuthenticator {
-    enum Key {
+/// test change any part of them to build the hostile variant of one check. The WebAuthn tests
+/// use it against the verifier, the server tests over HTTP.
+package struct SoftwareAuthenticator {
+    package enum Key {
         case p256(P256.Signing.PrivateKey)
         case ed25519(Ed25519.Signing.PrivateKey)
         case rsa(RSA.Signing.PrivateKey)
     }
 
     /// Authenticator data flags, as the tests set them.
-    static let up: UInt8 = 0x01
-    static let uv: UInt8 = 0x04
-    static let be: UInt8 = 0x08
-    static let bs: UInt8 = 0x10
-    static let at: UInt8 = 0x40
-    static let ed: UInt8 = 0x80
+    package static let up: UInt8 = 0x01
+    package static let uv: UInt8 = 0x04
+    package static let be: UInt8 = 0x08
+    package static let bs: UInt8 = 0x10
+    package static let at: UInt8 = 0x40
+    package static let ed: UInt8 = 0x80
 
-    static let rpID = "example.com"
-    static let origin = "https://example.com"
+    package static let rpID = "example.com"
+    package static let origin = "https://example.com"
 
-    let key: Key
-    var credentialID: [UInt8] = SecureRandom.bytes(count: 32)
-    var aaguid: [UInt8] = Array(repeating: 0xA1, count: 16)
-    var userHandle: [UInt8] = SecureRandom.bytes(count: 64)
+    package let key: Key
+    package var credentialID: [UInt8] = SecureRandom.bytes(count: 32)
+    package var aaguid: [UInt8] = Array(repeating: 0xA1, count: 16)
+    package var userHandle: [UInt8] = SecureRandom.bytes(count: 64)
 
-    static func es256() -> SoftwareAuthenticator { SoftwareAuthenticator(key: .p256(P256.Signing.PrivateKey())) }
-    static func edDSA() throws -> SoftwareAuthenticator { SoftwareAuthenticator(key: .ed25519(try Ed25519.Signing.PrivateKey())) }
-    static func rs256() throws -> SoftwareAuthenticator { SoftwareAuthenticator(key: .rsa(try RSA.Signing.PrivateKey())) }
+    package init(key: Key) { self.key = key }
 
-    var algorithm: COSEAlgorithm {
+    package static func es256() -> SoftwareAuthenticator { SoftwareAuthenticator(key: .p256(P256.Signing.PrivateKey())) }
+    package static func edDSA() throws -> SoftwareAuthenticator { SoftwareAuthenticator(key: .ed25519(try Ed25519.Signing.PrivateKey())) }
+    package static func rs256() throws -> SoftwareAuthenticator { SoftwareAuthenticator(key: .rsa(try RSA.Signing.PrivateKey())) }
+
+    package var algorithm: COSEAlgorithm {
         switch key {
         case .p256: .es256
         case .ed25519: .edDSA
@@ -39,7 +42,7 @@ struct SoftwareAuthenticator {
     }
 
     /// The COSE key map (RFC 9053), canonical order.
-    var coseKey: CBORValue {
+    package var coseKey: CBORValue {
         switch key {
         case .p256(let key):
             .map([
@@ -60,7 +63,7 @@ struct SoftwareAuthenticator {
         }
     }
 
-    func sign(_ data: [UInt8]) throws -> [UInt8] {
+    package func sign(_ data: [UInt8]) throws -> [UInt8] {
         switch key {
         case .p256(let key): try key.signature(for: data).derRepresentation
         case .ed25519(let key): try key.signature(for: data)
@@ -68,12 +71,12 @@ struct SoftwareAuthenticator {
         }
     }
 
-    static func clientDataJSON(type: String, challenge: [UInt8], origin: String = origin, extra: String = ",\"crossOrigin\":false") -> [UInt8] {
+    package static func clientDataJSON(type: String, challenge: [UInt8], origin: String = origin, extra: String = ",\"crossOrigin\":false") -> [UInt8] {
         let encoded = Base64.encode(challenge, alphabet: .urlSafe, padded: false)
         return Array("{\"type\":\"\(type)\",\"challenge\":\"\(encoded)\",\"origin\":\"\(origin)\"\(extra)}".utf8)
     }
 
-    static func authenticatorData(
+    package static func authenticatorData(
         rpID: String = rpID, flags: UInt8, signCount: UInt32, attested: [UInt8] = [], extensions: [UInt8] = []
     ) -> [UInt8] {
         HashFunction.sha256.hash(Array(rpID.utf8)) + [flags] + (0..<4).reversed().map { UInt8(truncatingIfNeeded: signCount >> (8 * $0)) }
@@ -81,19 +84,19 @@ struct SoftwareAuthenticator {
     }
 
     /// AAGUID ‖ length ‖ id ‖ key.
-    func attestedCredentialData(credentialID: [UInt8]? = nil, coseKey: [UInt8]? = nil) -> [UInt8] {
+    package func attestedCredentialData(credentialID: [UInt8]? = nil, coseKey: [UInt8]? = nil) -> [UInt8] {
         let id = credentialID ?? self.credentialID
         return aaguid + [UInt8(id.count >> 8), UInt8(id.count & 0xFF)] + id + (coseKey ?? CBOREncoder.encode(self.coseKey))
     }
 
-    enum Statement {
+    package enum Statement {
         case none
         case packedSelf
         case custom(String, CBORValue)
     }
 
     /// A registration; every part can be replaced.
-    func registration(
+    package func registration(
         challenge: [UInt8], type: String = "webauthn.create", origin: String = origin, clientDataExtra: String = ",\"crossOrigin\":false",
         rpID: String = rpID, flags: UInt8 = up | uv | at, signCount: UInt32 = 0, authenticatorData: [UInt8]? = nil,
         statement: Statement = .none, responseCredentialID: [UInt8]? = nil
@@ -118,7 +121,7 @@ struct SoftwareAuthenticator {
     }
 
     /// An assertion; every part can be replaced.
-    func assertion(
+    package func assertion(
         challenge: [UInt8], type: String = "webauthn.get", origin: String = origin, clientDataExtra: String = ",\"crossOrigin\":false",
         rpID: String = rpID, flags: UInt8 = up | uv, signCount: UInt32 = 0, authenticatorData: [UInt8]? = nil,
         userHandle: [UInt8]?? = .none, signedData: (([UInt8]) -> [UInt8])? = nil, credentialID: [UInt8]? = nil
@@ -137,7 +140,7 @@ struct SoftwareAuthenticator {
     }
 
     /// The stored form of this credential after a registration.
-    func stored(signCount: UInt32 = 0) -> StoredCredential {
+    package func stored(signCount: UInt32 = 0) -> StoredCredential {
         StoredCredential(credentialID: credentialID, publicKey: CBOREncoder.encode(coseKey), signCount: signCount, userHandle: userHandle)
     }
 }
