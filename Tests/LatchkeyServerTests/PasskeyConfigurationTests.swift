@@ -52,7 +52,7 @@ struct PasskeyConfigurationTests {
         #expect(configuration.passkeys.timeout == 120)
     }
 
-    @Test("an RP ID that is not a registrable suffix of every origin's host stops start-up, naming passkeys.rp_id")
+    @Test("S34: an RP ID that is not a registrable suffix of every origin's host stops start-up, naming passkeys.rp_id")
     func notSuffix() {
         let mismatch = Self.problems([
             "LATCHKEY_PUBLIC_URL": "https://auth.example.com", "LATCHKEY_PASSKEYS_RP_ID": "example.com",
@@ -65,7 +65,7 @@ struct PasskeyConfigurationTests {
         #expect(deeper?.contains("passkeys.rp_id:") == true)
     }
 
-    @Test("an IP address as RP ID, bad origins, values out of their sets and direct attestation are each named")
+    @Test("S34: an IP address as RP ID, bad origins, values out of their sets and direct attestation are each named")
     func badValues() {
         #expect(Self.problems(["LATCHKEY_PASSKEYS_RP_ID": "192.0.2.1"])?.contains("passkeys.rp_id: 192.0.2.1 is an IP address") == true)
         #expect(Self.problems(["LATCHKEY_PASSKEYS_RP_ID": "https://example.com"])?.contains("passkeys.rp_id:") == true)

@@ -15,6 +15,8 @@ package struct Services: Sendable {
     let apple: AppleService
     package let passwords: PasswordService
     package let factors: FactorService
+    /// Passkeys of signed-in accounts.
+    package let passkeys: PasskeyService
     let grants: GrantService
     /// The OAuth provider's registered clients.
     package let clients: ClientService
@@ -58,6 +60,7 @@ package struct Services: Sendable {
         factors = FactorService(
             dependencies: dependencies, sessions: sessions, signIns: signIns, refreshTokens: refreshTokens, accessTokens: accessTokens,
             masterKey: masterKey, failuresPerAccount: configuration.rateLimits.loginPerAccount15m)
+        passkeys = PasskeyService(dependencies: dependencies, configuration: configuration, publicURL: { [accessTokens] in accessTokens.issuer })
         grants = GrantService(dependencies: dependencies, sessions: sessions)
         clients = ClientService(database: database, clock: clock)
         tokens = TokenService(
@@ -102,6 +105,7 @@ package struct Services: Sendable {
         AppleRoutes(apple: apple).register(on: router)
         FactorRoutes(factors: factors, bearer: bearer).register(on: router)
         GrantRoutes(grants: grants, bearer: bearer).register(on: router)
+        if configuration.passkeys.enabled { PasskeyRoutes(passkeys: passkeys, bearer: bearer).register(on: router) }
         if configuration.password.enabled { PasswordRoutes(passwords: passwords, bearer: bearer).register(on: router) }
         if let email { EmailRoutes(email: email, bearer: bearer).register(on: router) }
         if let mailbox { SandboxMailRoutes(mailbox: mailbox).register(on: router) }

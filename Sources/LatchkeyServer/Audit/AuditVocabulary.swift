@@ -75,6 +75,14 @@ extension AuditEvent {
     static let recoveryCodeUsed = AuditEvent(rawValue: "recovery_code.used")
     static let recoveryCodeFailed = AuditEvent(rawValue: "recovery_code.failed")
 
+    // Passkeys
+    /// A passkey registered to a signed-in account (`passkey_id`, `aaguid`, `backed_up`).
+    static let passkeyRegistered = AuditEvent(rawValue: "passkey.registered")
+    /// A refused registration (`reason`: the failed check); its flow is spent, nothing stored.
+    static let passkeyRegistrationFailed = AuditEvent(rawValue: "passkey.registration_failed")
+    static let passkeyRenamed = AuditEvent(rawValue: "passkey.renamed")
+    static let passkeyRemoved = AuditEvent(rawValue: "passkey.removed")
+
     // OAuth clients and consent
     /// An operator registered an OAuth client (`latchkey clients add`).
     static let clientRegistered = AuditEvent(rawValue: "client.registered")

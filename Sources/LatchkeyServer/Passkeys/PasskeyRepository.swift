@@ -42,6 +42,12 @@ struct PasskeyRepository: Sendable {
         Int(try connection.queryOne("SELECT count(*) AS n FROM passkeys WHERE user_id = ?", [.text(userID)])?.int("n") ?? 0)
     }
 
+    /// How many external identities (Sign in with Apple) the account has: with a password and
+    /// passkeys, its ways to sign in.
+    func identityCount(userID: String, on connection: any SQLConnection) throws -> Int {
+        Int(try connection.queryOne("SELECT count(*) AS n FROM identities WHERE user_id = ?", [.text(userID)])?.int("n") ?? 0)
+    }
+
     /// Renames the account's passkey.
     ///
     /// - Returns: Whether the account has a passkey with this id.

@@ -1,0 +1,194 @@
+import FoundationEssentials
+import LatchkeyCrypto
+import LatchkeyJOSE
+import LatchkeyJSON
+import LatchkeyStore
+import LatchkeyWebAuthn
+
+/// Passkeys of a signed-in account: registration (WebAuthn §7.1), list, rename, delete
+/// (docs/reference.md, "Passkeys"; docs/security.md S34).
+///
+/// A registration flow is used once: its ceremony is taken by a compare-and-set before the
+/// answer is verified, and a refusal is committed with that take and its audit entry, so a
+/// challenge is never checked twice.
+package final class PasskeyService: Sendable {
+    let dependencies: Dependencies
+    let configuration: Configuration.Passkeys
+    /// The relying party for the public URL the server runs at (known once bound).
+    let relyingParty: @Sendable () -> Configuration.RelyingParty?
+
+    let passkeys = PasskeyRepository()
+    let ceremonies = PasskeyCeremonyRepository()
+    let users: UserRepository
+    let passwords = PasswordCredentialRepository()
+
+    /// The longest name an account holder may give a passkey, in characters.
+    static let maxNameLength = 100
+
+    init(dependencies: Dependencies, configuration: Configuration, publicURL: @escaping @Sendable () -> String) {
+        self.dependencies = dependencies
+        self.configuration = configuration.passkeys
+        self.relyingParty = { configuration.relyingParty(publicURL: publicURL()) }
+        self.users = UserRepository(database: dependencies.database)
+    }
+
+    var userVerification: WebAuthn.UserVerification { configuration.userVerification == "preferred" ? .preferred : .required }
+
+    func party() throws -> Configuration.RelyingParty {
+        guard let party = relyingParty() else { throw AuthError(.unavailable, "passkeys are not available on this server") }
+        return party
+    }
+
+    /// `POST /v1/passkeys/registration/options`: a registration flow for the account, and its
+    /// `PublicKeyCredentialCreationOptionsJSON`.
+    func registrationOptions(for principal: Principal) async throws -> (flowID: String, publicKey: JSONValue) {
+        let party = try party()
+        let now = dependencies.clock()
+        let challenge = SecureRandom.bytes(count: 32)
+        let flowID = Identifiers.make("pkf")
+        let timeout = configuration.timeout
+        let (user, handle, existing, username) = try await dependencies.database.write { connection in
+            guard let user = try self.users.find(principal.userID, on: connection) else { throw AuthError.invalidToken("the account is gone") }
+            // Given once: a concurrent request that gave one first wins, and both use it.
+            guard let handle = try self.passkeys.userHandle(userID: user.id, on: connection)
+                ?? self.passkeys.assignUserHandle(SecureRandom.bytes(count: 64), userID: user.id, on: connection)
+            else { throw AuthError.invalidToken("the account is gone") }
+            let existing = try self.passkeys.list(userID: user.id, on: connection)
+            try self.ceremonies.insert(
+                PasskeyCeremony(
+                    id: flowID, kind: .registration, challenge: challenge, userID: user.id, userHandle: handle, username: nil, givenName: nil,
+                    familyName: nil, conditional: false, createdAt: now, expiresAt: now.addingTimeInterval(TimeInterval(timeout))),
+                on: connection)
+            let username = try self.passwords.find(userID: user.id, on: connection)?.username
+            return (user, handle, existing, username)
+        }
+        let name = username ?? user.email ?? user.id
+        let displayName = [user.givenName, user.familyName].compactMap { $0 }.joined(separator: " ")
+        let publicKey: JSONValue = [
+            "challenge": .string(Base64URL.encode(challenge)),
+            "rp": ["id": .string(party.id), "name": .string(party.name)],
+            "user": ["id": .string(Base64URL.encode(handle)), "name": .string(name), "displayName": .string(displayName.isEmpty ? name : displayName)],
+            "pubKeyCredParams": .array(COSEAlgorithm.supported.map { ["type": "public-key", "alg": .number(Double($0.rawValue))] }),
+            "authenticatorSelection": ["residentKey": "required", "requireResidentKey": true, "userVerification": .string(configuration.userVerification)],
+            "excludeCredentials": .array(existing.map { passkey in
+                var descriptor: [String: JSONValue] = ["type": "public-key", "id": .string(Base64URL.encode(passkey.credentialID))]
+                if !passkey.transports.isEmpty { descriptor["transports"] = .array(passkey.transports.map(JSONValue.string)) }
+                return .object(descriptor)
+            }),
+            "attestation": .string(configuration.attestation),
+            "hints": ["client-device"],
+            "timeout": .number(Double(timeout * 1000)),
+        ]
+        return (flowID, publicKey)
+    }
+
+    /// `POST /v1/passkeys`: verifies the answer to a registration flow of this account and
+    /// stores the passkey.
+    ///
+    /// - Throws: `invalid_grant` with the failed check's reason (the flow is spent, the refusal
+    ///   audited, nothing stored); `conflict` when the credential is registered already.
+    func register(
+        for principal: Principal, flowID: String, credential: JSONValue, name: String?, context: RequestContext
+    ) async throws -> Passkey {
+        let party = try party()
+        let now = dependencies.clock()
+        let userVerification = userVerification
+        let transports = Self.transports(credential)
+        let outcome = try await dependencies.database.write { connection -> Result<Passkey, AuthError> in
+            let refuse = { (error: AuthError, reason: String) throws -> Result<Passkey, AuthError> in
+                try self.dependencies.record(
+                    .passkeyRegistrationFailed, .failure, userID: principal.userID, context: context, now: now, details: ["reason": reason],
+                    on: connection)
+                return .failure(error)
+            }
+            guard let ceremony = try self.ceremonies.take(id: flowID, kind: .registration, at: now, on: connection),
+                ceremony.userID == principal.userID
+            else {
+                return try refuse(.invalidGrant(AuthError.Reason(rawValue: "unknown_flow"), "no such registration flow, or it expired or was used"), "unknown_flow")
+            }
+            let verified: VerifiedRegistration
+            do throws(WebAuthnError) {
+                let response = try RegistrationResponse(json: credential)
+                verified = try RegistrationCeremony(
+                    challenge: ceremony.challenge, origins: Set(party.origins), rpID: party.id, userVerification: userVerification,
+                    algorithms: COSEAlgorithm.supported, attestation: .none, conditional: ceremony.conditional
+                ).verify(response)
+            } catch {
+                return try refuse(.invalidGrant(AuthError.Reason(rawValue: error.reason), error.message), error.reason)
+            }
+            if try self.passkeys.find(credentialID: verified.credentialID, on: connection) != nil {
+                return try refuse(.conflict("this passkey is registered already"), "credential_exists")
+            }
+            let passkey = Passkey(
+                id: Identifiers.make("pk"), userID: principal.userID, credentialID: verified.credentialID, publicKey: verified.publicKey,
+                algorithm: Int(verified.algorithm.rawValue), signCount: verified.signCount, backupEligible: verified.backupEligible,
+                backedUp: verified.backedUp, transports: transports, aaguid: verified.aaguid, attestation: "none",
+                name: name ?? "Passkey", createdAt: now, lastUsedAt: nil)
+            try self.passkeys.insert(passkey, on: connection)
+            try self.dependencies.record(
+                .passkeyRegistered, .success, userID: principal.userID, context: context, now: now,
+                details: ["passkey_id": passkey.id, "aaguid": Self.uuid(passkey.aaguid), "backed_up": passkey.backedUp ? "true" : "false"],
+                on: connection)
+            return .success(passkey)
+        }
+        return try outcome.get()
+    }
+
+    /// The account's passkeys, oldest first.
+    func list(userID: String) async throws -> [Passkey] {
+        try await dependencies.database.read { try self.passkeys.list(userID: userID, on: $0) }
+    }
+
+    /// `PATCH /v1/passkeys/{id}`.
+    func rename(_ id: String, to name: String, principal: Principal, context: RequestContext) async throws -> Passkey {
+        let now = dependencies.clock()
+        return try await dependencies.database.write { connection in
+            guard try self.passkeys.rename(id: id, userID: principal.userID, to: name, on: connection),
+                let passkey = try self.passkeys.list(userID: principal.userID, on: connection).first(where: { $0.id == id })
+            else { throw AuthError.notFound("no such passkey") }
+            try self.dependencies.record(
+                .passkeyRenamed, .success, userID: principal.userID, context: context, now: now, details: ["passkey_id": id], on: connection)
+            return passkey
+        }
+    }
+
+    /// `DELETE /v1/passkeys/{id}`.
+    ///
+    /// - Throws: `conflict` when it is the account's last way to sign in: no password, no Apple
+    ///   identity, no other passkey.
+    func delete(_ id: String, principal: Principal, context: RequestContext) async throws {
+        let now = dependencies.clock()
+        try await dependencies.database.write { connection in
+            let userID = principal.userID
+            guard try self.passkeys.list(userID: userID, on: connection).contains(where: { $0.id == id }) else {
+                throw AuthError.notFound("no such passkey")
+            }
+            let others = try self.passkeys.count(userID: userID, on: connection) - 1
+            let password = try self.passwords.find(userID: userID, on: connection) != nil
+            let identities = try self.passkeys.identityCount(userID: userID, on: connection)
+            guard others > 0 || password || identities > 0 else {
+                throw AuthError.conflict("this passkey is the account's last way to sign in; add a password or another passkey first")
+            }
+            guard try self.passkeys.delete(id: id, userID: userID, on: connection) else { throw AuthError.notFound("no such passkey") }
+            try self.dependencies.record(
+                .passkeyRemoved, .success, userID: userID, context: context, now: now, details: ["passkey_id": id], on: connection)
+        }
+    }
+
+    /// `response.transports` of a `RegistrationResponseJSON`: known names only, at most eight.
+    static func transports(_ credential: JSONValue) -> [String] {
+        guard case .object(let members) = credential, case .object(let response)? = members["response"],
+            case .array(let values)? = response["transports"]
+        else { return [] }
+        let known: Set<String> = ["ble", "hybrid", "internal", "nfc", "smart-card", "usb"]
+        return Array(values.compactMap(\.stringValue).filter { known.contains($0) }.prefix(8))
+    }
+
+    /// A 16-byte AAGUID as a lowercase UUID string.
+    static func uuid(_ bytes: [UInt8]) -> String {
+        let hex = bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+        guard hex.count == 32 else { return hex }
+        let characters = Array(hex)
+        return [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(characters[$0]) }.joined(separator: "-")
+    }
+}
