@@ -202,10 +202,16 @@ struct PasskeyRegistrationTests {
         }
     }
 
-    @Test("list, rename and delete the account's passkeys; deleting the last way to sign in is 409")
+    @Test("list, rename and delete the account's passkeys; deleting needs a fresh sign-in, and deleting the last way to sign in is 409")
     func manage() async throws {
-        try await Self.with { server in
+        let clock = TestClock()
+        try await TestServer.with(clock: clock, {
+            $0.passkeys.rpID = Authenticator.rpID
+            $0.passkeys.origins = [Authenticator.origin]
+        }) { server in
             let user = try await server.createUser()
+            let stale = try await server.startSession(for: user)
+            clock.advance(by: 301)
             let token = try await server.startSession(for: user)
             var ids: [String] = []
             for name in ["Mac", "iPhone"] {
@@ -230,6 +236,10 @@ struct PasskeyRegistrationTests {
             let otherToken = try await server.startSession(for: other)
             #expect(try await server.request(.delete, "/v1/passkeys/\(ids[0])", headers: Self.bearer(otherToken)).status == 404)
 
+            // A session signed in more than five minutes ago cannot remove one.
+            let staleDelete = try await server.request(.delete, "/v1/passkeys/\(ids[0])", headers: Self.bearer(stale))
+            #expect(staleDelete.status == 403, "\(staleDelete.text)")
+            #expect(try staleDelete.decode(WireErrorBody.self).error == .insufficientAuthentication)
             #expect(try await server.request(.delete, "/v1/passkeys/\(ids[0])", headers: Self.bearer(token)).status == 204)
             // No password, no Apple identity: the remaining passkey is the only way in.
             let last = try await server.request(.delete, "/v1/passkeys/\(ids[1])", headers: Self.bearer(token))

@@ -60,7 +60,8 @@ package struct Services: Sendable {
         factors = FactorService(
             dependencies: dependencies, sessions: sessions, signIns: signIns, refreshTokens: refreshTokens, accessTokens: accessTokens,
             masterKey: masterKey, failuresPerAccount: configuration.rateLimits.loginPerAccount15m)
-        passkeys = PasskeyService(dependencies: dependencies, configuration: configuration, publicURL: { [accessTokens] in accessTokens.issuer })
+        passkeys = PasskeyService(
+            dependencies: dependencies, sessions: sessions, configuration: configuration, publicURL: { [accessTokens] in accessTokens.issuer })
         grants = GrantService(dependencies: dependencies, sessions: sessions)
         clients = ClientService(database: database, clock: clock)
         tokens = TokenService(

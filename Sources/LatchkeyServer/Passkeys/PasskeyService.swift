@@ -13,6 +13,8 @@ import LatchkeyWebAuthn
 /// challenge is never checked twice.
 package final class PasskeyService: Sendable {
     let dependencies: Dependencies
+    /// Whose recent sign-in removing a passkey needs.
+    let sessions: SessionService
     let configuration: Configuration.Passkeys
     /// The relying party for the public URL the server runs at (known once bound).
     let relyingParty: @Sendable () -> Configuration.RelyingParty?
@@ -25,8 +27,9 @@ package final class PasskeyService: Sendable {
     /// The longest name an account holder may give a passkey, in characters.
     static let maxNameLength = 100
 
-    init(dependencies: Dependencies, configuration: Configuration, publicURL: @escaping @Sendable () -> String) {
+    init(dependencies: Dependencies, sessions: SessionService, configuration: Configuration, publicURL: @escaping @Sendable () -> String) {
         self.dependencies = dependencies
+        self.sessions = sessions
         self.configuration = configuration.passkeys
         self.relyingParty = { configuration.relyingParty(publicURL: publicURL()) }
         self.users = UserRepository(database: dependencies.database)
@@ -154,8 +157,9 @@ package final class PasskeyService: Sendable {
 
     /// `DELETE /v1/passkeys/{id}`.
     ///
-    /// - Throws: `conflict` when it is the account's last way to sign in: no password, no Apple
-    ///   identity, no other passkey.
+    /// - Throws: `insufficient_authentication` unless the session signed in or proved a second
+    ///   factor in the last five minutes; `conflict` when it is the account's last way to sign
+    ///   in: no password, no Apple identity, no other passkey.
     func delete(_ id: String, principal: Principal, context: RequestContext) async throws {
         let now = dependencies.clock()
         try await dependencies.database.write { connection in
@@ -163,6 +167,7 @@ package final class PasskeyService: Sendable {
             guard try self.passkeys.list(userID: userID, on: connection).contains(where: { $0.id == id }) else {
                 throw AuthError.notFound("no such passkey")
             }
+            try self.sessions.requireFreshSignIn(principal, now: now, on: connection)
             let others = try self.passkeys.count(userID: userID, on: connection) - 1
             let password = try self.passwords.find(userID: userID, on: connection) != nil
             let identities = try self.passkeys.identityCount(userID: userID, on: connection)
