@@ -102,6 +102,7 @@ struct PasskeyRegistrationTests {
             #expect(row.algorithm == -7 && row.signCount == 0 && row.backupEligible && row.backedUp && row.attestation == "none")
             let entries = try await AuditLog(database: server.database).entries(userID: user.id, event: "passkey.registered")
             #expect(entries.count == 1 && entries.first?.details["passkey_id"] == passkey.id)
+            #expect(server.application.metrics.value(.passkeyRegistrations, ["outcome": "success"]) == 1)
 
             // The next flow excludes it and names the same handle.
             let (_, _, next) = try await Self.options(server, token)
@@ -111,7 +112,8 @@ struct PasskeyRegistrationTests {
     }
 
     enum Variant: String, CaseIterable, Sendable {
-        case wrongChallenge, wrongOrigin, wrongRPID, noUserPresence, noUserVerification, unofferedAlgorithm, wrongType
+        case wrongChallenge, wrongOrigin, crossOrigin, wrongRPID, noUserPresence, noUserVerification, backedUpWithoutEligibility, unofferedAlgorithm,
+            wrongType
     }
 
     @Test("S34: each hostile registration is refused with its reason, audited, and stores nothing", arguments: Variant.allCases)
@@ -128,6 +130,10 @@ struct PasskeyRegistrationTests {
                 (response, reason) = (try authenticator.registration(challenge: SecureRandom.bytes(count: 32)), "challenge_mismatch")
             case .wrongOrigin:
                 (response, reason) = (try authenticator.registration(challenge: challenge, origin: "https://evil.example"), "origin_mismatch")
+            case .crossOrigin:
+                (response, reason) = (try authenticator.registration(challenge: challenge, clientDataExtra: ",\"crossOrigin\":true"), "cross_origin")
+            case .backedUpWithoutEligibility:
+                (response, reason) = (try authenticator.registration(challenge: challenge, flags: up | uv | at | Authenticator.bs), "invalid_backup_state")
             case .wrongRPID:
                 (response, reason) = (try authenticator.registration(challenge: challenge, rpID: "evil.example"), "rp_id_mismatch")
             case .noUserPresence:
@@ -151,6 +157,7 @@ struct PasskeyRegistrationTests {
             #expect(try await Self.storedCount(server) == 0)
             let entries = try await AuditLog(database: server.database).entries(userID: user.id, event: "passkey.registration_failed")
             #expect(entries.map { $0.details["reason"] } == [reason])
+            #expect(server.application.metrics.value(.passkeyRegistrations, ["outcome": "failure"]) == 1)
 
             // The flow was used by the refusal: the right answer now finds no flow.
             let again = try await Self.register(server, token, flowID: flowID, try authenticator.registration(challenge: challenge))

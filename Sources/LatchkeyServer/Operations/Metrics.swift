@@ -24,6 +24,8 @@ package final class Metrics: Sendable {
         package static let queueDepth = Family(name: "latchkey_queue_depth", kind: .gauge, help: "Jobs waiting in a bounded work queue.")
         package static let secondFactors = Family(
             name: "latchkey_second_factor_checks_total", kind: .counter, help: "Second-factor proofs checked, by factor, use and outcome.")
+        package static let passkeyRegistrations = Family(
+            name: "latchkey_passkey_registrations_total", kind: .counter, help: "Passkey registrations answered, by outcome.")
 
         package static let jwksKeysSkipped = Family(
             name: "latchkey_jwks_keys_skipped_total", kind: .counter,
@@ -43,7 +45,8 @@ package final class Metrics: Sendable {
             name: "latchkey_email_smtp_up", kind: .gauge, help: "Whether the SMTP server answered the last delivery (1) or is in an outage (0).")
 
         static let all: [Family] = [
-            httpRequests, httpDuration, httpConnections, signIns, refreshReuse, refreshReplays, rateLimitHits, queueDepth, secondFactors, jwksKeysSkipped,
+            httpRequests, httpDuration, httpConnections, signIns, refreshReuse, refreshReplays, rateLimitHits, queueDepth, secondFactors, passkeyRegistrations,
+            jwksKeysSkipped,
             backgroundFailures, emailMessages, smtpUp,
         ]
     }

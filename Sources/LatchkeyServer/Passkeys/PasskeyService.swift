@@ -134,6 +134,8 @@ package final class PasskeyService: Sendable {
                 on: connection)
             return .success(passkey)
         }
+        let succeeded = if case .success = outcome { true } else { false }
+        dependencies.metrics.increment(.passkeyRegistrations, ["outcome": succeeded ? "success" : "failure"])
         return try outcome.get()
     }
 
