@@ -38,7 +38,7 @@ package final class PasskeyService: Sendable {
     var userVerification: WebAuthn.UserVerification { configuration.userVerification == "preferred" ? .preferred : .required }
 
     func party() throws -> Configuration.RelyingParty {
-        guard let party = relyingParty() else { throw AuthError(.unavailable, "passkeys are not available on this server") }
+        guard let party = relyingParty() else { throw AuthError.notFound("passkeys are not available on this server: it has no RP ID (set passkeys.rp_id to its domain)") }
         return party
     }
 
