@@ -80,7 +80,7 @@ package struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The 16 bytes of an IPv6 literal, or of an IPv4 literal mapped into IPv6.
-    static func bytes(of text: String) -> [UInt8]? {
+    package static func bytes(of text: String) -> [UInt8]? {
         var v6 = in6_addr()
         if inet_pton(AF_INET6, text, &v6) == 1 {
             return withUnsafeBytes(of: &v6) { Array($0) }

@@ -36,6 +36,19 @@ struct ConfigurationTests {
         }
     }
 
+    @Test("S33: a plain-text SMTP relay on another machine warns at start; one on this machine, or with TLS, does not")
+    func plainRelayWarning() {
+        func warnings(_ url: String) -> [String] {
+            var configuration = Configuration()
+            configuration.email.smtpURL = url
+            return ConfigurationLoader.mailWarnings(configuration)
+        }
+        #expect(warnings("smtp+plain://127.0.0.1:25").isEmpty)
+        #expect(warnings("smtp+plain://localhost").isEmpty)
+        #expect(warnings("smtp+plain://relay.example.com").count == 1)
+        #expect(warnings("smtp://relay.example.com").isEmpty)
+    }
+
     @Test("every bad setting is reported at once, one line each, naming the setting")
     func allProblems() throws {
         try Self.withFile(#"{"listen":"nowhere","apple":{"team":"x","keys_url":"http://appleid.apple.com/auth/keys"},"password":{"min_length":4},"dev":"yes","extra":1}"#) { path in

@@ -49,12 +49,6 @@ package struct SMTPServer: Sendable, Hashable, CustomStringConvertible {
         self.port = port
     }
 
-    /// Whether the host is this machine (`localhost` or a loopback address): the only place a
-    /// plain connection is not a risk.
-    package var isLoopback: Bool {
-        host == "localhost" || host.hasPrefix("127.") || host == "::1"
-    }
-
     package var description: String {
         let scheme = switch security {
         case .startTLS: "smtp"

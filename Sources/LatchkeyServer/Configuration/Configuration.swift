@@ -1,5 +1,6 @@
 import FoundationEssentials
 package import LatchkeyCrypto
+import LatchkeyHTTPServer
 import LatchkeyStore
 
 /// Everything an operator can set, as docs/reference.md's "Configuration" section describes.
@@ -247,8 +248,7 @@ extension Configuration {
     /// Whether `host` is an IPv4 or IPv6 address (with or without brackets) rather than a name.
     static func isIPAddress(_ host: String) -> Bool {
         let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-        return bare.contains(":") || (!bare.isEmpty && bare.split(separator: ".", omittingEmptySubsequences: false).count == 4
-            && bare.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isNumber) })
+        return IPNetwork.bytes(of: bare) != nil
     }
 
     static func parseListen(_ text: String) -> (host: String, port: Int)? {

@@ -42,21 +42,10 @@ extension ConfigurationLoader {
         return problems
     }
 
-    /// The password in `file`: its first line (the newline an editor or `echo` leaves is not
-    /// part of it).
-    ///
-    /// - Throws: ``ConfigurationError`` naming `setting` when the file cannot be read.
-    static func password(fromFile file: String, setting: String) throws(ConfigurationError) -> String {
-        guard let data = FileManager.default.contents(atPath: file) else {
-            throw ConfigurationError(problems: ["\(setting): \(file) cannot be read"])
-        }
-        return String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
-    }
-
     /// A plain-text SMTP relay beyond this machine: mail, codes and the password cross the
     /// network unprotected.
     package static func mailWarnings(_ configuration: Configuration) -> [String] {
-        guard let url = configuration.email.smtpURL, let server = SMTPServer(url: url), server.security == .plain, !server.isLoopback else {
+        guard let url = configuration.email.smtpURL, let server = SMTPServer(url: url), server.security == .plain, !Configuration.isLoopback(server.host) else {
             return []
         }
         return ["email.smtp_url: \(url) sends mail without TLS to another machine; use smtp:// (STARTTLS) or smtps:// unless the network is yours alone"]

@@ -355,6 +355,17 @@ package enum ConfigurationLoader {
         return problems
     }
 
+    /// The password in `file`: its first line (the newline an editor or `echo` leaves is not
+    /// part of it).
+    ///
+    /// - Throws: ``ConfigurationError`` naming `setting` when the file cannot be read.
+    static func password(fromFile file: String, setting: String) throws(ConfigurationError) -> String {
+        guard let data = FileManager.default.contents(atPath: file) else {
+            throw ConfigurationError(problems: ["\(setting): \(file) cannot be read"])
+        }
+        return String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+    }
+
     /// Outbound URLs must be https, except on loopback, where http lets local stand-ins work.
     static func urlProblem(_ text: String, allowHTTP: Bool) -> String? {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else {

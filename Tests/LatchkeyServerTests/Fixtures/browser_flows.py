@@ -189,9 +189,10 @@ def alert():
     return alerts[0].text if alerts else None
 
 
-def mailed_code(address, purpose):
-    """The 6-digit code of the newest message of `purpose` to `address` in the development
-    mailbox, as a person reads it from the message; waits up to 15 s for the outbox to send it."""
+def mailed(address, purpose, pattern):
+    """The first group of `pattern` in the newest message of `purpose` to `address` in the
+    development mailbox, as a person reads it from the message; waits up to 15 s for the outbox
+    to send it."""
     # The loopback, never through a proxy the environment may name.
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     deadline = time.time() + 15
@@ -200,27 +201,21 @@ def mailed_code(address, purpose):
             messages = json.load(response)["messages"]
         for message in messages:  # newest first
             if message["to"] == address and message["purpose"] == purpose:
-                found = re.search(r"Your code: ([0-9]{6})", message["text"])
+                found = re.search(pattern, message["text"], re.MULTILINE)
                 if found:
                     return found.group(1)
         time.sleep(0.2)
     raise RuntimeError(f"no {purpose} message in the mailbox within 15 s")
+
+
+def mailed_code(address, purpose):
+    """The 6-digit code of the newest message of `purpose` to `address`."""
+    return mailed(address, purpose, r"Your code: ([0-9]{6})")
 
 
 def mailed_link(address, purpose):
-    """The link of the newest message of `purpose` to `address` in the development mailbox."""
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    deadline = time.time() + 15
-    while time.time() < deadline:
-        with opener.open(base + "/sandbox/mail.json", timeout=10) as response:
-            messages = json.load(response)["messages"]
-        for message in messages:  # newest first
-            if message["to"] == address and message["purpose"] == purpose:
-                found = re.search(r"^(https?://\S+/email/\S+)$", message["text"], re.MULTILINE)
-                if found:
-                    return found.group(1)
-        time.sleep(0.2)
-    raise RuntimeError(f"no {purpose} message in the mailbox within 15 s")
+    """The link of the newest message of `purpose` to `address`."""
+    return mailed(address, purpose, r"^(https?://\S+/email/\S+)$")
 
 
 def fields_on_page():
