@@ -226,7 +226,8 @@ public struct WireMFAChallengeRequest: WireCodable, Hashable {
 }
 
 /// `POST /v1/mfa/verify`: the `mfa_token` with exactly one proof: `challenge_id` with
-/// `signature`, `totp_code`, or `recovery_code`. The server refuses any other combination.
+/// `signature`, `totp_code`, `recovery_code`, or `flow_id` with `credential` (a passkey's
+/// `AuthenticationResponseJSON`). The server refuses any other combination.
 public struct WireMFAVerifyRequest: WireCodable, Hashable {
     public var mfaToken: String
     /// An MFA challenge of this `mfa_token`, with ``signature``.
@@ -235,13 +236,22 @@ public struct WireMFAVerifyRequest: WireCodable, Hashable {
     public var signature: String?
     public var totpCode: String?
     public var recoveryCode: String?
+    /// A passkey flow of `POST /v1/mfa/passkey/options`, with ``credential``.
+    public var flowID: String?
+    /// The passkey's `AuthenticationResponseJSON`.
+    public var credential: JSONValue?
 
-    public init(mfaToken: String, challengeID: String? = nil, signature: String? = nil, totpCode: String? = nil, recoveryCode: String? = nil) {
+    public init(
+        mfaToken: String, challengeID: String? = nil, signature: String? = nil, totpCode: String? = nil, recoveryCode: String? = nil,
+        flowID: String? = nil, credential: JSONValue? = nil
+    ) {
         self.mfaToken = mfaToken
         self.challengeID = challengeID
         self.signature = signature
         self.totpCode = totpCode
         self.recoveryCode = recoveryCode
+        self.flowID = flowID
+        self.credential = credential
     }
 
     /// A device-key proof.
@@ -259,12 +269,19 @@ public struct WireMFAVerifyRequest: WireCodable, Hashable {
         WireMFAVerifyRequest(mfaToken: mfaToken, recoveryCode: code)
     }
 
+    /// A passkey proof.
+    public static func passkey(mfaToken: String, flowID: String, credential: JSONValue) -> WireMFAVerifyRequest {
+        WireMFAVerifyRequest(mfaToken: mfaToken, flowID: flowID, credential: credential)
+    }
+
     public var json: JSONValue {
         var members: [String: JSONValue] = ["mfa_token": .string(mfaToken)]
         if let challengeID { members["challenge_id"] = .string(challengeID) }
         if let signature { members["signature"] = .string(signature) }
         if let totpCode { members["totp_code"] = .string(totpCode) }
         if let recoveryCode { members["recovery_code"] = .string(recoveryCode) }
+        if let flowID { members["flow_id"] = .string(flowID) }
+        if let credential { members["credential"] = credential }
         return .object(members)
     }
 
@@ -273,6 +290,7 @@ public struct WireMFAVerifyRequest: WireCodable, Hashable {
         self.init(
             mfaToken: try object.string("mfa_token"), challengeID: try object.optionalString("challenge_id"),
             signature: try object.optionalString("signature"), totpCode: try object.optionalString("totp_code"),
-            recoveryCode: try object.optionalString("recovery_code"))
+            recoveryCode: try object.optionalString("recovery_code"), flowID: try object.optionalString("flow_id"),
+            credential: object.optionalValue("credential"))
     }
 }

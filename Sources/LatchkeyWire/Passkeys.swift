@@ -128,13 +128,112 @@ public struct WirePasskeyRename: WireCodable, Hashable {
     }
 }
 
-/// `POST /v1/passkeys/registration/options`: `{}` (members are ignored, for later options).
+/// `POST /v1/passkeys/registration/options`: `{}`, or `{"mediation": "conditional"}` for a
+/// conditional registration (iOS 18's automatic passkey upgrade after a password sign-in, whose
+/// answer carries neither user presence nor user verification). Other members are ignored.
 public struct WirePasskeyOptionsRequest: WireCodable, Hashable {
-    public init() {}
+    /// `conditional`, or `nil` for a registration the user takes part in.
+    public var mediation: String?
 
-    public var json: JSONValue { .object([:]) }
+    public init(mediation: String? = nil) {
+        self.mediation = mediation
+    }
+
+    public var json: JSONValue {
+        guard let mediation else { return .object([:]) }
+        return ["mediation": .string(mediation)]
+    }
 
     public init(json: JSONValue) throws(WireDecodingError) {
-        _ = try WireObject(json)
+        self.init(mediation: try WireObject(json).optionalString("mediation"))
+    }
+}
+
+/// `POST /v1/auth/passkey/options`: `{username?}`. Without a username the options allow any
+/// passkey of this relying party (discoverable, AutoFill); with one, that account's, and the
+/// answer has the same shape whether the account exists or not.
+public struct WirePasskeySignInOptionsRequest: WireCodable, Hashable {
+    public var username: String?
+
+    public init(username: String? = nil) {
+        self.username = username
+    }
+
+    public var json: JSONValue {
+        guard let username else { return .object([:]) }
+        return ["username": .string(username)]
+    }
+
+    public init(json: JSONValue) throws(WireDecodingError) {
+        self.init(username: try WireObject(json).optionalString("username"))
+    }
+}
+
+/// `POST /v1/auth/passkey/signup/options`: `{username?, given_name?, family_name?}`, for an
+/// account made with a passkey and no password.
+public struct WirePasskeySignUpOptionsRequest: WireCodable, Hashable {
+    /// The account's username (an email address); the passkey's `user.name` when given.
+    public var username: String?
+    public var givenName: String?
+    public var familyName: String?
+
+    public init(username: String? = nil, givenName: String? = nil, familyName: String? = nil) {
+        self.username = username
+        self.givenName = givenName
+        self.familyName = familyName
+    }
+
+    public var json: JSONValue {
+        var members: [String: JSONValue] = [:]
+        if let username { members["username"] = .string(username) }
+        if let givenName { members["given_name"] = .string(givenName) }
+        if let familyName { members["family_name"] = .string(familyName) }
+        return .object(members)
+    }
+
+    public init(json: JSONValue) throws(WireDecodingError) {
+        let object = try WireObject(json)
+        self.init(
+            username: try object.optionalString("username"), givenName: try object.optionalString("given_name"),
+            familyName: try object.optionalString("family_name"))
+    }
+}
+
+/// `POST /v1/auth/passkey` and `POST /v1/auth/passkey/signup`: `{flow_id, credential}`, the
+/// credential an `AuthenticationResponseJSON` (sign-in) or a `RegistrationResponseJSON`
+/// (sign-up).
+public struct WirePasskeyAnswer: WireCodable, Hashable {
+    public var flowID: String
+    public var credential: JSONValue
+
+    public init(flowID: String, credential: JSONValue) {
+        self.flowID = flowID
+        self.credential = credential
+    }
+
+    public var json: JSONValue { ["flow_id": .string(flowID), "credential": credential] }
+
+    public init(json: JSONValue) throws(WireDecodingError) {
+        let object = try WireObject(json)
+        guard case .object? = object.optionalValue("credential") else {
+            throw WireDecodingError(code: .missing, path: "credential", expectation: "is required, an object")
+        }
+        self.init(flowID: try object.string("flow_id"), credential: object.members["credential"] ?? .null)
+    }
+}
+
+/// `POST /v1/mfa/passkey/options`: `{mfa_token}`; the answer is ``WirePasskeyOptions`` for the
+/// token's account's passkeys, completed at `POST /v1/mfa/verify` with `flow_id` and `credential`.
+public struct WireMFAPasskeyOptionsRequest: WireCodable, Hashable {
+    public var mfaToken: String
+
+    public init(mfaToken: String) {
+        self.mfaToken = mfaToken
+    }
+
+    public var json: JSONValue { ["mfa_token": .string(mfaToken)] }
+
+    public init(json: JSONValue) throws(WireDecodingError) {
+        self.init(mfaToken: try WireObject(json).string("mfa_token"))
     }
 }

@@ -63,8 +63,8 @@ public struct WireErrorBody: WireCodable, Hashable {
     }
 }
 
-/// One second factor a user can prove: `{"type": "device_key", "id", "label"}`, `{"type": "totp"}`
-/// or `{"type": "recovery_code"}`, in `mfa_required` and in `GET /v1/me`.
+/// One second factor a user can prove: `{"type": "device_key", "id", "label"}`, `{"type": "totp"}`,
+/// `{"type": "recovery_code"}` or `{"type": "passkey"}`, in `mfa_required` and in `GET /v1/me`.
 public struct WireFactor: WireCodable, Hashable {
     /// The kind of factor.
     public struct Kind: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
@@ -78,6 +78,8 @@ public struct WireFactor: WireCodable, Hashable {
         public static let totp = Kind(rawValue: "totp")
         /// Unused recovery codes remain.
         public static let recoveryCode = Kind(rawValue: "recovery_code")
+        /// One of the user's passkeys: prove it through `POST /v1/mfa/passkey/options`.
+        public static let passkey = Kind(rawValue: "passkey")
     }
 
     public var type: Kind

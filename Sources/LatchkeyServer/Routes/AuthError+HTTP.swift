@@ -62,6 +62,7 @@ extension WireFactor {
         case .deviceKey(let id, let label): self.init(type: .deviceKey, id: id, label: label)
         case .totp: self.init(type: .totp)
         case .recoveryCode: self.init(type: .recoveryCode)
+        case .passkey: self.init(type: .passkey)
         }
     }
 }

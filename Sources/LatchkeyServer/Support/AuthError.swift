@@ -147,4 +147,6 @@ package enum SecondFactorOption: Sendable, Hashable {
     case totp
     /// Unused recovery codes remain.
     case recoveryCode
+    /// The user has a passkey (WebAuthn), proved through `POST /v1/mfa/passkey/options`.
+    case passkey
 }
