@@ -63,13 +63,12 @@ extension PasskeyService {
     ///   audited); `mfa_required` only when user verification is `preferred` and the
     ///   authenticator did not verify the user of an account with a second factor.
     func signIn(flowID: String, credential: JSONValue, context: RequestContext, target: SignInTarget) async throws -> SignedIn {
-        let party = try party()
+        _ = try party()
         let now = dependencies.clock()
         let outcome = try await dependencies.database.write { connection -> Result<(Authentication, SignInPipeline.Admission), AuthError> in
             let (passkey, assertion): (Passkey, VerifiedAuthentication)
             switch try self.verifyAssertion(
-                flowID: flowID, kind: .signIn, credential: credential, party: party, use: "sign_in", userID: nil, context: context,
-                now: now, on: connection)
+                flowID: flowID, kind: .signIn, credential: credential, use: "sign_in", userID: nil, context: context, now: now, on: connection)
             {
             case .success(let verified): (passkey, assertion) = verified
             case .failure(let error): return .failure(error)
@@ -222,11 +221,12 @@ extension PasskeyService {
     ///
     /// - Parameters:
     ///   - kind: The flow's kind: a sign-in or a second factor.
+    ///   - credential: The `AuthenticationResponseJSON`.
     ///   - use: `sign_in` or `mfa`, in the audit entries.
     ///   - userID: The account the passkey must belong to (a second factor's), if known.
     func verifyAssertion(
-        flowID: String, kind: PasskeyCeremony.Kind, credential: JSONValue, party: Configuration.RelyingParty, use: String, userID: String?,
-        context: RequestContext, now: Date, on connection: any SQLConnection
+        flowID: String, kind: PasskeyCeremony.Kind, credential: JSONValue, use: String, userID: String?, context: RequestContext, now: Date,
+        on connection: any SQLConnection
     ) throws -> Result<(Passkey, VerifiedAuthentication), AuthError> {
         var passkey: Passkey?
         func refuse(_ reason: String, _ message: String) throws -> Result<(Passkey, VerifiedAuthentication), AuthError> {
@@ -235,7 +235,10 @@ extension PasskeyService {
             try dependencies.record(.passkeyFailed, .failure, userID: passkey?.userID ?? userID, context: context, now: now, details: details, on: connection)
             return .failure(.invalidGrant(AuthError.Reason(rawValue: reason), message))
         }
-        guard let ceremony = try ceremonies.take(id: flowID, kind: kind, at: now, on: connection), userID == nil || ceremony.userID == userID else {
+        // A server without an RP ID has made no flow to take.
+        guard let ceremony = try ceremonies.take(id: flowID, kind: kind, at: now, on: connection), userID == nil || ceremony.userID == userID,
+            let party = relyingParty()
+        else {
             return try refuse("unknown_flow", "no such passkey flow, or it expired or was used")
         }
         let response: AuthenticationResponse
