@@ -60,19 +60,25 @@ struct PasskeySignInTests {
         return try #require(try await server.database.read { try PasskeyRepository().find(credentialID: id, on: $0) })
     }
 
+    static func spentFlows(_ server: TestServer) async throws -> Int64? {
+        try await server.database.read { try $0.queryOne("SELECT count(*) AS n FROM passkey_ceremonies", [])?.int("n") }
+    }
+
     static let flags = Authenticator.up | Authenticator.uv | Authenticator.be | Authenticator.bs
 
-    @Test("S35: a discoverable sign-in: empty allowCredentials, the assertion signs in with amr swk, user, mfa, never mfa_required, audited and counted")
+    @Test("S35: a discoverable sign-in: options write nothing, empty allowCredentials, the assertion signs in with amr swk, user, mfa, never mfa_required, audited and counted")
     func discoverable() async throws {
         try await Registration.with { server in
             let (user, authenticator, passkeyID) = try await Self.registered(server)
             _ = try await TOTPTests.enrolled(server, user: user)
+            let spent = try #require(try await Self.spentFlows(server), "the registration's")
             let (flowID, challenge, publicKey) = try await Self.options(server, "/v1/auth/passkey/options")
             #expect(challenge.count >= 32)
             #expect(publicKey["rpId"] == "example.com")
             #expect(publicKey["allowCredentials"] == [])
             #expect(publicKey["userVerification"] == "required")
             #expect(publicKey["timeout"] == 300_000)
+            #expect(try await Self.spentFlows(server) == spent, "options write nothing")
             let response = try await Self.signIn(server, flowID, try authenticator.assertion(challenge: challenge, flags: Self.flags))
             #expect(response.status == 200, "a user with TOTP is not asked for it: \(response.text)")
             let tokens = try response.tokens
@@ -85,6 +91,7 @@ struct PasskeySignInTests {
             #expect(used.map { $0.details["passkey_id"] } == [passkeyID] && used.first?.details["use"] == "sign_in")
             #expect(server.application.metrics.value(.signIns, ["method": "passkey", "outcome": "success"]) == 1)
 
+            #expect(try await Self.spentFlows(server) == spent + 1)
             // The flow is spent.
             let again = try await Self.signIn(server, flowID, try authenticator.assertion(challenge: challenge, flags: Self.flags))
             #expect(try again.decode(WireErrorBody.self).reason == "unknown_flow")

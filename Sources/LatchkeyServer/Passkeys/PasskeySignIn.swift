@@ -8,6 +8,7 @@ import LatchkeyWebAuthn
 /// Signing in with a passkey (WebAuthn §7.2), creating an account with one, and a passkey as the
 /// second factor after a password (docs/reference.md, "Passkeys"; docs/security.md S34).
 ///
+/// Options write nothing: each ceremony travels sealed in its `flow_id` (``PasskeyCeremony``).
 /// Every answer spends its flow by a compare-and-set before it is verified; a refusal commits
 /// that spending with its audit entry, so a challenge is never checked twice. A verified passkey
 /// with user verification is phishing-resistant multi-factor: its sign-in never asks for a
@@ -30,25 +31,16 @@ extension PasskeyService {
         let party = try party()
         let now = dependencies.clock()
         let challenge = SecureRandom.bytes(count: 32)
-        let flowID = Identifiers.make("pkf")
-        let username = try raw.map { try Username($0).value }
-        let descriptors = try await dependencies.database.write { connection -> JSONValue in
-            var userID: String?
-            var descriptors: JSONValue = []
-            if let username {
-                userID = try self.passwords.find(username: username, on: connection)?.userID
-                    ?? self.users.oldest(email: username, on: connection)?.id
-                let owned = try userID.map { try self.passkeys.list(userID: $0, on: connection) } ?? []
-                descriptors = owned.isEmpty ? self.standIn(for: username) : Self.descriptors(owned)
-            }
-            try self.ceremonies.insert(
-                self.ceremony(
-                    flowID, .signIn, challenge, userID: userID, username: username,
-                    lifetime: username == nil ? Self.discoverableLifetime : nil, now: now),
-                on: connection)
-            return descriptors
+        guard let username = try raw.map({ try Username($0).value }) else {
+            let flowID = try begin(.signIn, challenge, lifetime: Self.discoverableLifetime, now: now)
+            return (flowID, requestOptions(challenge: challenge, party: party, allowing: []))
         }
-        return (flowID, requestOptions(challenge: challenge, party: party, allowing: descriptors))
+        let (userID, owned) = try await dependencies.database.read { connection in
+            let userID = try self.passwords.find(username: username, on: connection)?.userID ?? self.users.oldest(email: username, on: connection)?.id
+            return (userID, try userID.map { try self.passkeys.list(userID: $0, on: connection) } ?? [])
+        }
+        let flowID = try begin(.signIn, challenge, userID: userID, username: username, now: now)
+        return (flowID, requestOptions(challenge: challenge, party: party, allowing: owned.isEmpty ? standIn(for: username) : Self.descriptors(owned)))
     }
 
     /// One credential descriptor no passkey has, derived from `username` under the master key.
@@ -106,17 +98,12 @@ extension PasskeyService {
         let now = dependencies.clock()
         let challenge = SecureRandom.bytes(count: 32)
         let handle = SecureRandom.bytes(count: 64)
-        let flowID = Identifiers.make("pkf")
         let username = try raw.map { try Username($0) }
         guard username?.isEmail ?? true else { throw AuthError.invalidRequest("username must be an email address: a passkey account has no password") }
-        try await dependencies.database.write { connection in
-            if let username, try self.emailTaken(username.value, on: connection) { throw AuthError.conflict(PasswordService.usernameTaken) }
-            try self.ceremonies.insert(
-                self.ceremony(
-                    flowID, .signup, challenge, userHandle: handle, username: username?.value, givenName: givenName, familyName: familyName,
-                    now: now),
-                on: connection)
+        if let username, try await dependencies.database.read({ try self.emailTaken(username.value, on: $0) }) {
+            throw AuthError.conflict(PasswordService.usernameTaken)
         }
+        let flowID = try begin(.signup, challenge, userHandle: handle, username: username?.value, givenName: givenName, familyName: familyName, now: now)
         let displayName = [givenName, familyName].compactMap { $0 }.joined(separator: " ")
         let name = username?.value ?? (displayName.isEmpty ? party.name : displayName)
         return (flowID, creationOptions(
@@ -143,7 +130,7 @@ extension PasskeyService {
                     on: connection)
                 return .failure(error)
             }
-            guard let ceremony = try self.ceremonies.take(id: flowID, kind: .signup, at: now, on: connection), let handle = ceremony.userHandle
+            guard let ceremony = try self.take(flowID, .signup, at: now, on: connection), let handle = ceremony.userHandle
             else {
                 return try refuse(.invalidGrant(AuthError.Reason(rawValue: "unknown_flow"), "no such sign-up flow, or it expired or was used"), "unknown_flow")
             }
@@ -202,14 +189,12 @@ extension PasskeyService {
         let party = try party()
         let now = dependencies.clock()
         let challenge = SecureRandom.bytes(count: 32)
-        let flowID = Identifiers.make("pkf")
-        let owned = try await dependencies.database.write { connection in
+        let (userID, owned) = try await dependencies.database.read { connection in
             let mfa = try MFAToken.usable(mfaToken, now: now, on: connection)
-            let owned = try self.passkeys.list(userID: mfa.userID, on: connection)
-            guard !owned.isEmpty else { throw AuthError.notFound("the account has no passkey") }
-            try self.ceremonies.insert(self.ceremony(flowID, .secondFactor, challenge, userID: mfa.userID, now: now), on: connection)
-            return owned
+            return (mfa.userID, try self.passkeys.list(userID: mfa.userID, on: connection))
         }
+        guard !owned.isEmpty else { throw AuthError.notFound("the account has no passkey") }
+        let flowID = try begin(.secondFactor, challenge, userID: userID, now: now)
         return (flowID, requestOptions(challenge: challenge, party: party, allowing: Self.descriptors(owned)))
     }
 
@@ -236,7 +221,7 @@ extension PasskeyService {
             return .failure(.invalidGrant(AuthError.Reason(rawValue: reason), message))
         }
         // A server without an RP ID has made no flow to take.
-        guard let ceremony = try ceremonies.take(id: flowID, kind: kind, at: now, on: connection), userID == nil || ceremony.userID == userID,
+        guard let ceremony = try take(flowID, kind, at: now, on: connection), userID == nil || ceremony.userID == userID,
             let party = relyingParty()
         else {
             return try refuse("unknown_flow", "no such passkey flow, or it expired or was used")
