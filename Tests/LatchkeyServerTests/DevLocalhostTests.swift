@@ -53,4 +53,29 @@ struct DevLocalhostTests {
             #expect(try refused.decode(WireErrorBody.self).reason == "origin_mismatch")
         }
     }
+
+    @Test("a desktop browser (headless Chromium, virtual platform authenticator) registers a passkey on a development server at http://localhost:PORT")
+    func browserRegistersOnLocalhost() async throws {
+        let python = try HeadlessChromium.requireInstalled()
+        let directory = try ServeTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // A free port named localhost: what `make run` serves at 8080, which may be taken here.
+        let server = try await ServerProcess.start(["serve", "--dev", "--listen", "localhost:0"], in: directory)
+        defer { server.stop() }
+        let base = server.baseURL
+        #expect(base.hasPrefix("http://localhost:"), "\(server.banner)")
+        let input: JSONValue = [
+            "base": .string(base), "chromium": .string(HeadlessChromium.chromium), "chromedriver": .string(HeadlessChromium.chromedriver),
+            "username": "ada@example.com",
+        ]
+        let result = try await Subprocess.runDetached(
+            python, [try HeadlessChromium.fixtures.url("localhost_passkey.py").path], input: input.serializedString)
+        let output = try #require(try? JSONValue(parsing: Array(result.output.utf8)), "localhost_passkey.py exited \(result.status): \(result.error.suffix(2000))")
+        #expect(output["failed"] == nil, "\(output)")
+        #expect(output["origin"]?.stringValue == base)
+        #expect(output["rp"]?["id"] == "localhost")
+        #expect(output["status"] == .number(201), "\(output)")
+        #expect(output["body"]?["name"] == "Passkey")
+        #expect(output["body"]?["transports"] == ["internal"])
+    }
 }

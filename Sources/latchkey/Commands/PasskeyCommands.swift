@@ -64,7 +64,7 @@ enum PasskeyCommands {
                 print("ended \(ended.count) session\(ended.count == 1 ? "" : "s")")
             } else {
                 let live = try await application.services.sessions.sessions(userID: userID).count
-                if live > 0 { print("\(live) live session\(live == 1 ? "" : "s") go on; --end-sessions ends them") }
+                if live > 0 { print("\(live) live session\(live == 1 ? " goes" : "s go") on; --end-sessions ends them") }
             }
             return 0
         }
