@@ -83,13 +83,17 @@ struct FactorCompareAndSetTests {
         let browserSessions = BrowserSessionService(database: database, clock: dependencies.clock)
         let sessions = SessionService(
             dependencies: dependencies, accessTokens: accessTokens, browserSessions: browserSessions, configuration: configuration)
+        let signIns = SignInPipeline(dependencies: dependencies, sessions: sessions, browserSessions: browserSessions, accessTokens: accessTokens)
         return FactorService(
-            dependencies: dependencies, sessions: sessions,
-            signIns: SignInPipeline(dependencies: dependencies, sessions: sessions, browserSessions: browserSessions, accessTokens: accessTokens),
+            dependencies: dependencies, sessions: sessions, signIns: signIns,
             refreshTokens: RefreshTokens(
                 dependencies: dependencies, sessions: sessions, accessTokens: accessTokens, masterKey: application.masterKey,
                 configuration: configuration),
-            accessTokens: accessTokens, masterKey: application.masterKey, failuresPerAccount: 10)
+            accessTokens: accessTokens,
+            passkeys: PasskeyService(
+                dependencies: dependencies, sessions: sessions, signIns: signIns, masterKey: application.masterKey, configuration: configuration,
+                publicURL: { accessTokens.issuer }),
+            masterKey: application.masterKey, failuresPerAccount: 10)
     }
 
     static func refusal(_ body: () async throws -> some Sendable) async -> AuthError? {

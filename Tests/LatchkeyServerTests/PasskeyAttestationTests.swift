@@ -1,5 +1,7 @@
 import Foundation
 import LatchkeyCrypto
+import LatchkeyHTTP
+import LatchkeyJOSE
 import LatchkeyJSON
 @testable import LatchkeyServer
 import LatchkeyStore
@@ -110,6 +112,37 @@ struct PasskeyAttestationTests {
             let second = try await Registration.register(server, token, flowID: flowID, try synced.registration(challenge: challenge))
             #expect(second.status == 201, "\(second.text)")
             #expect(try await Self.row(server, synced)?.attestation == "none")
+        }
+    }
+
+    @Test("S34: with attestation direct, a passkey sign-up is verified as a registration is: a chain to no configured root creates no account; a chained one stores verified, named from the AAGUID")
+    func directSignUp() async throws {
+        try await Self.with(attestation: "direct") { server in
+            let untrusted = Authenticator.es256()
+            let (refusedFlow, refusedChallenge, _) = try await PasskeySignInTests.options(server, "/v1/auth/passkey/signup/options")
+            let refused = try await server.request(
+                .post, "/v1/auth/passkey/signup",
+                json: [
+                    "flow_id": .string(refusedFlow),
+                    "credential": Registration.json(
+                        try untrusted.packedAttestationRegistration(challenge: refusedChallenge, attestationKey: P256.Signing.PrivateKey())),
+                ])
+            #expect(try refused.decode(WireErrorBody.self).reason == "invalid_attestation", "\(refused.text)")
+            #expect(try await server.database.read { try $0.queryOne("SELECT count(*) AS n FROM users", [])?.int("n") } == 0)
+
+            var chained = Authenticator.es256()
+            chained.aaguid = [UInt8](hex: "bada5566a7aa401fbd9645619a55120d")
+            let (flowID, challenge, publicKey) = try await PasskeySignInTests.options(server, "/v1/auth/passkey/signup/options")
+            #expect(publicKey["attestation"] == "direct")
+            chained.userHandle = try #require(publicKey["user"]?["id"]?.stringValue.flatMap { Base64URL.decode($0) })
+            let response = try await server.request(
+                .post, "/v1/auth/passkey/signup",
+                json: ["flow_id": .string(flowID), "credential": Registration.json(try chained.packedAttestationRegistration(challenge: challenge))])
+            #expect(response.status == 201, "\(response.text)")
+            let row = try #require(try await Self.row(server, chained))
+            #expect(row.attestation == "verified" && row.name == "1Password")
+            let entry = try #require(try await AuditLog(database: server.database).entries(userID: row.userID, event: "passkey.sign_up").first)
+            #expect(entry.details["attestation"] == "verified")
         }
     }
 

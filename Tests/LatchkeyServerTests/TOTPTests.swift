@@ -29,8 +29,8 @@ struct TOTPTests {
     }
 
     /// A user with TOTP confirmed: the secret, the session, and the recovery codes.
-    static func enrolled(_ server: TestServer) async throws -> (User, TokenResponse, [UInt8], [String]) {
-        let user = try await server.createUser()
+    static func enrolled(_ server: TestServer, user existing: User? = nil) async throws -> (User, TokenResponse, [UInt8], [String]) {
+        let user = if let existing { existing } else { try await server.createUser() }
         let token = try await server.startSession(for: user)
         let begin = try await server.request(.post, "/v1/totp", headers: bearer(token)).decode(WireTOTPEnrollment.self)
         let secret = base32Decode(begin.secret)

@@ -57,11 +57,12 @@ package struct Services: Sendable {
             dependencies: dependencies, settings: appleSettings, client: appleClient, outbox: outbox, httpClient: httpClient,
             timeout: appleTimeout, signIns: signIns, sessions: sessions, deletion: deletion, masterKey: masterKey)
         passwords = try PasswordService(dependencies: dependencies, signIns: signIns, sessions: sessions, configuration: configuration)
+        passkeys = PasskeyService(
+            dependencies: dependencies, sessions: sessions, signIns: signIns, masterKey: masterKey, configuration: configuration,
+            publicURL: { [accessTokens] in accessTokens.issuer })
         factors = FactorService(
             dependencies: dependencies, sessions: sessions, signIns: signIns, refreshTokens: refreshTokens, accessTokens: accessTokens,
-            masterKey: masterKey, failuresPerAccount: configuration.rateLimits.loginPerAccount15m)
-        passkeys = PasskeyService(
-            dependencies: dependencies, sessions: sessions, configuration: configuration, publicURL: { [accessTokens] in accessTokens.issuer })
+            passkeys: passkeys, masterKey: masterKey, failuresPerAccount: configuration.rateLimits.loginPerAccount15m)
         grants = GrantService(dependencies: dependencies, sessions: sessions)
         clients = ClientService(database: database, clock: clock)
         tokens = TokenService(

@@ -80,6 +80,14 @@ extension AuditEvent {
     static let passkeyRegistered = AuditEvent(rawValue: "passkey.registered")
     /// A refused registration (`reason`: the failed check); its flow is spent, nothing stored.
     static let passkeyRegistrationFailed = AuditEvent(rawValue: "passkey.registration_failed")
+    /// An account created with a passkey and no password (`passkey_id`, `aaguid`, `backed_up`).
+    static let passkeySignUp = AuditEvent(rawValue: "passkey.sign_up")
+    /// A verified assertion (`use`: `sign_in` or `mfa`; `passkey_id`, `backed_up`, and
+    /// `backup_eligible_changed` when BE differs from registration's).
+    static let passkeyUsed = AuditEvent(rawValue: "passkey.used")
+    /// A refused assertion (`use`, `reason`: the failed check, `cloned_authenticator` for a sign
+    /// count that went back); its flow is spent.
+    static let passkeyFailed = AuditEvent(rawValue: "passkey.failed")
     static let passkeyRenamed = AuditEvent(rawValue: "passkey.renamed")
     static let passkeyRemoved = AuditEvent(rawValue: "passkey.removed")
 

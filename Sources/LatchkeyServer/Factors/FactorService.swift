@@ -17,6 +17,8 @@ package final class FactorService: Sendable {
     /// Rotates a stepped-up session's refresh token.
     let refreshTokens: RefreshTokens
     let accessTokens: AccessTokens
+    /// Verifies a passkey offered as the second factor.
+    let passkeys: PasskeyService
     let masterKey: MasterKey
     /// Wrong second factors per account, across `mfa_token`s: without it, someone holding the
     /// password could sign in again and again for five fresh tries each time.
@@ -41,8 +43,9 @@ package final class FactorService: Sendable {
     ///     back-off (`rate_limits.login_per_account_15m`).
     init(
         dependencies: Dependencies, sessions: SessionService, signIns: SignInPipeline, refreshTokens: RefreshTokens, accessTokens: AccessTokens,
-        masterKey: MasterKey, failuresPerAccount: Int
+        passkeys: PasskeyService, masterKey: MasterKey, failuresPerAccount: Int
     ) {
+        self.passkeys = passkeys
         self.dependencies = dependencies
         self.sessions = sessions
         self.signIns = signIns
@@ -93,13 +96,16 @@ package final class FactorService: Sendable {
 /// The second factors of a user, as docs/reference.md lists them in `mfa_required` and `GET /v1/me`.
 enum SecondFactors {
     /// The user's device keys (oldest first), then TOTP when confirmed, then recovery codes while
-    /// unused ones remain.
+    /// unused ones remain, then passkeys when the user has one. A passkey is offered beside a
+    /// second factor the user set up, and never turns one on by itself: an account with a
+    /// password and a passkey signs in with either alone.
     static func list(userID: String, on connection: any SQLConnection) throws -> [SecondFactorOption] {
         var factors = try DeviceKeyRepository().list(userID: userID, on: connection).map { SecondFactorOption.deviceKey(id: $0.id, label: $0.label) }
         if try TOTPRepository().isConfirmed(userID: userID, on: connection) {
             factors.append(.totp)
             if try RecoveryCodeRepository().unusedCount(userID: userID, on: connection) > 0 { factors.append(.recoveryCode) }
         }
+        if !factors.isEmpty, try PasskeyRepository().count(userID: userID, on: connection) > 0 { factors.append(.passkey) }
         return factors
     }
 

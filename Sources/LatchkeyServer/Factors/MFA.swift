@@ -1,5 +1,6 @@
 import FoundationEssentials
 import LatchkeyCrypto
+import LatchkeyJSON
 import LatchkeyStore
 
 /// An `mfa_token`: proof of a first factor, good for five minutes and five wrong tries (docs/reference.md).
@@ -51,12 +52,15 @@ enum MFAProof: Sendable {
     case deviceSignature(challengeID: String, signature: [UInt8])
     case totp(String)
     case recoveryCode(String)
+    /// A passkey's `AuthenticationResponseJSON` to a flow of `POST /v1/mfa/passkey/options`.
+    case passkey(flowID: String, credential: JSONValue)
 
     var amr: String {
         switch self {
         case .deviceSignature: "hwk"
         case .totp: "otp"
         case .recoveryCode: "rc"
+        case .passkey: PasskeyService.method
         }
     }
 
@@ -65,22 +69,28 @@ enum MFAProof: Sendable {
         case .deviceSignature: "device_key"
         case .totp: "totp"
         case .recoveryCode: "recovery_code"
+        case .passkey: "passkey"
         }
     }
 
-    var usedEvent: AuditEvent {
+    /// The audit event of an accepted proof; nil for a passkey, whose use is audited where it
+    /// is verified (``PasskeyService/verifyAssertion(flowID:kind:credential:use:userID:context:now:on:)``).
+    var usedEvent: AuditEvent? {
         switch self {
         case .deviceSignature: .deviceKeyUsed
         case .totp: .totpUsed
         case .recoveryCode: .recoveryCodeUsed
+        case .passkey: nil
         }
     }
 
-    var failedEvent: AuditEvent {
+    /// The audit event of a refused proof; nil for a passkey, as ``usedEvent``.
+    var failedEvent: AuditEvent? {
         switch self {
         case .deviceSignature: .deviceKeyFailed
         case .totp: .totpFailed
         case .recoveryCode: .recoveryCodeFailed
+        case .passkey: nil
         }
     }
 }
@@ -134,6 +144,8 @@ extension FactorService {
                 }
                 var details = ["use": "mfa"]
                 let accepted: Bool
+                // A refused passkey's own answer, with the failed check's reason.
+                var refusal: AuthError?
                 switch proof {
                 case .deviceSignature(let challengeID, _):
                     guard let device, try self.challenges.spend(id: challengeID, at: now, on: connection) else {
@@ -145,14 +157,27 @@ extension FactorService {
                     accepted = try self.spendTOTP(code, userID: mfa.userID, now: now, on: connection)
                 case .recoveryCode(let code):
                     accepted = try RecoveryCodes.spend(code, userID: mfa.userID, now: now, on: connection)
+                case .passkey(let flowID, let credential):
+                    switch try self.passkeys.verifyAssertion(
+                        flowID: flowID, kind: .secondFactor, credential: credential, use: "mfa", userID: mfa.userID, context: context,
+                        now: now, on: connection)
+                    {
+                    case .success: accepted = true
+                    case .failure(let error):
+                        accepted = false
+                        refusal = error
+                    }
                 }
                 guard accepted else {
                     try self.failureLimiter.recordFailure([accountKey], now: now, on: connection)
-                    try self.record(proof.failedEvent, .failure, userID: mfa.userID, context: context, now: now, details: details, on: connection)
+                    if let event = proof.failedEvent {
+                        try self.record(event, .failure, userID: mfa.userID, context: context, now: now, details: details, on: connection)
+                    }
                     let failure = try self.mfaTokens.recordFailure(hash: mfa.hash, maximum: MFAToken.maximumFailures, at: now, on: connection)
                     if failure?.ended == true {
                         try self.record(.mfaEnded, .tooManyFailures, userID: mfa.userID, context: context, now: now, on: connection)
                     }
+                    if let refusal { return .failure(refusal) }
                     if case .deviceSignature = proof {
                         return .failure(.invalidGrant(.invalidSignature, "the signature does not verify with the device key over the challenge"))
                     }
@@ -169,7 +194,9 @@ extension FactorService {
                 guard let user = try self.dependencies.users.find(mfa.userID, on: connection) else {
                     return .failure(.invalidGrant(.revoked, "the account no longer exists"))
                 }
-                try self.record(proof.usedEvent, .success, userID: mfa.userID, context: context, now: now, details: details, on: connection)
+                if let event = proof.usedEvent {
+                    try self.record(event, .success, userID: mfa.userID, context: context, now: now, details: details, on: connection)
+                }
                 let authentication = Authentication(
                     user: user, amr: Self.amr([mfa.firstFactor], adding: proof.amr), secondFactor: .proved(at: now))
                 guard case .landed(let landing) = try self.signIns.admit(authentication, target: target, context: context, now: now, on: connection)

@@ -5,8 +5,9 @@ import LatchkeyJSON
 import LatchkeyStore
 import LatchkeyWebAuthn
 
-/// Passkeys of a signed-in account: registration (WebAuthn §7.1), list, rename, delete
-/// (docs/reference.md, "Passkeys"; docs/security.md S34).
+/// Passkeys: registration for a signed-in account (WebAuthn §7.1), list, rename, delete; sign-in,
+/// sign-up and the second factor are in PasskeySignIn.swift (docs/reference.md, "Passkeys";
+/// docs/security.md S34).
 ///
 /// A registration flow is used once: its ceremony is taken by a compare-and-set before the
 /// answer is verified, and a refusal is committed with that take and its audit entry, so a
@@ -15,6 +16,7 @@ package final class PasskeyService: Sendable {
     let dependencies: Dependencies
     /// Whose recent sign-in removing a passkey needs.
     let sessions: SessionService
+    let signIns: SignInPipeline
     let configuration: Configuration.Passkeys
     /// The relying party for the public URL the server runs at (known once bound).
     let relyingParty: @Sendable () -> Configuration.RelyingParty?
@@ -23,13 +25,20 @@ package final class PasskeyService: Sendable {
     let ceremonies = PasskeyCeremonyRepository()
     let users: UserRepository
     let passwords = PasswordCredentialRepository()
+    /// The key of the stand-in credentials named for unknown usernames.
+    let decoyKey: [UInt8]
 
     /// The longest name an account holder may give a passkey, in characters.
     static let maxNameLength = 100
 
-    init(dependencies: Dependencies, sessions: SessionService, configuration: Configuration, publicURL: @escaping @Sendable () -> String) {
+    init(
+        dependencies: Dependencies, sessions: SessionService, signIns: SignInPipeline, masterKey: MasterKey, configuration: Configuration,
+        publicURL: @escaping @Sendable () -> String
+    ) {
         self.dependencies = dependencies
         self.sessions = sessions
+        self.signIns = signIns
+        self.decoyKey = masterKey.derivedKey(label: "passkey stand-in credentials")
         self.configuration = configuration.passkeys
         self.relyingParty = { configuration.relyingParty(publicURL: publicURL()) }
         self.users = UserRepository(database: dependencies.database)
@@ -44,12 +53,15 @@ package final class PasskeyService: Sendable {
 
     /// `POST /v1/passkeys/registration/options`: a registration flow for the account, and its
     /// `PublicKeyCredentialCreationOptionsJSON`.
-    func registrationOptions(for principal: Principal) async throws -> (flowID: String, publicKey: JSONValue) {
+    ///
+    /// - Parameter conditional: iOS 18's automatic passkey upgrade after a password sign-in: the
+    ///   answer may then carry neither user presence nor user verification, and only this flow
+    ///   accepts that.
+    func registrationOptions(for principal: Principal, conditional: Bool = false) async throws -> (flowID: String, publicKey: JSONValue) {
         let party = try party()
         let now = dependencies.clock()
         let challenge = SecureRandom.bytes(count: 32)
         let flowID = Identifiers.make("pkf")
-        let timeout = configuration.timeout
         let (user, handle, existing, username) = try await dependencies.database.write { connection in
             guard let user = try self.users.find(principal.userID, on: connection) else { throw AuthError.invalidToken("the account is gone") }
             // Given once: a concurrent request that gave one first wins, and both use it.
@@ -58,31 +70,68 @@ package final class PasskeyService: Sendable {
             else { throw AuthError.invalidToken("the account is gone") }
             let existing = try self.passkeys.list(userID: user.id, on: connection)
             try self.ceremonies.insert(
-                PasskeyCeremony(
-                    id: flowID, kind: .registration, challenge: challenge, userID: user.id, userHandle: handle, username: nil, givenName: nil,
-                    familyName: nil, conditional: false, createdAt: now, expiresAt: now.addingTimeInterval(TimeInterval(timeout))),
+                self.ceremony(flowID, .registration, challenge, userID: user.id, userHandle: handle, conditional: conditional, now: now),
                 on: connection)
             let username = try self.passwords.find(userID: user.id, on: connection)?.username
             return (user, handle, existing, username)
         }
         let name = username ?? user.email ?? user.id
         let displayName = [user.givenName, user.familyName].compactMap { $0 }.joined(separator: " ")
-        let publicKey: JSONValue = [
+        let publicKey = creationOptions(
+            challenge: challenge, party: party, userHandle: handle, name: name, displayName: displayName.isEmpty ? name : displayName,
+            excluding: existing)
+        return (flowID, publicKey)
+    }
+
+    /// A ceremony of `kind` that expires after the configured timeout.
+    func ceremony(
+        _ id: String, _ kind: PasskeyCeremony.Kind, _ challenge: [UInt8], userID: String? = nil, userHandle: [UInt8]? = nil,
+        username: String? = nil, givenName: String? = nil, familyName: String? = nil, conditional: Bool = false, lifetime: TimeInterval? = nil,
+        now: Date
+    ) -> PasskeyCeremony {
+        PasskeyCeremony(
+            id: id, kind: kind, challenge: challenge, userID: userID, userHandle: userHandle, username: username, givenName: givenName,
+            familyName: familyName, conditional: conditional, createdAt: now,
+            expiresAt: now.addingTimeInterval(lifetime ?? TimeInterval(configuration.timeout)))
+    }
+
+    /// `PublicKeyCredentialCreationOptionsJSON` for a resident key of `userHandle`.
+    func creationOptions(
+        challenge: [UInt8], party: Configuration.RelyingParty, userHandle: [UInt8], name: String, displayName: String, excluding existing: [Passkey]
+    ) -> JSONValue {
+        [
             "challenge": .string(Base64URL.encode(challenge)),
             "rp": ["id": .string(party.id), "name": .string(party.name)],
-            "user": ["id": .string(Base64URL.encode(handle)), "name": .string(name), "displayName": .string(displayName.isEmpty ? name : displayName)],
+            "user": ["id": .string(Base64URL.encode(userHandle)), "name": .string(name), "displayName": .string(displayName)],
             "pubKeyCredParams": .array(COSEAlgorithm.supported.map { ["type": "public-key", "alg": .number(Double($0.rawValue))] }),
             "authenticatorSelection": ["residentKey": "required", "requireResidentKey": true, "userVerification": .string(configuration.userVerification)],
-            "excludeCredentials": .array(existing.map { passkey in
-                var descriptor: [String: JSONValue] = ["type": "public-key", "id": .string(Base64URL.encode(passkey.credentialID))]
-                if !passkey.transports.isEmpty { descriptor["transports"] = .array(passkey.transports.map(JSONValue.string)) }
-                return .object(descriptor)
-            }),
+            "excludeCredentials": Self.descriptors(existing),
             "attestation": .string(configuration.attestation),
             "hints": ["client-device"],
-            "timeout": .number(Double(timeout * 1000)),
+            "timeout": .number(Double(configuration.timeout * 1000)),
         ]
-        return (flowID, publicKey)
+    }
+
+    /// `PublicKeyCredentialRequestOptionsJSON`: `allowCredentials` empty for a discoverable
+    /// sign-in.
+    func requestOptions(challenge: [UInt8], party: Configuration.RelyingParty, allowing descriptors: JSONValue) -> JSONValue {
+        [
+            "challenge": .string(Base64URL.encode(challenge)),
+            "rpId": .string(party.id),
+            "allowCredentials": descriptors,
+            "userVerification": .string(configuration.userVerification),
+            "hints": ["client-device"],
+            "timeout": .number(Double(configuration.timeout * 1000)),
+        ]
+    }
+
+    /// `PublicKeyCredentialDescriptorJSON`s of passkeys, with their transports.
+    static func descriptors(_ passkeys: [Passkey]) -> JSONValue {
+        .array(passkeys.map { passkey in
+            var descriptor: [String: JSONValue] = ["type": "public-key", "id": .string(Base64URL.encode(passkey.credentialID))]
+            if !passkey.transports.isEmpty { descriptor["transports"] = .array(passkey.transports.map(JSONValue.string)) }
+            return .object(descriptor)
+        })
     }
 
     /// `POST /v1/passkeys`: verifies the answer to a registration flow of this account and

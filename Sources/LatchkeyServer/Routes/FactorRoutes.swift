@@ -98,14 +98,18 @@ struct FactorRoutes {
             let challengeID = try BodyMember.text(body.challengeID, "challenge_id", maxLength: Self.idLength)
             let code = try BodyMember.text(body.totpCode, "totp_code", maxLength: Self.idLength)
             let recoveryCode = try BodyMember.text(body.recoveryCode, "recovery_code", maxLength: Self.idLength)
+            let flowID = try BodyMember.text(body.flowID, "flow_id", maxLength: Self.idLength)
             let proof: MFAProof
-            switch (challengeID, code, recoveryCode) {
-            case (let challengeID?, nil, nil):
+            switch (challengeID, code, recoveryCode, flowID) {
+            case (let challengeID?, nil, nil, nil):
                 guard let signature = body.signature else { throw HTTPError.invalidRequest("signature is required") }
                 proof = .deviceSignature(challengeID: challengeID, signature: try BodyMember.binary(signature, "signature"))
-            case (nil, let code?, nil): proof = .totp(code)
-            case (nil, nil, let recoveryCode?): proof = .recoveryCode(recoveryCode)
-            default: throw HTTPError.invalidRequest("give exactly one of challenge_id with signature, totp_code or recovery_code")
+            case (nil, let code?, nil, nil): proof = .totp(code)
+            case (nil, nil, let recoveryCode?, nil): proof = .recoveryCode(recoveryCode)
+            case (nil, nil, nil, let flowID?):
+                guard case .object? = body.credential else { throw HTTPError.invalidRequest("credential is required, an object") }
+                proof = .passkey(flowID: flowID, credential: body.credential ?? .null)
+            default: throw HTTPError.invalidRequest("give exactly one of challenge_id with signature, totp_code, recovery_code or flow_id with credential")
             }
             return try await factors.mfaVerify(token: token, proof: proof, context: context.caller).response()
         }

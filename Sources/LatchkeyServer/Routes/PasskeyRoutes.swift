@@ -4,8 +4,9 @@ import LatchkeyHTTP
 import LatchkeyJSON
 import LatchkeyWire
 
-/// `/v1/passkeys`: registration for a signed-in account, list, rename, delete (docs/reference.md
-/// "Passkeys").
+/// `/v1/passkeys`: registration for a signed-in account, list, rename, delete; `/v1/auth/passkey`:
+/// sign-in and sign-up; `/v1/mfa/passkey/options`: the second factor (docs/reference.md
+/// "Passkeys"). A passkey second factor is completed at `/v1/mfa/verify` (``FactorRoutes``).
 struct PasskeyRoutes {
     let passkeys: PasskeyService
     let bearer: BearerAuthenticator
@@ -13,14 +14,13 @@ struct PasskeyRoutes {
     func register(on router: Router) {
         let passkeys = passkeys
         let signedIn = router.group("/v1", middleware: bearer)
+        let anyone = router.group("", context: LatchkeyContext.self)
 
         signedIn.post("/passkeys/registration/options") { request, context in
             let principal = try context.requirePrincipal()
-            _ = try request.wireBody(WirePasskeyOptionsRequest.self)
-            let options = try await passkeys.registrationOptions(for: principal)
-            var response = HTTPResponse.json(WirePasskeyOptions(flowID: options.flowID, publicKey: options.publicKey).json)
-            response.headers.set("Cache-Control", "no-store")
-            return response
+            let body = try request.wireBody(WirePasskeyOptionsRequest.self)
+            guard body.mediation == nil || body.mediation == "conditional" else { throw HTTPError.invalidRequest("mediation must be conditional or absent") }
+            return Self.options(try await passkeys.registrationOptions(for: principal, conditional: body.mediation == "conditional"))
         }
 
         signedIn.post("/passkeys") { request, context in
@@ -52,6 +52,47 @@ struct PasskeyRoutes {
             try await passkeys.delete(request.pathParameters["id"] ?? "", principal: principal, context: context.caller)
             return .empty()
         }
+
+        anyone.post("/v1/auth/passkey/options") { request, context in
+            let body = try request.wireBody(WirePasskeySignInOptionsRequest.self)
+            return Self.options(try await passkeys.signInOptions(username: try BodyMember.text(body.username, "username", maxLength: 1024)))
+        }
+
+        anyone.post("/v1/auth/passkey") { request, context in
+            let body = try request.wireBody(WirePasskeyAnswer.self)
+            return try await passkeys.signIn(flowID: try Self.flowID(body), credential: body.credential, context: context.caller, target: .api)
+                .tokens.response()
+        }
+
+        anyone.post("/v1/auth/passkey/signup/options") { request, context in
+            let body = try request.wireBody(WirePasskeySignUpOptionsRequest.self)
+            return Self.options(
+                try await passkeys.signUpOptions(
+                    username: try BodyMember.text(body.username, "username", maxLength: 1024),
+                    givenName: try PasswordRoutes.name(body.givenName, "given_name"), familyName: try PasswordRoutes.name(body.familyName, "family_name")))
+        }
+
+        anyone.post("/v1/auth/passkey/signup") { request, context in
+            let body = try request.wireBody(WirePasskeyAnswer.self)
+            return try await passkeys.signUp(flowID: try Self.flowID(body), credential: body.credential, context: context.caller, target: .api)
+                .tokens.response(status: 201)
+        }
+
+        anyone.post("/v1/mfa/passkey/options") { request, context in
+            let body = try request.wireBody(WireMFAPasskeyOptionsRequest.self)
+            return Self.options(try await passkeys.secondFactorOptions(mfaToken: try BodyMember.text(body.mfaToken, "mfa_token", maxLength: FactorRoutes.idLength)))
+        }
+    }
+
+    /// `{flow_id, publicKey}`, never cached.
+    static func options(_ options: (flowID: String, publicKey: JSONValue)) -> HTTPResponse {
+        var response = HTTPResponse.json(WirePasskeyOptions(flowID: options.flowID, publicKey: options.publicKey).json)
+        response.headers.set("Cache-Control", "no-store")
+        return response
+    }
+
+    static func flowID(_ answer: WirePasskeyAnswer) throws -> String {
+        try BodyMember.text(answer.flowID, "flow_id", maxLength: FactorRoutes.idLength)
     }
 
     /// A passkey's name: trimmed, 1 to 100 characters, on one line.
