@@ -158,6 +158,7 @@ package final class PasskeyService: Sendable {
         let party = try party()
         let now = dependencies.clock()
         let userVerification = userVerification
+        let attestation = configuration.attestationPolicy(at: now)
         let transports = Self.transports(credential)
         let outcome = try await dependencies.database.write { connection -> Result<Passkey, AuthError> in
             let refuse = { (error: AuthError, reason: String) throws -> Result<Passkey, AuthError> in
@@ -176,7 +177,7 @@ package final class PasskeyService: Sendable {
                 let response = try RegistrationResponse(json: credential)
                 verified = try RegistrationCeremony(
                     challenge: ceremony.challenge, origins: Set(party.origins), rpID: party.id, userVerification: userVerification,
-                    algorithms: COSEAlgorithm.supported, attestation: .none, conditional: ceremony.conditional
+                    algorithms: COSEAlgorithm.supported, attestation: attestation, conditional: ceremony.conditional
                 ).verify(response)
             } catch {
                 return try refuse(.invalidGrant(AuthError.Reason(rawValue: error.reason), error.message), error.reason)
@@ -187,12 +188,15 @@ package final class PasskeyService: Sendable {
             let passkey = Passkey(
                 id: Identifiers.make("pk"), userID: principal.userID, credentialID: verified.credentialID, publicKey: verified.publicKey,
                 algorithm: Int(verified.algorithm.rawValue), signCount: verified.signCount, backupEligible: verified.backupEligible,
-                backedUp: verified.backedUp, transports: transports, aaguid: verified.aaguid, attestation: "none",
-                name: name ?? "Passkey", createdAt: now, lastUsedAt: nil)
+                backedUp: verified.backedUp, transports: transports, aaguid: verified.aaguid, attestation: verified.attestationType.storedValue,
+                name: KnownAuthenticators.defaultName(given: name, aaguid: verified.aaguid), createdAt: now, lastUsedAt: nil)
             try self.passkeys.insert(passkey, on: connection)
             try self.dependencies.record(
                 .passkeyRegistered, .success, userID: principal.userID, context: context, now: now,
-                details: ["passkey_id": passkey.id, "aaguid": Self.uuid(passkey.aaguid), "backed_up": passkey.backedUp ? "true" : "false"],
+                details: [
+                    "passkey_id": passkey.id, "aaguid": Self.uuid(passkey.aaguid), "backed_up": passkey.backedUp ? "true" : "false",
+                    "attestation": passkey.attestation, "attestation_format": verified.attestationFormat.rawValue,
+                ],
                 on: connection)
             return .success(passkey)
         }

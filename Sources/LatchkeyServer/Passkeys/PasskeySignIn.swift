@@ -122,6 +122,7 @@ extension PasskeyService {
         let party = try party()
         let now = dependencies.clock()
         let userVerification = userVerification
+        let attestation = configuration.attestationPolicy(at: now)
         let transports = Self.transports(credential)
         let outcome = try await dependencies.database.write { connection -> Result<(Authentication, SignInPipeline.Admission), AuthError> in
             let refuse = { (error: AuthError, reason: String) throws -> Result<(Authentication, SignInPipeline.Admission), AuthError> in
@@ -138,7 +139,7 @@ extension PasskeyService {
             do throws(WebAuthnError) {
                 verified = try RegistrationCeremony(
                     challenge: ceremony.challenge, origins: Set(party.origins), rpID: party.id, userVerification: userVerification,
-                    algorithms: COSEAlgorithm.supported, attestation: .none, conditional: false
+                    algorithms: COSEAlgorithm.supported, attestation: attestation, conditional: false
                 ).verify(try RegistrationResponse(json: credential))
             } catch {
                 return try refuse(.invalidGrant(AuthError.Reason(rawValue: error.reason), error.message), error.reason)
@@ -157,12 +158,16 @@ extension PasskeyService {
             let passkey = Passkey(
                 id: Identifiers.make("pk"), userID: user.id, credentialID: verified.credentialID, publicKey: verified.publicKey,
                 algorithm: Int(verified.algorithm.rawValue), signCount: verified.signCount, backupEligible: verified.backupEligible,
-                backedUp: verified.backedUp, transports: transports, aaguid: verified.aaguid, attestation: "none", name: "Passkey",
+                backedUp: verified.backedUp, transports: transports, aaguid: verified.aaguid,
+                attestation: verified.attestationType.storedValue, name: KnownAuthenticators.defaultName(given: nil, aaguid: verified.aaguid),
                 createdAt: now, lastUsedAt: now)
             try self.passkeys.insert(passkey, on: connection)
             try self.dependencies.record(
                 .passkeySignUp, .success, userID: user.id, context: context, now: now,
-                details: ["passkey_id": passkey.id, "aaguid": Self.uuid(passkey.aaguid), "backed_up": passkey.backedUp ? "true" : "false"],
+                details: [
+                    "passkey_id": passkey.id, "aaguid": Self.uuid(passkey.aaguid), "backed_up": passkey.backedUp ? "true" : "false",
+                    "attestation": passkey.attestation, "attestation_format": verified.attestationFormat.rawValue,
+                ],
                 on: connection)
             let authentication = Authentication(
                 user: user, created: true, amr: verified.userVerified ? [Self.method, "user", "mfa"] : [Self.method],

@@ -10,7 +10,7 @@ import Glibc
 enum DemoCommand {
     static let demo = Command(
         path: ["demo"], summary: "Walk the Sign in with Apple story against a development server.",
-        options: [Option(name: "url", valueName: "URL", help: "the server (default http://127.0.0.1:8080)")],
+        options: [Option(name: "url", valueName: "URL", help: "the server (default http://localhost:8080, what make run serves)")],
         details: """
             Needs a server in development mode (make run, or latchkey serve --dev): the sandbox
             Apple it mounts plays the device and Apple. Each step is a call of the Swift client
@@ -19,7 +19,7 @@ enum DemoCommand {
             did not.
             """
     ) { arguments in
-        let base = arguments[option: "url"] ?? "http://127.0.0.1:8080"
+        let base = arguments[option: "url"] ?? "http://localhost:8080"
         guard let url = URL(string: base), url.scheme == "http" || url.scheme == "https", url.host != nil else {
             throw UsageError(message: "--url must be an http or https URL")
         }
