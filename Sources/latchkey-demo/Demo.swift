@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyClient
+import LatchkeyClientDoubles
 
 /// The seeds' stories, step by step, as an app does them with the SDK: Sign in with Apple from
 /// first sign-in to account deletion, with the WWDC24 sample's device key as a second factor on
@@ -165,6 +166,7 @@ final class Demo {
         case .deviceKey: "device_key"
         case .totp: "totp"
         case .recoveryCode: "recovery_code"
+        case .passkey: "passkey"
         }
     }
 

@@ -75,7 +75,7 @@ public final class AppleSignIn {
         let credential: AuthorizedCredential
         do {
             let bridge = AuthorizationBridge(anchor: anchor)
-            credential = try await bridge.perform(requests, preferImmediatelyAvailable: preferImmediatelyAvailable)
+            credential = try await bridge.perform(requests, presentation: preferImmediatelyAvailable ? .immediatelyAvailable : .modal)
         } catch let error as ASAuthorizationError {
             if error.code == .canceled { return .canceled }
             #if !os(tvOS)
@@ -88,7 +88,7 @@ public final class AppleSignIn {
             return .completed(try await client.signInWithApple(try AppleCredential(fields, rawNonce: rawNonce)))
         case .password(let user, let password):
             return .completed(try await client.signIn(username: user, password: password))
-        case .unsupported:
+        case .passkeyRegistration, .passkeyAssertion, .unsupported:
             throw LatchkeyError(.invalidResponse, "the authorization sheet returned a credential this SDK does not handle")
         }
     }
