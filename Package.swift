@@ -222,7 +222,7 @@ let package = Package(
             name: "LatchkeyClientTests",
             dependencies: [
                 "LatchkeyClient", "LatchkeyClientDoubles", "LatchkeyWire", "LatchkeyJSON", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyTestSupport",
-                "latchkey", "latchkey-sdk-probe",
+                "latchkey", "latchkey-sdk-probe", "latchkey-demo",
             ],
             swiftSettings: swiftSettingsInPackage),
         .testTarget(
