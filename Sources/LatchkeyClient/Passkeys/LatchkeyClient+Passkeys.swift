@@ -152,24 +152,9 @@ extension LatchkeyClient {
         }
     }
 
-    /// `id` as one path segment: anything but unreserved characters percent-encoded, so an id can
-    /// never reach another path.
+    /// `id` as one path segment: everything but RFC 3986's unreserved characters percent-encoded
+    /// (`/` among them), so an id can never reach another path.
     private static func pathSegment(_ id: String) -> String {
-        var segment = ""
-        for byte in id.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-                segment.append(Character(Unicode.Scalar(byte)))
-            default:
-                segment += "%" + String(byte, radix: 16, uppercase: true).leftPadded
-            }
-        }
-        return segment
+        FormEncoding.percentEncode(id)
     }
-}
-
-extension String {
-    /// Two hex digits.
-    fileprivate var leftPadded: String { count == 1 ? "0" + self : self }
 }
