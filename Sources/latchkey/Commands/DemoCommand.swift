@@ -15,8 +15,10 @@ enum DemoCommand {
             Needs a server in development mode (make run, or latchkey serve --dev): the sandbox
             Apple it mounts plays the device and Apple. Each step is a call of the Swift client
             SDK (LatchkeyClient), run by the latchkey-demo program installed beside latchkey.
-            Prints each step; exits 0 when every step answered as it should, 1 at the first that
-            did not.
+            With passkeys on (an RP ID: LATCHKEY_PASSKEYS_RP_ID=localhost
+            LATCHKEY_PASSKEYS_ORIGINS=https://localhost), a passkey chapter follows, with a software
+            passkey manager. Prints each step; exits 0 when every step answered as it should, 1 at
+            the first that did not.
             """
     ) { arguments in
         let base = arguments[option: "url"] ?? "http://localhost:8080"
