@@ -83,8 +83,14 @@ extension PasskeyService {
     /// `amr` of a verified assertion (RFC 8176): `swk` (`hwk` for an attested hardware
     /// authenticator), and with user verification `user` and `mfa`.
     static func amr(_ passkey: Passkey, _ assertion: VerifiedAuthentication) -> [String] {
-        let key = passkey.attestation == "verified" ? "hwk" : Self.method
-        return assertion.userVerified ? [key, "user", "mfa"] : [key]
+        amr(attestation: passkey.attestation, userVerified: assertion.userVerified)
+    }
+
+    /// ``amr(_:_:)`` from a passkey's stored attestation (`verified` for an attested hardware
+    /// authenticator) and the answer's UV flag.
+    static func amr(attestation: String, userVerified: Bool) -> [String] {
+        let key = attestation == "verified" ? "hwk" : Self.method
+        return userVerified ? [key, "user", "mfa"] : [key]
     }
 
     // MARK: Sign-up
@@ -170,7 +176,7 @@ extension PasskeyService {
                 ],
                 on: connection)
             let authentication = Authentication(
-                user: user, created: true, amr: verified.userVerified ? [Self.method, "user", "mfa"] : [Self.method],
+                user: user, created: true, amr: Self.amr(attestation: passkey.attestation, userVerified: verified.userVerified),
                 secondFactor: verified.userVerified ? .proved(at: now) : .decided(provedAt: nil))
             return .success((authentication, try self.signIns.admit(authentication, target: target, context: context, now: now, on: connection)))
         }
