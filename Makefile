@@ -68,9 +68,16 @@ HEAVY += LatchkeyJSONTests.JSONTests                 # 100,000 mutated documents
 HEAVY += LatchkeyFuzzTests.FuzzCorpusTests           # replays every fuzz corpus
 HEAVY_SUITES := ^($(subst $(space),|,$(subst .,\.,$(strip $(HEAVY)))))/
 
-test: bootstrap $(PYTHON)
+test: bootstrap
 	@scripts/bootstrap test
-	$(SWIFT) build --build-tests $(SWIFTFLAGS)
+	# The Python tools install while Swift builds: the install mostly waits on the network and
+	# the disk, the build on the cores. Each fails the target on its own.
+	@mkdir -p .build
+	$(MAKE) --no-print-directory $(PYTHON) >.build/venv.log 2>&1 & venv=$$!; \
+		$(SWIFT) build --build-tests $(SWIFTFLAGS); built=$$?; \
+		wait $$venv; installed=$$?; \
+		[ $$installed -eq 0 ] || { cat .build/venv.log; echo "make test: installing the Python tools failed" >&2; }; \
+		[ $$built -eq 0 ] && [ $$installed -eq 0 ]
 	# The Swift tests (scripts/test-passes): the suites but SERIAL and HEAVY, in parallel, on
 	# SQLite, and beside them POSTGRES_SUITES but SERIAL on PostgreSQL (a private cluster the
 	# tests start; without PostgreSQL every one of them fails); then HEAVY, one test per core;
