@@ -185,24 +185,36 @@ package final class PasskeyService: Sendable {
             if try self.passkeys.find(credentialID: verified.credentialID, on: connection) != nil {
                 return try refuse(.conflict("this passkey is registered already"), "credential_exists")
             }
-            let passkey = Passkey(
-                id: Identifiers.make("pk"), userID: principal.userID, credentialID: verified.credentialID, publicKey: verified.publicKey,
-                algorithm: Int(verified.algorithm.rawValue), signCount: verified.signCount, backupEligible: verified.backupEligible,
-                backedUp: verified.backedUp, transports: transports, aaguid: verified.aaguid, attestation: verified.attestationType.storedValue,
-                name: KnownAuthenticators.defaultName(given: name, aaguid: verified.aaguid), createdAt: now, lastUsedAt: nil)
-            try self.passkeys.insert(passkey, on: connection)
-            try self.dependencies.record(
-                .passkeyRegistered, .success, userID: principal.userID, context: context, now: now,
-                details: [
-                    "passkey_id": passkey.id, "aaguid": Self.uuid(passkey.aaguid), "backed_up": passkey.backedUp ? "true" : "false",
-                    "attestation": passkey.attestation, "attestation_format": verified.attestationFormat.rawValue,
-                ],
-                on: connection)
-            return .success(passkey)
+            return .success(
+                try self.store(
+                    verified, userID: principal.userID, name: name, transports: transports, event: .passkeyRegistered, context: context, now: now,
+                    on: connection))
         }
         let succeeded = if case .success = outcome { true } else { false }
         dependencies.metrics.increment(.passkeyRegistrations, ["outcome": succeeded ? "success" : "failure"])
         return try outcome.get()
+    }
+
+    /// Stores a verified registration as a passkey of `userID`, audited as `event`; named `name`,
+    /// else after its authenticator (``KnownAuthenticators``).
+    func store(
+        _ verified: VerifiedRegistration, userID: String, name: String?, transports: [String], event: AuditEvent, context: RequestContext,
+        now: Date, on connection: any SQLConnection
+    ) throws -> Passkey {
+        let passkey = Passkey(
+            id: Identifiers.make("pk"), userID: userID, credentialID: verified.credentialID, publicKey: verified.publicKey,
+            algorithm: Int(verified.algorithm.rawValue), signCount: verified.signCount, backupEligible: verified.backupEligible,
+            backedUp: verified.backedUp, transports: transports, aaguid: verified.aaguid, attestation: verified.attestationType.storedValue,
+            name: KnownAuthenticators.defaultName(given: name, aaguid: verified.aaguid), createdAt: now, lastUsedAt: nil)
+        try passkeys.insert(passkey, on: connection)
+        try dependencies.record(
+            event, .success, userID: userID, context: context, now: now,
+            details: [
+                "passkey_id": passkey.id, "aaguid": Self.uuid(passkey.aaguid), "backed_up": passkey.backedUp ? "true" : "false",
+                "attestation": passkey.attestation, "attestation_format": verified.attestationFormat.rawValue,
+            ],
+            on: connection)
+        return passkey
     }
 
     /// The account's passkeys, oldest first.

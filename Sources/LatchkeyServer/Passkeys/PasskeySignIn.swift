@@ -161,20 +161,8 @@ extension PasskeyService {
             guard try self.passkeys.assignUserHandle(handle, userID: user.id, on: connection) == handle else {
                 throw AuthError.conflict("the user handle is taken; ask for new options")
             }
-            let passkey = Passkey(
-                id: Identifiers.make("pk"), userID: user.id, credentialID: verified.credentialID, publicKey: verified.publicKey,
-                algorithm: Int(verified.algorithm.rawValue), signCount: verified.signCount, backupEligible: verified.backupEligible,
-                backedUp: verified.backedUp, transports: transports, aaguid: verified.aaguid,
-                attestation: verified.attestationType.storedValue, name: KnownAuthenticators.defaultName(given: nil, aaguid: verified.aaguid),
-                createdAt: now, lastUsedAt: now)
-            try self.passkeys.insert(passkey, on: connection)
-            try self.dependencies.record(
-                .passkeySignUp, .success, userID: user.id, context: context, now: now,
-                details: [
-                    "passkey_id": passkey.id, "aaguid": Self.uuid(passkey.aaguid), "backed_up": passkey.backedUp ? "true" : "false",
-                    "attestation": passkey.attestation, "attestation_format": verified.attestationFormat.rawValue,
-                ],
-                on: connection)
+            let passkey = try self.store(
+                verified, userID: user.id, name: nil, transports: transports, event: .passkeySignUp, context: context, now: now, on: connection)
             let authentication = Authentication(
                 user: user, created: true, amr: Self.amr(attestation: passkey.attestation, userVerified: verified.userVerified),
                 secondFactor: verified.userVerified ? .proved(at: now) : .decided(provedAt: nil))
