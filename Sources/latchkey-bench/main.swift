@@ -5,6 +5,7 @@
 //   latchkey-bench apple-tokens DIR COUNT         (Apple keys and identity tokens for sign-ins)
 //   latchkey-bench apple-codes URL COUNT          (sandbox authorizations, for code exchange)
 //   latchkey-bench seed-oauth CONFIG DIR KIND N   (authorization codes for /oauth/token)
+//   latchkey-bench passkey-sign-ins URL ORIGIN DIR N  (passkeys, and answered sign-in flows)
 //
 // Each benchmark runs for S seconds (default 2), N times (default 3); the median rate is
 // printed as `name ops_per_second` lines, or one JSON object with --json. scripts/bench reads
@@ -79,6 +80,9 @@ if CommandLine.arguments.dropFirst().first == "seed-oauth" {
 }
 if CommandLine.arguments.dropFirst().first == "apple-codes" {
     exit(await AppleCodeCollector.run(Array(CommandLine.arguments.dropFirst(2))))
+}
+if CommandLine.arguments.dropFirst().first == "passkey-sign-ins" {
+    exit(await PasskeyAssertionMaker.run(Array(CommandLine.arguments.dropFirst(2))))
 }
 
 let options = Options(arguments: CommandLine.arguments)
