@@ -122,14 +122,17 @@ enum PasskeyAssertionMaker {
 
         var line: String { [credentialID, userHandle, key.rawRepresentation].map(Base64URL.encode).joined(separator: " ") }
 
-        /// `RegistrationResponseJSON` with attestation `none`.
-        func registration(challenge: [UInt8], rpID: String, origin: String) throws -> JSONValue {
-            // The COSE key (RFC 9053 §7.1.1) in canonical order: kty EC2, alg ES256, crv P-256, x, y.
-            let coseKey = CBOREncoder.encode(
+        /// The COSE key (RFC 9053 §7.1.1) in canonical order: kty EC2, alg ES256, crv P-256, x, y.
+        var coseKey: [UInt8] {
+            CBOREncoder.encode(
                 .map([
                     CBORMapEntry(.integer(1), .integer(2)), CBORMapEntry(.integer(3), .integer(-7)), CBORMapEntry(.integer(-1), .integer(1)),
                     CBORMapEntry(.integer(-2), .bytes(key.publicKey.x)), CBORMapEntry(.integer(-3), .bytes(key.publicKey.y)),
                 ]))
+        }
+
+        /// `RegistrationResponseJSON` with attestation `none`.
+        func registration(challenge: [UInt8], rpID: String, origin: String) throws -> JSONValue {
             let attested = [UInt8](repeating: 0, count: 16) + [UInt8(credentialID.count >> 8), UInt8(credentialID.count & 0xFF)] + credentialID + coseKey
             let data = Self.authenticatorData(rpID: rpID, flags: Self.up | Self.uv | Self.be | Self.bs | Self.at) + attested
             let object = CBOREncoder.encode(
