@@ -139,7 +139,7 @@ let package = Package(
         // `make bench`: operations per second of the crypto hot paths, read by scripts/bench.
         .executableTarget(
             name: "latchkey-bench",
-            dependencies: ["LatchkeyJSON", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyHTTPClient", "LatchkeyServer", "LatchkeyStore"],
+            dependencies: ["LatchkeyJSON", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyHTTPClient", "LatchkeyServer", "LatchkeyStore", "LatchkeyWebAuthn"],
             swiftSettings: swiftSettingsInPackage),
 
         // The client SDK that apps embed: Foundation and the wire models only, no C library.
