@@ -25,6 +25,8 @@ package final class PasskeyService: Sendable {
     let ceremonies = PasskeyCeremonyRepository()
     let users: UserRepository
     let passwords = PasswordCredentialRepository()
+    /// The parsed keys of passkeys that signed in lately.
+    let keys = COSEKeyCache()
     /// Seals each ceremony into its `flow_id`.
     let masterKey: MasterKey
     /// The key of the stand-in credentials named for unknown usernames.

@@ -247,7 +247,8 @@ extension PasskeyService {
                     challenge: ceremony.challenge, origins: Set(party.origins), rpID: party.id, userVerification: userVerification
                 ).verify(
                     response,
-                    credential: StoredCredential(credentialID: current.credentialID, publicKey: current.publicKey, signCount: current.signCount, userHandle: handle))
+                    credential: StoredCredential(credentialID: current.credentialID, publicKey: current.publicKey, signCount: current.signCount, userHandle: handle),
+                    keys: keys)
             } catch {
                 return try refuse(error.reason, error.message)
             }

@@ -115,9 +115,13 @@ package struct AuthenticationCeremony: Sendable {
     /// - Parameters:
     ///   - response: The client's response.
     ///   - credential: The stored credential whose id the response names.
+    ///   - keys: Where the credential's parsed key is kept between uses; without one it is parsed
+    ///     for this call.
     /// - Returns: What to update.
     /// - Throws: ``WebAuthnError`` with the first failed check's reason (see ``WebAuthn``).
-    package func verify(_ response: AuthenticationResponse, credential: StoredCredential) throws(WebAuthnError) -> VerifiedAuthentication {
+    package func verify(
+        _ response: AuthenticationResponse, credential: StoredCredential, keys: COSEKeyCache? = nil
+    ) throws(WebAuthnError) -> VerifiedAuthentication {
         if !allowedCredentialIDs.isEmpty {
             guard allowedCredentialIDs.contains(response.credentialID) else {
                 throw WebAuthnError(.credentialNotAllowed, "the credential is not in allowCredentials")
@@ -137,7 +141,7 @@ package struct AuthenticationCeremony: Sendable {
             response.clientDataJSON, type: "webauthn.get", challenge: challenge, origins: origins)
         let data = try AuthenticatorData(bytes: response.authenticatorData)
         try WebAuthn.checkAuthenticatorData(data, rpID: rpID, userVerification: userVerification, conditional: false)
-        let key = try COSEKey(bytes: credential.publicKey)
+        let key = if let keys { try keys.key(for: credential.publicKey) } else { try COSEKey(bytes: credential.publicKey) }
         guard key.isValidSignature(response.signature, for: data.bytes + clientData.hash) else {
             throw WebAuthnError(.badSignature, "the assertion signature does not verify")
         }
