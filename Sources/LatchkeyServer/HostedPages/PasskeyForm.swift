@@ -117,8 +117,9 @@ struct PasskeyForm: Sendable, Hashable {
           P.isConditionalMediationAvailable().then(function (available) {
             if (!available || clicked) return;
             conditional = new AbortController();
+            // AutoFill's request fails quietly: the person asked for nothing yet.
             waiting = navigator.credentials.get({ mediation: "conditional", publicKey: options(), signal: conditional.signal })
-              .then(send, failed).catch(function () {});
+              .then(send, function () {});
           });
         })();
         """
