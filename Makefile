@@ -8,7 +8,7 @@ SWIFTFLAGS := -Xswiftc -warnings-as-errors
 RELEASE    := $(SWIFT) build -c release --static-swift-stdlib $(SWIFTFLAGS)
 # The server suites `make test` runs a second time with LATCHKEY_TEST_ENGINE=postgres
 # (scripts/test-passes; the reasons for what is left out are at the test target).
-POSTGRES_SUITES := LatchkeyServerTests\.(AccountProfileTests|AppleLifecycleTests|AppleSignInTests|AppleUpstreamTests|BackgroundJobTests|BrowserSessionTests|ClientAssertionTests|ClientCacheTests|DeviceKeyTests|EmailFlowTests|FactorCompareAndSetTests|GrantsTests|HousekeepingTests|IDTokenTests|MFATests|OAuthConformanceTests|OAuthProtocolTests|OAuthRelyingPartyTests|OperationsTests|PasswordAccountTests|PasswordRateLimitTests|PasswordTimingTests|EmailTimingTests|RefreshReuseGraceTests|SessionBindingTests|PasskeyRegistrationTests|PasskeySignInTests|SessionTests|TOTPTests)/
+POSTGRES_SUITES := LatchkeyServerTests\.(AccountProfileTests|AppleLifecycleTests|AppleSignInTests|AppleUpstreamTests|BackgroundJobTests|BrowserSessionTests|ClientAssertionTests|ClientCacheTests|DeviceKeyTests|EmailFlowTests|FactorCompareAndSetTests|GrantsTests|HousekeepingTests|IDTokenTests|MFATests|OAuthConformanceTests|OAuthProtocolTests|OAuthRelyingPartyTests|OperationsTests|PasswordAccountTests|PasswordRateLimitTests|PasswordTimingTests|EmailTimingTests|RefreshReuseGraceTests|SessionBindingTests|PasskeyRegistrationTests|PasskeySignInTests|PasskeyAttestationTests|PasskeyOperatorTests|SessionTests|TOTPTests)/
 
 .PHONY: bootstrap build run test bench fuzz clean
 
@@ -68,9 +68,16 @@ HEAVY += LatchkeyJSONTests.JSONTests                 # 100,000 mutated documents
 HEAVY += LatchkeyFuzzTests.FuzzCorpusTests           # replays every fuzz corpus
 HEAVY_SUITES := ^($(subst $(space),|,$(subst .,\.,$(strip $(HEAVY)))))/
 
-test: bootstrap $(PYTHON)
+test: bootstrap
 	@scripts/bootstrap test
-	$(SWIFT) build --build-tests $(SWIFTFLAGS)
+	# The Python tools install while Swift builds: the install mostly waits on the network and
+	# the disk, the build on the cores. Each fails the target on its own.
+	@mkdir -p .build
+	$(MAKE) --no-print-directory $(PYTHON) >.build/venv.log 2>&1 & venv=$$!; \
+		$(SWIFT) build --build-tests $(SWIFTFLAGS); built=$$?; \
+		wait $$venv; installed=$$?; \
+		[ $$installed -eq 0 ] || { cat .build/venv.log; echo "make test: installing the Python tools failed" >&2; }; \
+		[ $$built -eq 0 ] && [ $$installed -eq 0 ]
 	# The Swift tests (scripts/test-passes): the suites but SERIAL and HEAVY, in parallel, on
 	# SQLite, and beside them POSTGRES_SUITES but SERIAL on PostgreSQL (a private cluster the
 	# tests start; without PostgreSQL every one of them fails); then HEAVY, one test per core;
@@ -82,11 +89,12 @@ test: bootstrap $(PYTHON)
 	# BrowserFlow, WebAppleSignIn; Apache).
 	SERIAL_SUITES='$(SERIAL_SUITES)' HEAVY_SUITES='$(HEAVY_SUITES)' POSTGRES_SUITES='$(POSTGRES_SUITES)' LATCHKEY_PYTHON=$(abspath $(PYTHON)) \
 		scripts/test-passes
-	# The release build (which `make run` uses) beside the contract test, which drives the debug
-	# `latchkey` already built: the answers of a dev server against docs/openapi.yaml
-	# (schemathesis, ~2.5 min). Then the release binary on a bare Debian.
+	# The release build of the server beside the contract test, which drives the debug `latchkey`
+	# already built: the answers of a dev server against docs/openapi.yaml (schemathesis, ~2.5
+	# min). Then the release binary on a bare Debian. (The demo's release build is left to `make
+	# run`: the debug build above compiled it with the same warnings.)
 	CONTRACT_LATCHKEY=.build/debug/latchkey scripts/contract-test & contract=$$!; \
-		{ $(RELEASE) --product latchkey && $(RELEASE) --product latchkey-demo; }; built=$$?; \
+		$(RELEASE) --product latchkey; built=$$?; \
 		wait $$contract; tested=$$?; [ $$built -eq 0 ] && [ $$tested -eq 0 ]
 	scripts/test-bare-debian .build/release/latchkey
 

@@ -139,7 +139,7 @@ let package = Package(
         // `make bench`: operations per second of the crypto hot paths, read by scripts/bench.
         .executableTarget(
             name: "latchkey-bench",
-            dependencies: ["LatchkeyJSON", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyHTTPClient", "LatchkeyServer", "LatchkeyStore"],
+            dependencies: ["LatchkeyJSON", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyHTTP", "LatchkeyHTTPClient", "LatchkeyServer", "LatchkeyStore", "LatchkeyWebAuthn"],
             swiftSettings: swiftSettingsInPackage),
 
         // The client SDK that apps embed: Foundation and the wire models only, no C library.
@@ -153,11 +153,19 @@ let package = Package(
             name: "latchkey-sdk-probe",
             dependencies: ["LatchkeyClient"],
             swiftSettings: swiftSettingsInPackage),
+        // The SDK's Linux doubles of what Apple's hardware does: a software passkey manager and a
+        // software device key, on LatchkeyCrypto (and the WebAuthn module's CBOR encoder). For the
+        // SDK's tests and the demo; not shipped in a product, so an app never links them.
+        .target(
+            name: "LatchkeyClientDoubles",
+            dependencies: ["LatchkeyClient", "LatchkeyJSON", "LatchkeyCrypto", "LatchkeyWebAuthn"],
+            swiftSettings: swiftSettingsInPackage),
         // `latchkey demo` execs this sibling binary: the demo is an SDK client (Foundation), the
-        // server binary stays FoundationEssentials-only. LatchkeyCrypto plays the device key.
+        // server binary stays FoundationEssentials-only. The doubles play the device key and the
+        // passkey manager.
         .executableTarget(
             name: "latchkey-demo",
-            dependencies: ["LatchkeyClient", "LatchkeyJSON", "LatchkeyCrypto"],
+            dependencies: ["LatchkeyClient", "LatchkeyClientDoubles", "LatchkeyJSON"],
             swiftSettings: swiftSettingsInPackage),
 
         // `make fuzz`: the property each fuzz target checks, one function per target. The libFuzzer
@@ -213,8 +221,8 @@ let package = Package(
         .testTarget(
             name: "LatchkeyClientTests",
             dependencies: [
-                "LatchkeyClient", "LatchkeyWire", "LatchkeyJSON", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyTestSupport", "latchkey",
-                "latchkey-sdk-probe",
+                "LatchkeyClient", "LatchkeyClientDoubles", "LatchkeyWire", "LatchkeyJSON", "LatchkeyCrypto", "LatchkeyJOSE", "LatchkeyTestSupport",
+                "latchkey", "latchkey-sdk-probe", "latchkey-demo",
             ],
             swiftSettings: swiftSettingsInPackage),
         .testTarget(

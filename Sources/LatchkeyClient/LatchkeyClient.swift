@@ -87,7 +87,8 @@ public actor LatchkeyClient {
     ///
     /// - Returns: The new session, also stored and announced as ``AuthEvent/signedIn(_:)``.
     /// - Throws: ``LatchkeyError``: `invalid_grant` with reason `invalid_code` or
-    ///   `invalid_signature` for a wrong proof (the challenge stays usable for its tries).
+    ///   `invalid_signature` for a wrong proof (the challenge stays usable for its tries); for a
+    ///   passkey, what ``LatchkeyClient/signInWithPasskey(username:using:)`` throws.
     public func completeSignIn(_ challenge: MFAChallenge, with proof: SecondFactorProof) async throws -> Session {
         let request: WireMFAVerifyRequest
         var registered: (publicKey: String, id: String)?
@@ -102,6 +103,8 @@ public actor LatchkeyClient {
             let signature = try await sign(issued, with: key)
             request = .deviceSignature(mfaToken: challenge.mfaToken, challengeID: issued.challengeID, signature: signature)
             registered = (Base64URL.encode(try await key.publicKeyX963()), id)
+        case .passkey(let authenticator):
+            request = try await passkeyProof(challenge, authenticator)
         }
         let response = try await call("POST", "/v1/mfa/verify", request, as: WireTokenResponse.self)
         var stored = signedIn(response, appleUserID: challenge.appleUserID)
@@ -405,7 +408,7 @@ public actor LatchkeyClient {
         }
     }
 
-    private func authorizedSend(_ method: String, _ path: String, _ body: (any WireEncodable)? = nil) async throws -> ServerAPI.Answer {
+    func authorizedSend(_ method: String, _ path: String, _ body: (any WireEncodable)? = nil) async throws -> ServerAPI.Answer {
         var token = try await accessToken(minTTL: configuration.refreshLeeway)
         for attempt in 0..<2 {
             do {

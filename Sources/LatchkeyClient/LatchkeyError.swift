@@ -60,6 +60,13 @@ public struct LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible
         /// ``LatchkeyConfiguration/clientID``, a redirect URI that is not an absolute URI, an
         /// `https` callback on an OS without it); not something a retry fixes.
         public static let invalidConfiguration = Code(name: "invalid_configuration")
+        /// The authenticator already holds a passkey of this account (one of the registration's
+        /// `excludeCredentials`; `ASAuthorizationError.matchedExcludedCredential` on iOS 18 and
+        /// macOS 15). Nothing was created: the account has a passkey on this device already.
+        public static let passkeyAlreadyRegistered = Code(name: "passkey_already_registered")
+        /// The authenticator holds no passkey the sign-in allows (none for this relying party, or
+        /// none of the account's): offer another way to sign in.
+        public static let noPasskey = Code(name: "no_passkey")
         /// The server's answer was not what the wire contract describes.
         public static let invalidResponse = Code(name: "invalid_response")
         /// A file or other store failed for a reason other than being locked.

@@ -5,6 +5,7 @@
 //   latchkey-bench apple-tokens DIR COUNT         (Apple keys and identity tokens for sign-ins)
 //   latchkey-bench apple-codes URL COUNT          (sandbox authorizations, for code exchange)
 //   latchkey-bench seed-oauth CONFIG DIR KIND N   (authorization codes for /oauth/token)
+//   latchkey-bench passkey-sign-ins URL ORIGIN DIR N  (passkeys, and answered sign-in flows)
 //
 // Each benchmark runs for S seconds (default 2), N times (default 3); the median rate is
 // printed as `name ops_per_second` lines, or one JSON object with --json. scripts/bench reads
@@ -13,6 +14,7 @@
 import Foundation
 import LatchkeyCrypto
 import LatchkeyServer
+import LatchkeyWebAuthn
 
 struct Options {
     var json = false
@@ -80,6 +82,9 @@ if CommandLine.arguments.dropFirst().first == "seed-oauth" {
 if CommandLine.arguments.dropFirst().first == "apple-codes" {
     exit(await AppleCodeCollector.run(Array(CommandLine.arguments.dropFirst(2))))
 }
+if CommandLine.arguments.dropFirst().first == "passkey-sign-ins" {
+    exit(await PasskeyAssertionMaker.run(Array(CommandLine.arguments.dropFirst(2))))
+}
 
 let options = Options(arguments: CommandLine.arguments)
 
@@ -96,6 +101,16 @@ let rsaSignature = try rsaKey.signature(for: message, padding: .pkcs1v1_5)
 let challengeDigest = HashFunction.sha256.hash(message)
 let deviceKey = ecPublicKey.x963Representation
 let deviceSignature = ecSignature.derRepresentation
+// A passkey sign-in as the server verifies it (WebAuthn §7.2): the client data and authenticator
+// data checked, the stored COSE key read into a P-256 key, the assertion signature verified.
+let passkey = PasskeyAssertionMaker.Authenticator(key: P256.Signing.PrivateKey(), credentialID: SecureRandom.bytes(count: 32), userHandle: SecureRandom.bytes(count: 64))
+let passkeyChallenge = SecureRandom.bytes(count: 32)
+let passkeyCeremony = AuthenticationCeremony(
+    challenge: passkeyChallenge, origins: ["https://example.com"], rpID: "example.com", userVerification: .required)
+let passkeyResponse = try AuthenticationResponse(
+    json: try passkey.assertion(challenge: passkeyChallenge, rpID: "example.com", origin: "https://example.com"))
+let passkeyCredential = StoredCredential(
+    credentialID: passkey.credentialID, publicKey: passkey.coseKey, signCount: 0, userHandle: passkey.userHandle)
 let password = Array("password".utf8)
 let salt = Array("somesalt16bytes!".utf8)
 
@@ -103,6 +118,7 @@ let benchmarks: [(name: String, run: () throws -> Bool)] = [
     ("es256_sign", { try ecKey.signature(for: message).rawRepresentation.count == 64 }),
     ("es256_verify", { ecPublicKey.isValidSignature(ecSignature, for: message) }),
     ("challenge_verify", { DeviceSignature.isValid(deviceSignature, publicKey: deviceKey, digest: challengeDigest) }),
+    ("passkey_assertion_verify", { (try? passkeyCeremony.verify(passkeyResponse, credential: passkeyCredential))?.userVerified == true }),
     ("rs256_sign", { try rsaKey.signature(for: message, padding: .pkcs1v1_5).count == 256 }),
     ("rs256_verify", { rsaPublicKey.isValidSignature(rsaSignature, for: message, padding: .pkcs1v1_5) }),
     ("argon2id_owasp", { try Argon2id.hash(password: password, parameters: .owaspMinimum, salt: salt).count > 0 }),

@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyClient
+import LatchkeyClientDoubles
 
 /// The seeds' stories, step by step, as an app does them with the SDK: Sign in with Apple from
 /// first sign-in to account deletion, with the WWDC24 sample's device key as a second factor on
@@ -75,6 +76,7 @@ final class Demo {
         done("Apple saw the revocation of \(first.user)'s refresh token")
 
         try await passwordResetChapter()
+        try await passkeyChapter()
     }
 
     private func waitForRevocation(of subject: String) async throws {
@@ -135,6 +137,40 @@ final class Demo {
         done("old password: 401 invalid_credentials; new password: signed in as \(again.user.id)")
     }
 
+    /// Passkeys, on a server that has an RP ID: the signed-in user adds a passkey (the software
+    /// passkey manager here, iCloud Keychain on a device), signs out, and signs in with it without
+    /// typing anything. A server without one (the development default on 127.0.0.1) answers the
+    /// passkey calls 404, and the chapter says how to turn them on instead.
+    private func passkeyChapter() async throws {
+        let passkeyManager = SoftwarePasskeyAuthenticator()
+        let passkey: Passkey
+        do {
+            passkey = try await client.registerPasskey(name: "Grace's iPhone", using: passkeyManager)
+        } catch let error as LatchkeyError where error.status == 404 {
+            print(
+                "\n   Passkeys: this server has no RP ID, so no passkeys (start it with LATCHKEY_PASSKEYS_RP_ID=localhost"
+                    + " LATCHKEY_PASSKEYS_ORIGINS=https://localhost to see them)")
+            return
+        }
+        announce("She adds a passkey to her account on the phone (registerPasskey(name:using:), POST /v1/passkeys)")
+        try expect(passkey.isBackedUp, "the passkey should be registered as synced (BE and BS)")
+        done("passkey \(passkey.id) \"\(passkey.name)\": ES256, none attestation, user verified, synced")
+
+        announce("She signs out, then signs in with the passkey, no username typed (signInWithPasskey(using:), POST /v1/auth/passkey)")
+        let before = await client.session?.user.id
+        await client.signOut()
+        let signedIn = try await session(client.signInWithPasskey(using: passkeyManager))
+        try expect(signedIn.user.id == before, "the passkey should name her account")
+        let amr = try await client.sessions().first { $0.isCurrent }?.amr ?? []
+        try expect(amr.contains("mfa"), "a verified passkey should count as two factors (amr \(amr))")
+        done("signed in as \(signedIn.user.id) with amr \(amr.joined(separator: ", ")): the passkey is both factors")
+
+        announce("The account lists the passkey as used (passkeys(), GET /v1/passkeys)")
+        let listed = try await client.passkeys()
+        try expect(listed.count == 1 && listed[0].lastUsedAt != nil, "the passkey should be listed once, used")
+        done("\(listed.count) passkey, last used just now")
+    }
+
     /// The WWDC24 sample's second factor: a P-256 key (in software here, in the Secure Enclave on
     /// a device) registered with proof of possession, then signing the server's challenge when the
     /// next sign-in needs a second factor.
@@ -165,6 +201,7 @@ final class Demo {
         case .deviceKey: "device_key"
         case .totp: "totp"
         case .recoveryCode: "recovery_code"
+        case .passkey: "passkey"
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyClient
+import LatchkeyClientDoubles
 import Testing
 
 /// Every sign-in and account call of the SDK against the real `latchkey serve --dev`.

@@ -65,14 +65,15 @@ struct PasskeyConfigurationTests {
         #expect(deeper?.contains("passkeys.rp_id:") == true)
     }
 
-    @Test("S34: an IP address as RP ID, bad origins, values out of their sets and direct attestation are each named")
+    @Test("S34: an IP address as RP ID, bad origins, values out of their sets and direct attestation without roots are each named")
     func badValues() {
         #expect(Self.problems(["LATCHKEY_PASSKEYS_RP_ID": "192.0.2.1"])?.contains("passkeys.rp_id: 192.0.2.1 is an IP address") == true)
         #expect(Self.problems(["LATCHKEY_PASSKEYS_RP_ID": "https://example.com"])?.contains("passkeys.rp_id:") == true)
         #expect(Self.problems(["LATCHKEY_PASSKEYS_ORIGINS": "http://example.com"])?.contains("passkeys.origins: http://example.com must be https") == true)
         #expect(Self.problems(["LATCHKEY_PASSKEYS_ORIGINS": "https://example.com/path"])?.contains("passkeys.origins:") == true)
         #expect(Self.problems(["LATCHKEY_PASSKEYS_USER_VERIFICATION": "discouraged"])?.contains("passkeys.user_verification:") == true)
-        #expect(Self.problems(["LATCHKEY_PASSKEYS_ATTESTATION": "direct"])?.contains("passkeys.attestation:") == true)
+        #expect(Self.problems(["LATCHKEY_PASSKEYS_ATTESTATION": "indirect"])?.contains("passkeys.attestation: must be none or direct") == true)
+        #expect(Self.problems(["LATCHKEY_PASSKEYS_ATTESTATION": "direct"])?.contains("passkeys.attestation_roots: direct attestation needs") == true)
         #expect(Self.problems(["LATCHKEY_PASSKEYS_TIMEOUT": "5"])?.contains("LATCHKEY_PASSKEYS_TIMEOUT: must be between 30 and 3600") == true)
         #expect(Self.problems(["LATCHKEY_PASSKEYS_RP_NAME": "Bad\u{7}Name"])?.contains("passkeys.rp_name:") == true)
         // Off, the RP ID is not checked against the origins.

@@ -11,7 +11,7 @@ import LatchkeyWire
 import Testing
 
 /// Signing in with a passkey, creating an account with one, a passkey as the second factor, and
-/// the automatic upgrade, over HTTP with the software authenticator (docs/security.md S34).
+/// the automatic upgrade, over HTTP with the software authenticator (docs/security.md S34–S36).
 @Suite("Passkey sign-in")
 struct PasskeySignInTests {
     typealias Authenticator = SoftwareAuthenticator
@@ -60,19 +60,25 @@ struct PasskeySignInTests {
         return try #require(try await server.database.read { try PasskeyRepository().find(credentialID: id, on: $0) })
     }
 
+    static func spentFlows(_ server: TestServer) async throws -> Int64? {
+        try await server.database.read { try $0.queryOne("SELECT count(*) AS n FROM passkey_ceremonies", [])?.int("n") }
+    }
+
     static let flags = Authenticator.up | Authenticator.uv | Authenticator.be | Authenticator.bs
 
-    @Test("S34: a discoverable sign-in: empty allowCredentials, the assertion signs in with amr swk, user, mfa, never mfa_required, audited and counted")
+    @Test("S35: a discoverable sign-in: options write nothing, empty allowCredentials, the assertion signs in with amr swk, user, mfa, never mfa_required, audited and counted")
     func discoverable() async throws {
         try await Registration.with { server in
             let (user, authenticator, passkeyID) = try await Self.registered(server)
             _ = try await TOTPTests.enrolled(server, user: user)
+            let spent = try #require(try await Self.spentFlows(server), "the registration's")
             let (flowID, challenge, publicKey) = try await Self.options(server, "/v1/auth/passkey/options")
             #expect(challenge.count >= 32)
             #expect(publicKey["rpId"] == "example.com")
             #expect(publicKey["allowCredentials"] == [])
             #expect(publicKey["userVerification"] == "required")
             #expect(publicKey["timeout"] == 300_000)
+            #expect(try await Self.spentFlows(server) == spent, "options write nothing")
             let response = try await Self.signIn(server, flowID, try authenticator.assertion(challenge: challenge, flags: Self.flags))
             #expect(response.status == 200, "a user with TOTP is not asked for it: \(response.text)")
             let tokens = try response.tokens
@@ -85,13 +91,14 @@ struct PasskeySignInTests {
             #expect(used.map { $0.details["passkey_id"] } == [passkeyID] && used.first?.details["use"] == "sign_in")
             #expect(server.application.metrics.value(.signIns, ["method": "passkey", "outcome": "success"]) == 1)
 
+            #expect(try await Self.spentFlows(server) == spent + 1)
             // The flow is spent.
             let again = try await Self.signIn(server, flowID, try authenticator.assertion(challenge: challenge, flags: Self.flags))
             #expect(try again.decode(WireErrorBody.self).reason == "unknown_flow")
         }
     }
 
-    @Test("S34: sign-in with a username names the account's passkeys; an unknown name gets the same shape, the same on every request")
+    @Test("S36: sign-in with a username names the account's passkeys; an unknown name gets the same shape, the same on every request")
     func named() async throws {
         try await Registration.with { server in
             let (_, authenticator, _) = try await Self.registered(server)
@@ -121,7 +128,7 @@ struct PasskeySignInTests {
             unknownCredential, wrongType, crossOrigin
     }
 
-    @Test("S34: each hostile assertion is refused with its reason and audited; the flow is spent and the passkey unchanged", arguments: Variant.allCases)
+    @Test("S35: each hostile assertion is refused with its reason and audited; the flow is spent and the passkey unchanged", arguments: Variant.allCases)
     func hostile(variant: Variant) async throws {
         try await Registration.with { server in
             let (user, authenticator, _) = try await Self.registered(server)
@@ -163,7 +170,7 @@ struct PasskeySignInTests {
         }
     }
 
-    @Test("S34: sign counts: zero always passes, a rising count is stored, a count that does not rise is cloned_authenticator, audited; BS is updated, a BE change recorded")
+    @Test("S35: sign counts: zero always passes, a rising count is stored, a count that does not rise is cloned_authenticator, audited; BS is updated, a BE change recorded")
     func signCounts() async throws {
         try await Registration.with { server in
             let (user, authenticator, _) = try await Self.registered(server)
@@ -192,7 +199,7 @@ struct PasskeySignInTests {
         }
     }
 
-    @Test("S34: of concurrent sign-ins that carry one sign count exactly one is accepted; of rising counts the highest is stored")
+    @Test("S35: of concurrent sign-ins that carry one sign count exactly one is accepted; of rising counts the highest is stored")
     func concurrentSignCounts() async throws {
         try await Registration.with { server in
             let (_, authenticator, _) = try await Self.registered(server)
@@ -217,7 +224,7 @@ struct PasskeySignInTests {
         }
     }
 
-    @Test("S34: a discoverable flow outlives the timeout (AutoFill ignores it) and ends after 30 minutes; a named flow ends at the timeout")
+    @Test("S35: a discoverable flow outlives the timeout (AutoFill ignores it) and ends after 30 minutes; a named flow ends at the timeout")
     func lifetimes() async throws {
         let clock = TestClock()
         try await TestServer.with(clock: clock, {
@@ -238,7 +245,7 @@ struct PasskeySignInTests {
         }
     }
 
-    @Test("S34: sign-up with a passkey: 201, created, no password, the email unverified, the passkey stored and audited; a taken name is 409; nothing is written before the answer")
+    @Test("S36: sign-up with a passkey: 201, created, no password, the email unverified, the passkey stored and audited; a taken name is 409; nothing is written before the answer")
     func signUp() async throws {
         try await Registration.with { server in
             let (flowID, challenge, publicKey) = try await Self.options(
@@ -296,7 +303,7 @@ struct PasskeySignInTests {
         }
     }
 
-    @Test("S34: after a password, mfa_required lists the passkey; its flow completes the sign-in with amr pwd, swk, mfa; a bad one counts as a wrong proof")
+    @Test("S35: after a password, mfa_required lists the passkey; its flow completes the sign-in with amr pwd, swk, mfa; a bad one counts as a wrong proof")
     func secondFactor() async throws {
         try await Registration.with { server in
             let (user, authenticator, passkeyID) = try await Self.registered(server)

@@ -39,10 +39,12 @@ struct TourTests {
 
         var lines = try Self.tourLines()
         // The first line starts the server (`make run`); the test starts the same thing itself,
-        // `latchkey serve --dev` in a fresh directory, on a free port: 8080 may be taken here.
+        // `latchkey serve --dev` in a fresh directory, on a free port: 8080 may be taken here. Its
+        // URL is the bound address, as for any chosen listen address; `make run` names itself
+        // localhost (DevLocalhostTests).
         #expect(lines.first?.hasPrefix("make run ") == true, "the tour starts with make run")
         lines.removeFirst()
-        let urlLine = "URL=http://127.0.0.1:8080"
+        let urlLine = "URL=http://localhost:8080"
         #expect(lines.filter { $0 == urlLine }.count == 1, "one line names the server: \(urlLine)")
         #expect(!lines.contains { $0.contains("8080") && $0 != urlLine }, "every other line reaches the server through $URL")
 

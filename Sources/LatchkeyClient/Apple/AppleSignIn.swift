@@ -24,6 +24,11 @@ public final class AppleSignIn {
     public let client: LatchkeyClient
     /// What to ask Apple to share on the first authorization (default: name and email).
     public var scopes: [ASAuthorization.Scope]
+    /// Whether a sign-in with a saved password picked in the existing-account flow is followed by
+    /// the automatic passkey upgrade (``LatchkeyClient/upgradeToPasskey(name:using:)``; iOS 18,
+    /// macOS 15, visionOS 2), in which the passkey manager may add a passkey to the account without
+    /// a sheet. Default `true`; the upgrade never fails the sign-in.
+    public var upgradesPasswordsToPasskeys = true
     private let makeNonce: @Sendable () -> (raw: String, sha256: String)
 
     /// A helper for `client`.
@@ -75,7 +80,7 @@ public final class AppleSignIn {
         let credential: AuthorizedCredential
         do {
             let bridge = AuthorizationBridge(anchor: anchor)
-            credential = try await bridge.perform(requests, preferImmediatelyAvailable: preferImmediatelyAvailable)
+            credential = try await bridge.perform(requests, presentation: preferImmediatelyAvailable ? .immediatelyAvailable : .modal)
         } catch let error as ASAuthorizationError {
             if error.code == .canceled { return .canceled }
             #if !os(tvOS)
@@ -87,8 +92,17 @@ public final class AppleSignIn {
         case .appleID(let fields):
             return .completed(try await client.signInWithApple(try AppleCredential(fields, rawNonce: rawNonce)))
         case .password(let user, let password):
-            return .completed(try await client.signIn(username: user, password: password))
-        case .unsupported:
+            let result = try await client.signIn(username: user, password: password)
+            #if !os(tvOS)
+                if upgradesPasswordsToPasskeys, case .signedIn = result {
+                    if #available(iOS 18.0, macOS 15.0, visionOS 2.0, *) {
+                        // Declined or refused, the user is signed in all the same.
+                        _ = try? await client.upgradeToPasskey(using: PlatformPasskeyAuthenticator(anchor: anchor))
+                    }
+                }
+            #endif
+            return .completed(result)
+        case .passkeyRegistration, .passkeyAssertion, .unsupported:
             throw LatchkeyError(.invalidResponse, "the authorization sheet returned a credential this SDK does not handle")
         }
     }

@@ -20,14 +20,22 @@ final class AuthorizationBridge: NSObject, ASAuthorizationControllerDelegate,
         self.anchor = anchor
     }
 
-    /// Performs `requests` with the sheet over this bridge's anchor.
+    /// How the controller shows its requests.
+    enum Presentation {
+        /// The sheet.
+        case modal
+        /// Only credentials already on the device, failing with `.notInteractive` rather than
+        /// showing the sheet when there are none (the existing-account flow at launch).
+        case immediatelyAvailable
+        /// In the QuickType bar of the focused username field (passkey AutoFill, iOS and visionOS).
+        case autoFill
+    }
+
+    /// Performs `requests` over this bridge's anchor.
     ///
-    /// - Parameter preferImmediatelyAvailable: only offer credentials already on the device, and
-    ///   fail with `.notInteractive` rather than show the sheet when there are none (the
-    ///   existing-account flow at launch).
     /// - Returns: the credential the user chose, copied out of Apple's (non-`Sendable`) objects.
     /// - Throws: what the controller reported (an `ASAuthorizationError` for a cancel, …).
-    func perform(_ requests: [ASAuthorizationRequest], preferImmediatelyAvailable: Bool) async throws -> AuthorizedCredential {
+    func perform(_ requests: [ASAuthorizationRequest], presentation: Presentation) async throws -> AuthorizedCredential {
         let controller = ASAuthorizationController(authorizationRequests: requests)
         controller.delegate = self
         controller.presentationContextProvider = self
@@ -36,13 +44,23 @@ final class AuthorizationBridge: NSObject, ASAuthorizationControllerDelegate,
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 self.continuation = continuation
-                #if !os(tvOS)
-                    if preferImmediatelyAvailable {
+                switch presentation {
+                case .modal:
+                    controller.performRequests()
+                case .immediatelyAvailable:
+                    #if os(tvOS)
+                        controller.performRequests()
+                    #else
                         controller.performRequests(options: .preferImmediatelyAvailableCredentials)
-                        return
-                    }
-                #endif
-                controller.performRequests()
+                    #endif
+                case .autoFill:
+                    #if os(macOS) || os(tvOS)
+                        // No AutoFill-assisted requests there; PlatformPasskeyAuthenticator never asks.
+                        controller.performRequests()
+                    #else
+                        controller.performAutoFillAssistedRequests()
+                    #endif
+                }
             }
         } onCancel: {
             Task { @MainActor in self.cancel() }
@@ -78,6 +96,10 @@ enum AuthorizedCredential: Sendable {
     case appleID(AppleIDCredentialFields)
     /// A saved password (`ASPasswordCredential`).
     case password(user: String, password: String)
+    /// A new passkey (`ASAuthorizationPlatformPublicKeyCredentialRegistration`).
+    case passkeyRegistration(PasskeyRegistration)
+    /// A passkey's assertion (`ASAuthorizationPlatformPublicKeyCredentialAssertion`).
+    case passkeyAssertion(PasskeyAssertion)
     /// A kind of credential the SDK did not ask for.
     case unsupported
 
@@ -89,8 +111,30 @@ enum AuthorizedCredential: Sendable {
                     fullName: apple.fullName, email: apple.email))
         } else if let password = credential as? ASPasswordCredential {
             self = .password(user: password.user, password: password.password)
+        } else if let passkey = credential as? ASAuthorizationPlatformPublicKeyCredentialRegistration, let attestation = passkey.rawAttestationObject {
+            let attachment = Self.attachment { passkey.attachment }
+            self = .passkeyRegistration(
+                PasskeyRegistration(
+                    credentialID: passkey.credentialID, clientDataJSON: passkey.rawClientDataJSON, attestationObject: attestation,
+                    transports: attachment == "cross-platform" ? ["hybrid"] : ["internal", "hybrid"], attachment: attachment))
+        } else if let passkey = credential as? ASAuthorizationPlatformPublicKeyCredentialAssertion {
+            self = .passkeyAssertion(
+                PasskeyAssertion(
+                    credentialID: passkey.credentialID, clientDataJSON: passkey.rawClientDataJSON, authenticatorData: passkey.rawAuthenticatorData,
+                    signature: passkey.signature, userHandle: passkey.userID, attachment: Self.attachment { passkey.attachment }))
         } else {
             self = .unsupported
+        }
+    }
+
+    /// WebAuthn's name of where the passkey lives (`platform`: this device's passkey manager;
+    /// `cross-platform`: a phone nearby or a security key); unknown before iOS 16.6 and macOS 13.5.
+    private static func attachment(_ read: () -> ASAuthorizationPublicKeyCredentialAttachment) -> String? {
+        guard #available(iOS 16.6, macOS 13.5, tvOS 16.6, *) else { return nil }
+        switch read() {
+        case .platform: return "platform"
+        case .crossPlatform: return "cross-platform"
+        @unknown default: return nil
         }
     }
 }

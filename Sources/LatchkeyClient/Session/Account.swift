@@ -96,14 +96,17 @@ public enum SecondFactor: Sendable, Hashable {
     case totp
     /// Unused recovery codes remain.
     case recoveryCode
+    /// One of the account's passkeys: prove it with ``SecondFactorProof/passkey(_:)``.
+    case passkey
 
-    /// The factor, or `nil` for a kind this SDK cannot prove (one the server added later): the
-    /// three cases stay the whole enum, so an app's `switch` over them stays exhaustive.
+    /// The factor, or `nil` for a kind this SDK cannot prove (one the server added later), so
+    /// an app's `switch` over the cases it knows stays exhaustive.
     init?(_ wire: WireFactor) {
         switch wire.type {
         case .deviceKey: self = .deviceKey(id: wire.id ?? "", label: wire.label ?? "")
         case .totp: self = .totp
         case .recoveryCode: self = .recoveryCode
+        case .passkey: self = .passkey
         default: return nil
         }
     }

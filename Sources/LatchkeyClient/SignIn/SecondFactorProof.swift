@@ -7,4 +7,7 @@ public enum SecondFactorProof: Sendable {
     case totp(code: String)
     /// One of the recovery codes; each works once.
     case recoveryCode(String)
+    /// One of the account's passkeys (``SecondFactor/passkey``): the SDK fetches the options for
+    /// the challenge's account and has `authenticator` sign them.
+    case passkey(any PasskeyAuthenticator)
 }

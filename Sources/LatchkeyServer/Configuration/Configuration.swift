@@ -165,10 +165,33 @@ package struct Configuration: Sendable, Equatable {
         package var origins: [String] = []
         /// `user_verification`: `required` or `preferred`.
         package var userVerification = "required"
-        /// `attestation`: `none` (the only value for now).
+        /// `attestation`: `none` (statements accepted as `none`) or `direct` (`packed`, `apple` and
+        /// `fido-u2f` statements verified to ``attestationRoots``).
         package var attestation = "none"
+        /// `attestation_roots`: PEM files of the root certificates attestation chains must lead
+        /// to with `direct`.
+        package var attestationRoots: [String] = []
+        /// The certificates of ``attestationRoots``, read and parsed when the configuration is
+        /// loaded (a file that does not read stops the load, naming the setting).
+        package var attestationRootCertificates: [TrustedRootCertificate] = []
         /// `timeout`: seconds a ceremony's challenge stays good.
         package var timeout = 300
+    }
+
+    /// A root certificate attestation chains may lead to; equal when the DER bytes are.
+    package struct TrustedRootCertificate: Sendable, Equatable {
+        package let certificate: X509Certificate
+        /// The file it was read from, for messages.
+        package let file: String
+
+        package init(_ certificate: X509Certificate, file: String) {
+            self.certificate = certificate
+            self.file = file
+        }
+
+        package static func == (lhs: Self, rhs: Self) -> Bool {
+            lhs.certificate.derRepresentation == rhs.certificate.derRepresentation && lhs.file == rhs.file
+        }
     }
 
     /// The relying party passkeys use, with the defaults resolved against the public URL.

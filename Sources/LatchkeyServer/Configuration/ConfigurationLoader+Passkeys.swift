@@ -1,3 +1,6 @@
+import FoundationEssentials
+import LatchkeyCrypto
+
 extension ConfigurationLoader {
     /// What is wrong with the passkey settings, each problem naming its setting.
     ///
@@ -10,8 +13,19 @@ extension ConfigurationLoader {
         if !["required", "preferred"].contains(passkeys.userVerification) {
             problems.append("passkeys.user_verification: must be required or preferred")
         }
-        if passkeys.attestation != "none" {
-            problems.append("passkeys.attestation: must be none (attestation statements are accepted as none; direct is not supported yet)")
+        switch passkeys.attestation {
+        case "none":
+            if !passkeys.attestationRoots.isEmpty {
+                problems.append("passkeys.attestation_roots: applies only with passkeys.attestation direct")
+            }
+        case "direct":
+            if passkeys.attestationRoots.isEmpty {
+                problems.append(
+                    "passkeys.attestation_roots: direct attestation needs the PEM files of the root certificates to trust "
+                        + "(Apple's WebAuthn root, your authenticators' vendors' roots)")
+            }
+        default:
+            problems.append("passkeys.attestation: must be none or direct")
         }
         if let name = passkeys.rpName,
             name.isEmpty || name.utf8.count > 100 || name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
@@ -55,6 +69,32 @@ extension ConfigurationLoader {
             problems.append(
                 "passkeys.rp_id: \(rpID)\(derived ? " (the public URL's host)" : "") is not the host of the origin \(host), nor a suffix of it after a dot; "
                     + "set passkeys.rp_id to a domain every origin in passkeys.origins is under")
+        }
+        return problems
+    }
+}
+
+extension ConfigurationLoader {
+    /// Reads the certificates of `passkeys.attestation_roots` into
+    /// ``Configuration/Passkeys/attestationRootCertificates``, once, at load: a registration
+    /// never reads a file.
+    ///
+    /// - Returns: A problem naming the setting for each file that cannot be read, holds no PEM
+    ///   `CERTIFICATE` block, or holds one that is not a certificate.
+    static func readAttestationRoots(_ passkeys: inout Configuration.Passkeys) -> [String] {
+        var problems: [String] = []
+        passkeys.attestationRootCertificates = []
+        for file in passkeys.attestationRoots {
+            guard let data = FileManager.default.contents(atPath: file) else {
+                problems.append("passkeys.attestation_roots: \(file) cannot be read")
+                continue
+            }
+            do {
+                let certificates = try X509Certificate.certificates(pemRepresentation: String(decoding: data, as: UTF8.self))
+                passkeys.attestationRootCertificates += certificates.map { Configuration.TrustedRootCertificate($0, file: file) }
+            } catch {
+                problems.append("passkeys.attestation_roots: \(file) is not a PEM file of certificates (-----BEGIN CERTIFICATE-----)")
+            }
         }
         return problems
     }

@@ -110,6 +110,7 @@ package enum ConfigurationLoader {
         ("passkeys.origins", .strings(\.passkeys.origins)),
         ("passkeys.user_verification", .string(\.passkeys.userVerification)),
         ("passkeys.attestation", .string(\.passkeys.attestation)),
+        ("passkeys.attestation_roots", .strings(\.passkeys.attestationRoots)),
         ("passkeys.timeout", .int(\.passkeys.timeout, 30...3_600)),
         ("associated_domains.webcredentials", .strings(\.associatedDomains.webcredentials)),
         ("associated_domains.applinks", .strings(\.associatedDomains.applinks)),
@@ -181,6 +182,8 @@ package enum ConfigurationLoader {
         if let listen { configuration.listen = listen }
         if let publicURL { configuration.publicURL = publicURL }
         if lan { problems += openToLAN(&configuration, addresses: lanAddresses) }
+        let listenGiven = listen != nil || environment[environmentName("listen")] != nil || values["listen"] != nil
+        nameDevelopmentServerLocalhost(&configuration, listenGiven: listenGiven)
         if configuration.dev, configuration.apple.clientIDs.isEmpty {
             configuration.apple.clientIDs = ["com.example.app"]
         }
@@ -188,9 +191,26 @@ package enum ConfigurationLoader {
         if configuration.dev, configuration.apple.teamID.isEmpty, configuration.apple.webClientID.isEmpty {
             configuration.apple.webClientID = "com.example.web"
         }
+        problems += readAttestationRoots(&configuration.passkeys)
         problems += validate(configuration)
         guard problems.isEmpty else { throw ConfigurationError(problems: problems) }
         return configuration
+    }
+
+    /// Development mode on the default address (`latchkey serve --dev`, `make run`) names itself
+    /// `http://localhost:PORT` rather than the address it binds, 127.0.0.1: WebAuthn has no RP ID
+    /// for an IP address, and `localhost` is the one name a browser treats as a secure context
+    /// over plain http, so a browser on this machine can register and use passkeys on the hosted
+    /// pages. The socket stays on 127.0.0.1, where `localhost` resolves (a browser that tries
+    /// ::1 first is refused there and falls back to it).
+    ///
+    /// A `public_url`, `--lan`, or a listen address the operator chose (tests bind
+    /// 127.0.0.1:0) are left as they are.
+    static func nameDevelopmentServerLocalhost(_ configuration: inout Configuration, listenGiven: Bool) {
+        guard configuration.dev, !configuration.lan, configuration.publicURL == nil, !listenGiven,
+            let listen = Configuration.parseListen(configuration.listen), Configuration.isLoopback(listen.host), listen.port != 0
+        else { return }
+        configuration.publicURL = "http://localhost:\(listen.port)"
     }
 
     /// Walks the file's objects into dotted paths; anything that is not a known setting or one

@@ -74,7 +74,7 @@ enum MFAProof: Sendable {
     }
 
     /// The audit event of an accepted proof; nil for a passkey, whose use is audited where it
-    /// is verified (``PasskeyService/verifyAssertion(flowID:kind:credential:party:use:userID:context:now:on:)``).
+    /// is verified (``PasskeyService/verifyAssertion(flowID:kind:credential:use:userID:context:now:on:)``).
     var usedEvent: AuditEvent? {
         switch self {
         case .deviceSignature: .deviceKeyUsed
@@ -132,7 +132,6 @@ extension FactorService {
             }
         }
         let device = checked
-        let party: Configuration.RelyingParty? = if case .passkey = proof { try passkeys.party() } else { nil }
         let (landing, user): (SignInPipeline.Landing, User)
         do {
             (landing, user) = try await commit { connection -> Result<(SignInPipeline.Landing, User), AuthError> in
@@ -145,7 +144,7 @@ extension FactorService {
                 }
                 var details = ["use": "mfa"]
                 let accepted: Bool
-                /// A refused passkey's own answer, with the failed check's reason.
+                // A refused passkey's own answer, with the failed check's reason.
                 var refusal: AuthError?
                 switch proof {
                 case .deviceSignature(let challengeID, _):
@@ -160,8 +159,8 @@ extension FactorService {
                     accepted = try RecoveryCodes.spend(code, userID: mfa.userID, now: now, on: connection)
                 case .passkey(let flowID, let credential):
                     switch try self.passkeys.verifyAssertion(
-                        flowID: flowID, kind: .secondFactor, credential: credential, party: party!, use: "mfa", userID: mfa.userID,
-                        context: context, now: now, on: connection)
+                        flowID: flowID, kind: .secondFactor, credential: credential, use: "mfa", userID: mfa.userID, context: context,
+                        now: now, on: connection)
                     {
                     case .success: accepted = true
                     case .failure(let error):

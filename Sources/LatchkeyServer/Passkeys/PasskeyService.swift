@@ -25,6 +25,8 @@ package final class PasskeyService: Sendable {
     let ceremonies = PasskeyCeremonyRepository()
     let users: UserRepository
     let passwords = PasswordCredentialRepository()
+    /// Seals each ceremony into its `flow_id`.
+    let masterKey: MasterKey
     /// The key of the stand-in credentials named for unknown usernames.
     let decoyKey: [UInt8]
 
@@ -38,6 +40,7 @@ package final class PasskeyService: Sendable {
         self.dependencies = dependencies
         self.sessions = sessions
         self.signIns = signIns
+        self.masterKey = masterKey
         self.decoyKey = masterKey.derivedKey(label: "passkey stand-in credentials")
         self.configuration = configuration.passkeys
         self.relyingParty = { configuration.relyingParty(publicURL: publicURL()) }
@@ -61,7 +64,6 @@ package final class PasskeyService: Sendable {
         let party = try party()
         let now = dependencies.clock()
         let challenge = SecureRandom.bytes(count: 32)
-        let flowID = Identifiers.make("pkf")
         let (user, handle, existing, username) = try await dependencies.database.write { connection in
             guard let user = try self.users.find(principal.userID, on: connection) else { throw AuthError.invalidToken("the account is gone") }
             // Given once: a concurrent request that gave one first wins, and both use it.
@@ -69,12 +71,10 @@ package final class PasskeyService: Sendable {
                 ?? self.passkeys.assignUserHandle(SecureRandom.bytes(count: 64), userID: user.id, on: connection)
             else { throw AuthError.invalidToken("the account is gone") }
             let existing = try self.passkeys.list(userID: user.id, on: connection)
-            try self.ceremonies.insert(
-                self.ceremony(flowID, .registration, challenge, userID: user.id, userHandle: handle, conditional: conditional, now: now),
-                on: connection)
             let username = try self.passwords.find(userID: user.id, on: connection)?.username
             return (user, handle, existing, username)
         }
+        let flowID = try begin(.registration, challenge, userID: user.id, userHandle: handle, conditional: conditional, now: now)
         let name = username ?? user.email ?? user.id
         let displayName = [user.givenName, user.familyName].compactMap { $0 }.joined(separator: " ")
         let publicKey = creationOptions(
@@ -83,16 +83,29 @@ package final class PasskeyService: Sendable {
         return (flowID, publicKey)
     }
 
-    /// A ceremony of `kind` that expires after the configured timeout.
-    func ceremony(
-        _ id: String, _ kind: PasskeyCeremony.Kind, _ challenge: [UInt8], userID: String? = nil, userHandle: [UInt8]? = nil,
-        username: String? = nil, givenName: String? = nil, familyName: String? = nil, conditional: Bool = false, lifetime: TimeInterval? = nil,
-        now: Date
-    ) -> PasskeyCeremony {
-        PasskeyCeremony(
-            id: id, kind: kind, challenge: challenge, userID: userID, userHandle: userHandle, username: username, givenName: givenName,
-            familyName: familyName, conditional: conditional, createdAt: now,
-            expiresAt: now.addingTimeInterval(lifetime ?? TimeInterval(configuration.timeout)))
+    /// The `flow_id` of a new ceremony of `kind`, which expires after `lifetime` (by default the
+    /// configured timeout). Nothing is written.
+    func begin(
+        _ kind: PasskeyCeremony.Kind, _ challenge: [UInt8], userID: String? = nil, userHandle: [UInt8]? = nil, username: String? = nil,
+        givenName: String? = nil, familyName: String? = nil, conditional: Bool = false, lifetime: TimeInterval? = nil, now: Date
+    ) throws -> String {
+        try PasskeyCeremony(
+            id: Identifiers.make("pkc"), kind: kind, challenge: challenge, userID: userID, userHandle: userHandle, username: username,
+            givenName: givenName, familyName: familyName, conditional: conditional, createdAt: now,
+            expiresAt: now.addingTimeInterval(lifetime ?? TimeInterval(configuration.timeout))
+        ).flowID(sealedWith: masterKey)
+    }
+
+    /// Compare-and-set: opens `flowID` and spends it, if it is a ceremony of `kind` this server
+    /// gave, unexpired and unspent.
+    ///
+    /// - Returns: The ceremony; nil for a forged, foreign, expired or spent flow, or one of
+    ///   another kind.
+    func take(_ flowID: String, _ kind: PasskeyCeremony.Kind, at now: Date, on connection: any SQLConnection) throws -> PasskeyCeremony? {
+        guard let ceremony = PasskeyCeremony(flowID: flowID, masterKey: masterKey), ceremony.kind == kind, now < ceremony.expiresAt,
+            try ceremonies.spend(ceremony, at: now, on: connection)
+        else { return nil }
+        return ceremony
     }
 
     /// `PublicKeyCredentialCreationOptionsJSON` for a resident key of `userHandle`.
@@ -145,6 +158,7 @@ package final class PasskeyService: Sendable {
         let party = try party()
         let now = dependencies.clock()
         let userVerification = userVerification
+        let attestation = configuration.attestationPolicy(at: now)
         let transports = Self.transports(credential)
         let outcome = try await dependencies.database.write { connection -> Result<Passkey, AuthError> in
             let refuse = { (error: AuthError, reason: String) throws -> Result<Passkey, AuthError> in
@@ -153,7 +167,7 @@ package final class PasskeyService: Sendable {
                     on: connection)
                 return .failure(error)
             }
-            guard let ceremony = try self.ceremonies.take(id: flowID, kind: .registration, at: now, on: connection),
+            guard let ceremony = try self.take(flowID, .registration, at: now, on: connection),
                 ceremony.userID == principal.userID
             else {
                 return try refuse(.invalidGrant(AuthError.Reason(rawValue: "unknown_flow"), "no such registration flow, or it expired or was used"), "unknown_flow")
@@ -163,7 +177,7 @@ package final class PasskeyService: Sendable {
                 let response = try RegistrationResponse(json: credential)
                 verified = try RegistrationCeremony(
                     challenge: ceremony.challenge, origins: Set(party.origins), rpID: party.id, userVerification: userVerification,
-                    algorithms: COSEAlgorithm.supported, attestation: .none, conditional: ceremony.conditional
+                    algorithms: COSEAlgorithm.supported, attestation: attestation, conditional: ceremony.conditional
                 ).verify(response)
             } catch {
                 return try refuse(.invalidGrant(AuthError.Reason(rawValue: error.reason), error.message), error.reason)
@@ -171,21 +185,36 @@ package final class PasskeyService: Sendable {
             if try self.passkeys.find(credentialID: verified.credentialID, on: connection) != nil {
                 return try refuse(.conflict("this passkey is registered already"), "credential_exists")
             }
-            let passkey = Passkey(
-                id: Identifiers.make("pk"), userID: principal.userID, credentialID: verified.credentialID, publicKey: verified.publicKey,
-                algorithm: Int(verified.algorithm.rawValue), signCount: verified.signCount, backupEligible: verified.backupEligible,
-                backedUp: verified.backedUp, transports: transports, aaguid: verified.aaguid, attestation: "none",
-                name: name ?? "Passkey", createdAt: now, lastUsedAt: nil)
-            try self.passkeys.insert(passkey, on: connection)
-            try self.dependencies.record(
-                .passkeyRegistered, .success, userID: principal.userID, context: context, now: now,
-                details: ["passkey_id": passkey.id, "aaguid": Self.uuid(passkey.aaguid), "backed_up": passkey.backedUp ? "true" : "false"],
-                on: connection)
-            return .success(passkey)
+            return .success(
+                try self.store(
+                    verified, userID: principal.userID, name: name, transports: transports, event: .passkeyRegistered, context: context, now: now,
+                    on: connection))
         }
         let succeeded = if case .success = outcome { true } else { false }
         dependencies.metrics.increment(.passkeyRegistrations, ["outcome": succeeded ? "success" : "failure"])
         return try outcome.get()
+    }
+
+    /// Stores a verified registration as a passkey of `userID`, audited as `event`; named `name`,
+    /// else after its authenticator (``KnownAuthenticators``).
+    func store(
+        _ verified: VerifiedRegistration, userID: String, name: String?, transports: [String], event: AuditEvent, context: RequestContext,
+        now: Date, on connection: any SQLConnection
+    ) throws -> Passkey {
+        let passkey = Passkey(
+            id: Identifiers.make("pk"), userID: userID, credentialID: verified.credentialID, publicKey: verified.publicKey,
+            algorithm: Int(verified.algorithm.rawValue), signCount: verified.signCount, backupEligible: verified.backupEligible,
+            backedUp: verified.backedUp, transports: transports, aaguid: verified.aaguid, attestation: verified.attestationType.storedValue,
+            name: KnownAuthenticators.defaultName(given: name, aaguid: verified.aaguid), createdAt: now, lastUsedAt: nil)
+        try passkeys.insert(passkey, on: connection)
+        try dependencies.record(
+            event, .success, userID: userID, context: context, now: now,
+            details: [
+                "passkey_id": passkey.id, "aaguid": Self.uuid(passkey.aaguid), "backed_up": passkey.backedUp ? "true" : "false",
+                "attestation": passkey.attestation, "attestation_format": verified.attestationFormat.rawValue,
+            ],
+            on: connection)
+        return passkey
     }
 
     /// The account's passkeys, oldest first.

@@ -8,6 +8,7 @@ import LatchkeyWebAuthn
 /// Signing in with a passkey (WebAuthn §7.2), creating an account with one, and a passkey as the
 /// second factor after a password (docs/reference.md, "Passkeys"; docs/security.md S34).
 ///
+/// Options write nothing: each ceremony travels sealed in its `flow_id` (``PasskeyCeremony``).
 /// Every answer spends its flow by a compare-and-set before it is verified; a refusal commits
 /// that spending with its audit entry, so a challenge is never checked twice. A verified passkey
 /// with user verification is phishing-resistant multi-factor: its sign-in never asks for a
@@ -30,25 +31,16 @@ extension PasskeyService {
         let party = try party()
         let now = dependencies.clock()
         let challenge = SecureRandom.bytes(count: 32)
-        let flowID = Identifiers.make("pkf")
-        let username = try raw.map { try Username($0).value }
-        let descriptors = try await dependencies.database.write { connection -> JSONValue in
-            var userID: String?
-            var descriptors: JSONValue = []
-            if let username {
-                userID = try self.passwords.find(username: username, on: connection)?.userID
-                    ?? self.users.oldest(email: username, on: connection)?.id
-                let owned = try userID.map { try self.passkeys.list(userID: $0, on: connection) } ?? []
-                descriptors = owned.isEmpty ? self.standIn(for: username) : Self.descriptors(owned)
-            }
-            try self.ceremonies.insert(
-                self.ceremony(
-                    flowID, .signIn, challenge, userID: userID, username: username,
-                    lifetime: username == nil ? Self.discoverableLifetime : nil, now: now),
-                on: connection)
-            return descriptors
+        guard let username = try raw.map({ try Username($0).value }) else {
+            let flowID = try begin(.signIn, challenge, lifetime: Self.discoverableLifetime, now: now)
+            return (flowID, requestOptions(challenge: challenge, party: party, allowing: []))
         }
-        return (flowID, requestOptions(challenge: challenge, party: party, allowing: descriptors))
+        let (userID, owned) = try await dependencies.database.read { connection in
+            let userID = try self.passwords.find(username: username, on: connection)?.userID ?? self.users.oldest(email: username, on: connection)?.id
+            return (userID, try userID.map { try self.passkeys.list(userID: $0, on: connection) } ?? [])
+        }
+        let flowID = try begin(.signIn, challenge, userID: userID, username: username, now: now)
+        return (flowID, requestOptions(challenge: challenge, party: party, allowing: owned.isEmpty ? standIn(for: username) : Self.descriptors(owned)))
     }
 
     /// One credential descriptor no passkey has, derived from `username` under the master key.
@@ -63,13 +55,12 @@ extension PasskeyService {
     ///   audited); `mfa_required` only when user verification is `preferred` and the
     ///   authenticator did not verify the user of an account with a second factor.
     func signIn(flowID: String, credential: JSONValue, context: RequestContext, target: SignInTarget) async throws -> SignedIn {
-        let party = try party()
+        _ = try party()
         let now = dependencies.clock()
         let outcome = try await dependencies.database.write { connection -> Result<(Authentication, SignInPipeline.Admission), AuthError> in
             let (passkey, assertion): (Passkey, VerifiedAuthentication)
             switch try self.verifyAssertion(
-                flowID: flowID, kind: .signIn, credential: credential, party: party, use: "sign_in", userID: nil, context: context,
-                now: now, on: connection)
+                flowID: flowID, kind: .signIn, credential: credential, use: "sign_in", userID: nil, context: context, now: now, on: connection)
             {
             case .success(let verified): (passkey, assertion) = verified
             case .failure(let error): return .failure(error)
@@ -92,8 +83,14 @@ extension PasskeyService {
     /// `amr` of a verified assertion (RFC 8176): `swk` (`hwk` for an attested hardware
     /// authenticator), and with user verification `user` and `mfa`.
     static func amr(_ passkey: Passkey, _ assertion: VerifiedAuthentication) -> [String] {
-        let key = passkey.attestation == "verified" ? "hwk" : Self.method
-        return assertion.userVerified ? [key, "user", "mfa"] : [key]
+        amr(attestation: passkey.attestation, userVerified: assertion.userVerified)
+    }
+
+    /// ``amr(_:_:)`` from a passkey's stored attestation (`verified` for an attested hardware
+    /// authenticator) and the answer's UV flag.
+    static func amr(attestation: String, userVerified: Bool) -> [String] {
+        let key = attestation == "verified" ? "hwk" : Self.method
+        return userVerified ? [key, "user", "mfa"] : [key]
     }
 
     // MARK: Sign-up
@@ -107,17 +104,12 @@ extension PasskeyService {
         let now = dependencies.clock()
         let challenge = SecureRandom.bytes(count: 32)
         let handle = SecureRandom.bytes(count: 64)
-        let flowID = Identifiers.make("pkf")
         let username = try raw.map { try Username($0) }
         guard username?.isEmail ?? true else { throw AuthError.invalidRequest("username must be an email address: a passkey account has no password") }
-        try await dependencies.database.write { connection in
-            if let username, try self.emailTaken(username.value, on: connection) { throw AuthError.conflict(PasswordService.usernameTaken) }
-            try self.ceremonies.insert(
-                self.ceremony(
-                    flowID, .signup, challenge, userHandle: handle, username: username?.value, givenName: givenName, familyName: familyName,
-                    now: now),
-                on: connection)
+        if let username, try await dependencies.database.read({ try self.emailTaken(username.value, on: $0) }) {
+            throw AuthError.conflict(PasswordService.usernameTaken)
         }
+        let flowID = try begin(.signup, challenge, userHandle: handle, username: username?.value, givenName: givenName, familyName: familyName, now: now)
         let displayName = [givenName, familyName].compactMap { $0 }.joined(separator: " ")
         let name = username?.value ?? (displayName.isEmpty ? party.name : displayName)
         return (flowID, creationOptions(
@@ -136,6 +128,7 @@ extension PasskeyService {
         let party = try party()
         let now = dependencies.clock()
         let userVerification = userVerification
+        let attestation = configuration.attestationPolicy(at: now)
         let transports = Self.transports(credential)
         let outcome = try await dependencies.database.write { connection -> Result<(Authentication, SignInPipeline.Admission), AuthError> in
             let refuse = { (error: AuthError, reason: String) throws -> Result<(Authentication, SignInPipeline.Admission), AuthError> in
@@ -144,7 +137,7 @@ extension PasskeyService {
                     on: connection)
                 return .failure(error)
             }
-            guard let ceremony = try self.ceremonies.take(id: flowID, kind: .signup, at: now, on: connection), let handle = ceremony.userHandle
+            guard let ceremony = try self.take(flowID, .signup, at: now, on: connection), let handle = ceremony.userHandle
             else {
                 return try refuse(.invalidGrant(AuthError.Reason(rawValue: "unknown_flow"), "no such sign-up flow, or it expired or was used"), "unknown_flow")
             }
@@ -152,7 +145,7 @@ extension PasskeyService {
             do throws(WebAuthnError) {
                 verified = try RegistrationCeremony(
                     challenge: ceremony.challenge, origins: Set(party.origins), rpID: party.id, userVerification: userVerification,
-                    algorithms: COSEAlgorithm.supported, attestation: .none, conditional: false
+                    algorithms: COSEAlgorithm.supported, attestation: attestation, conditional: false
                 ).verify(try RegistrationResponse(json: credential))
             } catch {
                 return try refuse(.invalidGrant(AuthError.Reason(rawValue: error.reason), error.message), error.reason)
@@ -168,18 +161,10 @@ extension PasskeyService {
             guard try self.passkeys.assignUserHandle(handle, userID: user.id, on: connection) == handle else {
                 throw AuthError.conflict("the user handle is taken; ask for new options")
             }
-            let passkey = Passkey(
-                id: Identifiers.make("pk"), userID: user.id, credentialID: verified.credentialID, publicKey: verified.publicKey,
-                algorithm: Int(verified.algorithm.rawValue), signCount: verified.signCount, backupEligible: verified.backupEligible,
-                backedUp: verified.backedUp, transports: transports, aaguid: verified.aaguid, attestation: "none", name: "Passkey",
-                createdAt: now, lastUsedAt: now)
-            try self.passkeys.insert(passkey, on: connection)
-            try self.dependencies.record(
-                .passkeySignUp, .success, userID: user.id, context: context, now: now,
-                details: ["passkey_id": passkey.id, "aaguid": Self.uuid(passkey.aaguid), "backed_up": passkey.backedUp ? "true" : "false"],
-                on: connection)
+            let passkey = try self.store(
+                verified, userID: user.id, name: nil, transports: transports, event: .passkeySignUp, context: context, now: now, on: connection)
             let authentication = Authentication(
-                user: user, created: true, amr: verified.userVerified ? [Self.method, "user", "mfa"] : [Self.method],
+                user: user, created: true, amr: Self.amr(attestation: passkey.attestation, userVerified: verified.userVerified),
                 secondFactor: verified.userVerified ? .proved(at: now) : .decided(provedAt: nil))
             return .success((authentication, try self.signIns.admit(authentication, target: target, context: context, now: now, on: connection)))
         }
@@ -203,14 +188,12 @@ extension PasskeyService {
         let party = try party()
         let now = dependencies.clock()
         let challenge = SecureRandom.bytes(count: 32)
-        let flowID = Identifiers.make("pkf")
-        let owned = try await dependencies.database.write { connection in
+        let (userID, owned) = try await dependencies.database.read { connection in
             let mfa = try MFAToken.usable(mfaToken, now: now, on: connection)
-            let owned = try self.passkeys.list(userID: mfa.userID, on: connection)
-            guard !owned.isEmpty else { throw AuthError.notFound("the account has no passkey") }
-            try self.ceremonies.insert(self.ceremony(flowID, .secondFactor, challenge, userID: mfa.userID, now: now), on: connection)
-            return owned
+            return (mfa.userID, try self.passkeys.list(userID: mfa.userID, on: connection))
         }
+        guard !owned.isEmpty else { throw AuthError.notFound("the account has no passkey") }
+        let flowID = try begin(.secondFactor, challenge, userID: userID, now: now)
         return (flowID, requestOptions(challenge: challenge, party: party, allowing: Self.descriptors(owned)))
     }
 
@@ -222,11 +205,12 @@ extension PasskeyService {
     ///
     /// - Parameters:
     ///   - kind: The flow's kind: a sign-in or a second factor.
+    ///   - credential: The `AuthenticationResponseJSON`.
     ///   - use: `sign_in` or `mfa`, in the audit entries.
     ///   - userID: The account the passkey must belong to (a second factor's), if known.
     func verifyAssertion(
-        flowID: String, kind: PasskeyCeremony.Kind, credential: JSONValue, party: Configuration.RelyingParty, use: String, userID: String?,
-        context: RequestContext, now: Date, on connection: any SQLConnection
+        flowID: String, kind: PasskeyCeremony.Kind, credential: JSONValue, use: String, userID: String?, context: RequestContext, now: Date,
+        on connection: any SQLConnection
     ) throws -> Result<(Passkey, VerifiedAuthentication), AuthError> {
         var passkey: Passkey?
         func refuse(_ reason: String, _ message: String) throws -> Result<(Passkey, VerifiedAuthentication), AuthError> {
@@ -235,7 +219,10 @@ extension PasskeyService {
             try dependencies.record(.passkeyFailed, .failure, userID: passkey?.userID ?? userID, context: context, now: now, details: details, on: connection)
             return .failure(.invalidGrant(AuthError.Reason(rawValue: reason), message))
         }
-        guard let ceremony = try ceremonies.take(id: flowID, kind: kind, at: now, on: connection), userID == nil || ceremony.userID == userID else {
+        // A server without an RP ID has made no flow to take.
+        guard let ceremony = try take(flowID, kind, at: now, on: connection), userID == nil || ceremony.userID == userID,
+            let party = relyingParty()
+        else {
             return try refuse("unknown_flow", "no such passkey flow, or it expired or was used")
         }
         let response: AuthenticationResponse

@@ -98,7 +98,7 @@ struct FactorRoutes {
             let challengeID = try BodyMember.text(body.challengeID, "challenge_id", maxLength: Self.idLength)
             let code = try BodyMember.text(body.totpCode, "totp_code", maxLength: Self.idLength)
             let recoveryCode = try BodyMember.text(body.recoveryCode, "recovery_code", maxLength: Self.idLength)
-            let flowID = try BodyMember.text(body.flowID, "flow_id", maxLength: Self.idLength)
+            let flowID = try BodyMember.text(body.flowID, "flow_id", maxLength: PasskeyCeremony.maxFlowIDLength)
             let proof: MFAProof
             switch (challengeID, code, recoveryCode, flowID) {
             case (let challengeID?, nil, nil, nil):

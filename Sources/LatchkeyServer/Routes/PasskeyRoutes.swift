@@ -26,7 +26,7 @@ struct PasskeyRoutes {
         signedIn.post("/passkeys") { request, context in
             let principal = try context.requirePrincipal()
             let body = try request.wireBody(WirePasskeyRegistration.self)
-            let flowID = try BodyMember.text(body.flowID, "flow_id", maxLength: FactorRoutes.idLength)
+            let flowID = try BodyMember.text(body.flowID, "flow_id", maxLength: PasskeyCeremony.maxFlowIDLength)
             let name = try Self.name(body.name)
             let passkey = try await passkeys.register(
                 for: principal, flowID: flowID, credential: body.credential, name: name, context: context.caller)
@@ -92,7 +92,7 @@ struct PasskeyRoutes {
     }
 
     static func flowID(_ answer: WirePasskeyAnswer) throws -> String {
-        try BodyMember.text(answer.flowID, "flow_id", maxLength: FactorRoutes.idLength)
+        try BodyMember.text(answer.flowID, "flow_id", maxLength: PasskeyCeremony.maxFlowIDLength)
     }
 
     /// A passkey's name: trimmed, 1 to 100 characters, on one line.

@@ -10,16 +10,18 @@ import Glibc
 enum DemoCommand {
     static let demo = Command(
         path: ["demo"], summary: "Walk the Sign in with Apple story against a development server.",
-        options: [Option(name: "url", valueName: "URL", help: "the server (default http://127.0.0.1:8080)")],
+        options: [Option(name: "url", valueName: "URL", help: "the server (default http://localhost:8080, what make run serves)")],
         details: """
             Needs a server in development mode (make run, or latchkey serve --dev): the sandbox
             Apple it mounts plays the device and Apple. Each step is a call of the Swift client
             SDK (LatchkeyClient), run by the latchkey-demo program installed beside latchkey.
-            Prints each step; exits 0 when every step answered as it should, 1 at the first that
-            did not.
+            With passkeys on (an RP ID: LATCHKEY_PASSKEYS_RP_ID=localhost
+            LATCHKEY_PASSKEYS_ORIGINS=https://localhost), a passkey chapter follows, with a software
+            passkey manager. Prints each step; exits 0 when every step answered as it should, 1 at
+            the first that did not.
             """
     ) { arguments in
-        let base = arguments[option: "url"] ?? "http://127.0.0.1:8080"
+        let base = arguments[option: "url"] ?? "http://localhost:8080"
         guard let url = URL(string: base), url.scheme == "http" || url.scheme == "https", url.host != nil else {
             throw UsageError(message: "--url must be an http or https URL")
         }

@@ -141,6 +141,7 @@ enum Banner {
 
             Sandbox Apple at \(application.publicURL)/sandbox/apple (client id \(configuration.apple.clientIDs.joined(separator: ", "))).
             Mail the server sends (password resets, sign-in codes) lands at \(application.publicURL)/sandbox/mail.
+            \(passkeyLine(configuration, publicURL: application.publicURL))
 
             Try:
               latchkey demo --url \(application.publicURL)     (the whole Sign in with Apple story)
@@ -155,6 +156,17 @@ enum Banner {
 }
 
 extension Banner {
+    /// Where passkeys work in development mode, or why they do not.
+    static func passkeyLine(_ configuration: Configuration, publicURL: String) -> String {
+        guard let party = configuration.relyingParty(publicURL: publicURL) else {
+            return configuration.passkeys.enabled
+                ? "Passkeys are off: \(publicURL) is an IP address, and an RP ID must be a domain (plain `serve --dev` uses localhost)."
+                : "Passkeys are off (passkeys.enabled)."
+        }
+        let place = party.id == "localhost" ? "in a browser on this machine " : ""
+        return "Passkeys work \(place)at \(party.origins.joined(separator: ", ")) (RP ID \(party.id))\(party.id == "localhost" ? ", not at 127.0.0.1" : "")."
+    }
+
     /// The warning `--lan` prints: loud, because the sandbox Apple trusts any caller.
     static func lanWarning(bound: String, publicURL: String) -> String {
         let others = NetworkInterfaces.lanAddresses().filter { !publicURL.contains("//\($0):") }

@@ -34,6 +34,13 @@ open class ASAuthorizationController: NSObject {
     @available(watchOS, unavailable)
     open func performRequests(options: ASAuthorizationController.RequestOptions) { fatalError("stand-in") }
 
+    // mirrors: AuthenticationServices/ASAuthorizationController.h | authenticationservices/asauthorizationcontroller/performautofillassistedrequests() | passkey AutoFill in the QuickType bar; iOS (and Mac Catalyst, visionOS) only
+    @available(iOS 16.0, *)
+    @available(macOS, unavailable)
+    @available(tvOS, unavailable)
+    @available(watchOS, unavailable)
+    open func performAutoFillAssistedRequests() { fatalError("stand-in") }
+
     // mirrors: AuthenticationServices/ASAuthorizationController.h | authenticationservices/asauthorizationcontroller/cancel()
     @available(iOS 16.0, macOS 13.0, tvOS 18.0, *)
     @available(watchOS, unavailable)
@@ -78,7 +85,7 @@ public struct ASAuthorizationError: Error, Hashable, Sendable {
     // mirrors: AuthenticationServices/ASAuthorizationError.h | authenticationservices/asauthorizationerror/code-swift.property
     public let code: Code
 
-    // mirrors: AuthenticationServices/ASAuthorizationError.h | authenticationservices/asauthorizationerror/code | the cases up to notInteractive; the later ones (passkeys, credential import and export) are left out, as the glue never names them
+    // mirrors: AuthenticationServices/ASAuthorizationError.h | authenticationservices/asauthorizationerror/code | the cases up to matchedExcludedCredential; the later ones (credential import and export, and those of newer SDKs) are left out, as the glue never names them
     public enum Code: Int, @unchecked Sendable {
         // mirrors: AuthenticationServices/ASAuthorizationError.h | authenticationservices/asauthorizationerror/code/unknown
         case unknown = 1000
@@ -95,5 +102,8 @@ public struct ASAuthorizationError: Error, Hashable, Sendable {
         @available(tvOS, unavailable)
         @available(watchOS, unavailable)
         case notInteractive = 1005
+        // mirrors: AuthenticationServices/ASAuthorizationError.h | authenticationservices/asauthorizationerror/code/matchedexcludedcredential | a registration whose excludedCredentials the passkey manager holds
+        @available(iOS 18.0, macOS 15.0, visionOS 2.0, *)
+        case matchedExcludedCredential = 1006
     }
 }

@@ -6,16 +6,6 @@ import LatchkeyClient
 import LatchkeyCrypto
 import Synchronization
 
-/// A software P-256 device key: exports and signs exactly as a Secure Enclave key does
-/// (X9.63 public key, DER ECDSA-SHA256), through LatchkeyCrypto, which the SDK itself never links.
-struct SoftwareDeviceKey: DeviceKey {
-    let key = P256.Signing.PrivateKey()
-
-    func publicKeyX963() async throws -> Data { Data(key.publicKey.x963Representation) }
-
-    func sign(_ challenge: Data) async throws -> Data { Data(try key.signature(for: challenge).derRepresentation) }
-}
-
 /// The real transport, with switches a test flips: fail every request as if offline, or answer
 /// `/v1/token` with a 503 as an overloaded server does. Counts the refreshes it carried.
 final class SwitchableTransport: HTTPTransport {

@@ -87,7 +87,7 @@ struct PasskeyRepositoryContractTests {
         }
     }
 
-    @Test("S28: a ceremony is taken once of 8 concurrent takes, only for its kind, never after it expired", arguments: ContractEngine.allCases)
+    @Test("S28: a flow is spent once of 8 concurrent answers; the housekeeping removes it once it would have expired", arguments: ContractEngine.allCases)
     func ceremonyOnce(engine: ContractEngine) async throws {
         try await withContractDatabase(engine) { database in
             let ceremonies = PasskeyCeremonyRepository()
@@ -95,22 +95,30 @@ struct PasskeyRepositoryContractTests {
                 id: Identifiers.make("pkc"), kind: .signup, challenge: Array(repeating: 3, count: 32), userID: nil, userHandle: Array(repeating: 4, count: 64),
                 username: "ada@example.com", givenName: "Ada", familyName: nil, conditional: false, createdAt: Self.now,
                 expiresAt: Self.now.addingTimeInterval(300))
-            let stale = PasskeyCeremony(
-                id: Identifiers.make("pkc"), kind: .signIn, challenge: Array(repeating: 5, count: 32), userID: nil, userHandle: nil, username: nil,
-                givenName: nil, familyName: nil, conditional: true, createdAt: Self.now, expiresAt: Self.now.addingTimeInterval(60))
-            try await database.write { connection throws in
-                try ceremonies.insert(ceremony, on: connection)
-                try ceremonies.insert(stale, on: connection)
+            let spent = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for _ in 0..<8 { group.addTask { try await database.write { try ceremonies.spend(ceremony, at: Self.now, on: $0) } } }
+                return try await group.reduce(into: [Bool]()) { $0.append($1) }
             }
-            let at = Self.now.addingTimeInterval(61)
-            #expect(try await database.write { try ceremonies.take(id: ceremony.id, kind: .signIn, at: at, on: $0) } == nil, "another kind")
-            let taken = try await withThrowingTaskGroup(of: PasskeyCeremony?.self) { group in
-                for _ in 0..<8 { group.addTask { try await database.write { try ceremonies.take(id: ceremony.id, kind: .signup, at: at, on: $0) } } }
-                return try await group.reduce(into: [PasskeyCeremony]()) { if let ceremony = $1 { $0.append(ceremony) } }
-            }
-            #expect(taken == [ceremony])
-            #expect(try await database.write { try ceremonies.take(id: stale.id, kind: .signIn, at: at, on: $0) } == nil, "expired")
-            #expect(try await database.write { try RetentionRepository().deleteExpired(now: at, on: $0) } == 1, "the housekeeping removes the expired one")
+            #expect(spent.filter { $0 }.count == 1)
+            #expect(try await database.write { try RetentionRepository().deleteExpired(now: Self.now.addingTimeInterval(299), on: $0) } == 0)
+            #expect(try await database.write { try RetentionRepository().deleteExpired(now: Self.now.addingTimeInterval(301), on: $0) } == 1)
         }
+    }
+
+    @Test("S35: a ceremony travels sealed in its flow_id: it opens under the same master key only, and a changed byte opens nothing")
+    func sealedFlowID() throws {
+        let key = try MasterKey(bytes: Array(repeating: 7, count: 32))
+        let ceremony = PasskeyCeremony(
+            id: Identifiers.make("pkc"), kind: .registration, challenge: Array(repeating: 3, count: 32), userID: "usr_1",
+            userHandle: Array(repeating: 4, count: 64), username: "ada@example.com", givenName: "Ada", familyName: "Lovelace", conditional: true,
+            createdAt: Self.now, expiresAt: Self.now.addingTimeInterval(300))
+        let flowID = try ceremony.flowID(sealedWith: key)
+        #expect(flowID.hasPrefix("pkf_") && flowID.utf8.count <= PasskeyCeremony.maxFlowIDLength)
+        #expect(PasskeyCeremony(flowID: flowID, masterKey: key) == ceremony)
+        #expect(PasskeyCeremony(flowID: flowID, masterKey: try MasterKey(bytes: Array(repeating: 8, count: 32))) == nil)
+        var bytes = Array(flowID.utf8)
+        bytes[bytes.count / 2] = bytes[bytes.count / 2] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        #expect(PasskeyCeremony(flowID: String(decoding: bytes, as: UTF8.self), masterKey: key) == nil)
+        #expect(PasskeyCeremony(flowID: "pkf_", masterKey: key) == nil)
     }
 }
