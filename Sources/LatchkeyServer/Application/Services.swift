@@ -117,7 +117,8 @@ package struct Services: Sendable {
         ).register(on: router)
         AuthorizeRoutes(
             authorization: authorization, browserSessions: browserSessions, csrf: CSRFProtection(masterKey: masterKey),
-            passwords: configuration.password.enabled ? passwords : nil, factors: factors, appleWeb: appleWeb, email: email
+            passwords: configuration.password.enabled ? passwords : nil, factors: factors, appleWeb: appleWeb, email: email,
+            passkeys: configuration.passkeys.enabled ? passkeys : nil
         ).register(on: router)
     }
 }

@@ -21,6 +21,14 @@ struct PasswordForm {
     var submit: String
     /// What follows the form: Sign in with Apple, the link to the other page.
     var after: HTML
+    /// The passkey's button under the form, when the server offers passkeys.
+    var passkey: PasskeyForm? = nil
+
+    /// `username`, and `username webauthn` when the page offers a passkey to AutoFill
+    /// (conditional mediation, WebAuthn L3 §5.1.4.1).
+    var usernameAutocomplete: String {
+        passkey?.conditional == true ? "username webauthn" : "username"
+    }
 
     /// The document.
     func render() -> HTML {
@@ -30,11 +38,11 @@ struct PasswordForm {
                 <h1>\(title)</h1>
                 \(PageLayout.continuing(to: clientName))\(PageLayout.alert(error))\(form.opening)<div class="field">
                 <label for="username">Username</label>
-                <input type="text" id="username" name="username" value="\(username)" autocomplete="username" autocapitalize="none" spellcheck="false" required>
+                <input type="text" id="username" name="username" value="\(username)" autocomplete="\(usernameAutocomplete)" autocapitalize="none" spellcheck="false" required>
                 </div>
                 \(Self.passwordField(label: "Password", autocomplete: passwordAutocomplete, hint: passwordHint))<button type="submit">\(submit)</button>
                 </form>
-                \(after)
+                \(passkey?.render() ?? "")\(after)
                 """)
     }
 

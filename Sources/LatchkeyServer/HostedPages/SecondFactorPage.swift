@@ -1,11 +1,14 @@
 package import LatchkeyHTTP
 
-/// The second step of signing in: a code from an authenticator app, or a recovery code.
+/// The second step of signing in: a code from an authenticator app, a recovery code, or the
+/// account's passkey.
 package struct SecondFactorPage: Sendable, Hashable {
     /// Where the form posts, its CSRF token and the request it carries.
     package var form: HostedForm
     /// What went wrong, in words (a wrong code, too many attempts).
     package var error: String?
+    /// The account's passkey as the second factor, when it has one and the server offers passkeys.
+    var passkey: PasskeyForm?
 
     /// Creates the page.
     package init(form: HostedForm, error: String? = nil) {
@@ -22,7 +25,7 @@ package struct SecondFactorPage: Sendable, Hashable {
                 <p class="lead">Open your authenticator app and enter the code it shows for this account.</p>
                 \(PageLayout.alert(error))\(form.opening)\(PageLayout.codeField(hint: "A recovery code also works here."))<button type="submit">Continue</button>
                 </form>
-
+                \(passkey?.render() ?? "")
                 """)
     }
 }

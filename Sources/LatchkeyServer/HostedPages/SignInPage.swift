@@ -19,6 +19,8 @@ package struct SignInPage: Sendable, Hashable {
     package var forgotPasswordLink: String?
     /// Where "Email me a code" leads, when mail can be sent.
     package var emailCodeLink: String?
+    /// "Sign in with a passkey" and AutoFill's passkeys, when the server offers passkeys.
+    var passkey: PasskeyForm?
 
     /// Creates the page.
     package init(
@@ -44,7 +46,7 @@ package struct SignInPage: Sendable, Hashable {
             """
         return PasswordForm(
             title: "Sign in", clientName: clientName, form: form, username: username, error: error, passwordAutocomplete: "current-password",
-            submit: "Sign in", after: after
+            submit: "Sign in", after: after, passkey: passkey
         ).render()
     }
 }

@@ -15,6 +15,8 @@ package struct SignUpPage: Sendable, Hashable {
     package var signInLink: String?
     /// Where "Email me a code" leads (an account without a password), when mail can be sent.
     package var emailCodeLink: String?
+    /// "Create with a passkey", when the server offers passkeys.
+    var passkey: PasskeyForm?
 
     /// Creates the page.
     package init(
@@ -37,7 +39,7 @@ package struct SignUpPage: Sendable, Hashable {
             after: """
                 \(PasswordForm.alternatives([(emailCodeLink, "Email me a code")]))\
                 \(PasswordForm.otherPage("Have an account?", link: signInLink, text: "Sign in"))
-                """
+                """, passkey: passkey
         ).render()
     }
 }

@@ -4,7 +4,8 @@ import LatchkeyJOSE
 import LatchkeyJSON
 
 /// The front channel of the OAuth provider: `GET /oauth/authorize` and the hosted pages' forms
-/// (sign in, sign up, second factor, consent, and the email flows of AuthorizeRoutes+Email.swift),
+/// (sign in, sign up, second factor, consent, the email flows of AuthorizeRoutes+Email.swift and
+/// the passkeys of AuthorizeRoutes+Passkeys.swift),
 /// each of which answers `303` (S23) and checks the whole authorization request again from the
 /// hidden `request` field it carries.
 struct AuthorizeRoutes {
@@ -19,6 +20,9 @@ struct AuthorizeRoutes {
     /// "Forgot password?" and "Email me a code" (AuthorizeRoutes+Email.swift); `nil` when mail
     /// cannot be delivered, and then the pages do not link them.
     let email: EmailService?
+    /// Passkeys on the pages (AuthorizeRoutes+Passkeys.swift); `nil` when passkeys are off, and
+    /// the pages offer them only where ``offeredPasskeys`` says.
+    let passkeys: PasskeyService?
 
     static let signInPath = "/oauth/authorize/sign-in"
     static let signUpPath = "/oauth/authorize/sign-up"
@@ -41,6 +45,7 @@ struct AuthorizeRoutes {
         add(.get, Self.logoutPath, on: router) { request, caller in try await routes.logout(request, parameters: request.query, posted: false, caller: caller) }
         add(.post, Self.logoutPath, on: router) { request, caller in try await routes.logout(request, parameters: try request.formBody(), posted: true, caller: caller) }
         registerEmailFlows(on: router)
+        registerPasskeyForms(on: router)
     }
 
     /// Adds a front-channel route whose ``AuthorizationFailure``, wherever it is thrown, becomes
@@ -110,21 +115,29 @@ struct AuthorizeRoutes {
                 hidden: [HiddenField(name: "request", value: Self.encode(authorizationRequest.parameters))])
             let username = flash?.username ?? authorizationRequest.loginHint ?? ""
             let clientName = authorizationRequest.client.name
-            let page: HTML =
-                creating
-                ? SignUpPage(
+            let html: HTML
+            var passkey: PasskeyForm?
+            if creating {
+                var page = SignUpPage(
                     clientName: clientName, form: form, username: username, error: flash?.error,
                     signInLink: Self.authorizeURL(authorizationRequest.parameters.removing(prompt: .create)),
-                    emailCodeLink: emailFlowLink(.signIn, authorizationRequest.parameters.adding(prompt: .create))
-                ).render()
-                : SignInPage(
+                    emailCodeLink: emailFlowLink(.signIn, authorizationRequest.parameters.adding(prompt: .create)))
+                passkey = await passkeySignUpForm(authorizationRequest.parameters, loginHint: authorizationRequest.loginHint, csrfToken: form.csrfToken)
+                page.passkey = passkey
+                html = page.render()
+            } else {
+                var page = SignInPage(
                     clientName: clientName, form: form, username: username, error: flash?.error,
                     signUpLink: passwords == nil ? nil : Self.authorizeURL(authorizationRequest.parameters.adding(prompt: .create)),
                     appleLink: appleWeb.isConfigured ? Self.appleStartPath + "?" + Self.encode(authorizationRequest.parameters) : nil,
                     forgotPasswordLink: emailFlowLink(.reset, authorizationRequest.parameters),
-                    emailCodeLink: emailFlowLink(.signIn, authorizationRequest.parameters.removing(prompt: .create))
-                ).render()
-            response = .page(page)
+                    emailCodeLink: emailFlowLink(.signIn, authorizationRequest.parameters.removing(prompt: .create)))
+                passkey = await passkeySignInForm(authorizationRequest.parameters, csrfToken: form.csrfToken)
+                page.passkey = passkey
+                html = page.render()
+            }
+            response = .page(html)
+            if passkey != nil { response.allowPasskeyScript() }
             if let token { try response.setPreSessionCSRFCookie(token) }
         case .consent:
             guard let browserSession else { return respond(.untrusted("The sign-in ended; start again from the application.")) }
@@ -175,13 +188,17 @@ struct AuthorizeRoutes {
     /// The second-factor page, for a sign-in that proved its first factor.
     func secondFactorPage(_ request: HTTPRequest) async throws -> HTTPResponse {
         let authorizationRequest = try await authorization.check(request.query)
-        guard HostedFlash.mfaToken(from: request) != nil else { return .seeOther(Self.authorizeURL(authorizationRequest.parameters)) }
+        guard let mfaToken = HostedFlash.mfaToken(from: request) else { return .seeOther(Self.authorizeURL(authorizationRequest.parameters)) }
         let (token, binding) = preSessionBinding(request)
         let form = HostedForm(
             action: Self.secondFactorPath, csrfToken: csrf.token(binding: binding),
             hidden: [HiddenField(name: "request", value: Self.encode(authorizationRequest.parameters))])
         let flash = HostedFlash(request)
-        return try preSessionPage(SecondFactorPage(form: form, error: flash?.error).render(), newCSRFCookie: token, flashShown: flash != nil)
+        var page = SecondFactorPage(form: form, error: flash?.error)
+        page.passkey = await passkeySecondFactorForm(authorizationRequest.parameters, mfaToken: mfaToken, csrfToken: form.csrfToken)
+        var response = try preSessionPage(page.render(), newCSRFCookie: token, flashShown: flash != nil)
+        if page.passkey != nil { response.allowPasskeyScript() }
+        return response
     }
 
     /// A TOTP code or a recovery code for the pending sign-in.

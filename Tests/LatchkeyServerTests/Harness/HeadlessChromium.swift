@@ -31,15 +31,18 @@ enum HeadlessChromium {
         return URL(fileURLWithPath: python)
     }
 
-    /// Runs one flow of `browser_flows.py` (`sign-in`, `sign-up`, `apache`) with `config` (its
+    /// Runs one flow of `browser_flows.py` (`sign-in`, `sign-up`, `apache`), or of another
+    /// fixture script (`browser_passkeys.py`), with `config` (its
     /// `base` and `screenshots` are filled in) and returns what the browser saw.
     ///
     /// The test server's clock is set to the wall clock first: the browser, the TOTP codes it
     /// types and any relying party live in real time. A step that failed in the browser is
     /// recorded as an issue with the page it failed on.
-    static func run(_ flow: String, _ config: [String: JSONValue], on server: TestServer) async throws -> JSONValue {
+    static func run(
+        _ flow: String, _ config: [String: JSONValue], on server: TestServer, script name: String = "browser_flows.py"
+    ) async throws -> JSONValue {
         let python = try requireInstalled()
-        let script = try fixtures.url("browser_flows.py")
+        let script = try fixtures.url(name)
         var input = config
         input["base"] = .string(server.baseURL)
         input["screenshots"] = .string(screenshots.path)
