@@ -7,7 +7,7 @@ import Testing
 /// authenticator playing the passkey manager: registration, the list, rename and removal, the
 /// automatic upgrade, sign-in with and without a username, sign-up, the passkey as a second
 /// factor, and the errors an app sees.
-@Suite("SDK against the server: passkeys", .serialized)
+@Suite("SDK against the server: passkeys")
 struct PasskeyFlowTests {
     static let password = "correct horse battery staple 7"
 
