@@ -4,7 +4,7 @@ import LatchkeyClientDoubles
 import Testing
 
 /// Every sign-in and account call of the SDK against the real `latchkey serve --dev`.
-@Suite("SDK against the server: sign-in, MFA, device keys, account")
+@Suite("SDK against the server: sign-in, MFA, device keys, account", .serialized)
 struct AccountFlowTests {
     static let password = "correct horse battery staple 7"
 

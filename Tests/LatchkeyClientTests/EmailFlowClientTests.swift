@@ -8,7 +8,7 @@ import Testing
 
 /// The SDK's email calls against the real `latchkey serve --dev`, whose mail lands in the sandbox
 /// mailbox: the tests read the code and the link from the message's text, as the user would.
-@Suite("EmailFlowClient: the SDK's email calls against the server, and the universal-link handler")
+@Suite("EmailFlowClient: the SDK's email calls against the server, and the universal-link handler", .serialized)
 struct EmailFlowClientTests {
     static let password = "correct horse battery staple 7"
     static let newPassword = "a brand new passphrase 8"

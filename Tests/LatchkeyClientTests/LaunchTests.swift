@@ -4,7 +4,7 @@ import Testing
 
 /// The launch-time check (`restore(appleState:)`) with each Apple credential state, against the
 /// real server.
-@Suite("SDK against the server: the launch-time check")
+@Suite("SDK against the server: the launch-time check", .serialized)
 struct LaunchTests {
     /// A signed-in Apple session in `store`, and the client that made it.
     static func signedIn(_ server: DevServer, store: any CredentialStore) async throws -> Session {

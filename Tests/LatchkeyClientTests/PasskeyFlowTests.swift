@@ -7,7 +7,7 @@ import Testing
 /// authenticator playing the passkey manager: registration, the list, rename and removal, the
 /// automatic upgrade, sign-in with and without a username, sign-up, the passkey as a second
 /// factor, and the errors an app sees.
-@Suite("SDK against the server: passkeys")
+@Suite("SDK against the server: passkeys", .serialized)
 struct PasskeyFlowTests {
     static let password = "correct horse battery staple 7"
 
@@ -88,7 +88,9 @@ struct PasskeyFlowTests {
             let client = server.client()
             _ = try await client.signUp(username: "mary@example.com", password: Self.password)
             await #expect(throws: LatchkeyError(.canceled, "")) { try await client.registerPasskey(using: CancelledAuthenticator()) }
-            let task = Task { try await client.registerPasskey(using: SlowAuthenticator()) }
+            let slow = SlowAuthenticator()
+            let task = Task { try await client.registerPasskey(using: slow) }
+            await slow.waitUntilReached()
             task.cancel()
             await #expect(throws: LatchkeyError(.canceled, "")) { try await task.value }
 
@@ -154,8 +156,9 @@ struct PasskeyFlowTests {
             #expect(refused?.code == .server(code: "invalid_grant") && refused?.reason == "unknown_credential", "\(String(describing: refused))")
             #expect(await client.session == nil)
 
-            let autoFill = Task { try await client.beginAutoFillPasskeySignIn(using: SlowAuthenticator()) }
-            try await Task.sleep(for: .milliseconds(200))
+            let waiting = SlowAuthenticator()
+            let autoFill = Task { try await client.beginAutoFillPasskeySignIn(using: waiting) }
+            await waiting.waitUntilReached()
             autoFill.cancel()
             await #expect(throws: LatchkeyError(.canceled, "")) { try await autoFill.value }
             #expect(await client.session == nil)
@@ -237,13 +240,31 @@ struct CancelledAuthenticator: PasskeyAuthenticator {
 }
 
 /// A passkey manager that waits for the user until the task is cancelled.
+/// An authenticator that never answers: it says when a request reached it, then waits to be
+/// cancelled. The tests cancel only once it was reached, when no HTTP request is in flight:
+/// cancelling a URLSession request can hit a race in FoundationNetworking's task registry on
+/// Linux ("a task that is not in the registry") that kills the test process.
 struct SlowAuthenticator: PasskeyAuthenticator {
+    let reached: AsyncStream<Void>
+    private let reaching: AsyncStream<Void>.Continuation
+
+    init() {
+        (reached, reaching) = AsyncStream.makeStream()
+    }
+
+    /// Waits until a request reached the authenticator.
+    func waitUntilReached() async {
+        for await _ in reached { return }
+    }
+
     func makeCredential(_ options: PasskeyCreationOptions, style: PasskeyRequestStyle) async throws -> PasskeyRegistration {
+        reaching.yield()
         try await Task.sleep(for: .seconds(60))
         throw LatchkeyError(.invalidResponse, "the test should have cancelled")
     }
 
     func getAssertion(_ options: PasskeyAssertionOptions, style: PasskeyRequestStyle) async throws -> PasskeyAssertion {
+        reaching.yield()
         try await Task.sleep(for: .seconds(60))
         throw LatchkeyError(.invalidResponse, "the test should have cancelled")
     }

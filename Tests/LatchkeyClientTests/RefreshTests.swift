@@ -5,7 +5,7 @@ import Testing
 
 /// Single flight and "never sign out on an ambiguous error", against the real server; refreshes
 /// are counted in the server's own audit log.
-@Suite("SDK against the server: refresh")
+@Suite("SDK against the server: refresh", .serialized)
 struct RefreshTests {
     static let password = "correct horse battery staple 7"
 
