@@ -12,7 +12,7 @@ struct PasskeyConfigurationTests {
         }
     }
 
-    @Test("defaults: on, the public URL's host and origin, the product name, required UV, none, 300 s")
+    @Test("defaults: on, the public URL's host; its origin and https:// + the RP ID (an iOS app's); the product name, required UV, none, 300 s")
     func defaults() throws {
         let configuration = try ConfigurationLoader.load(
             file: nil, environment: ["LATCHKEY_PUBLIC_URL": "https://auth.example.com/base", "LATCHKEY_EMAIL_PRODUCT_NAME": "Example"])
@@ -22,7 +22,8 @@ struct PasskeyConfigurationTests {
         #expect(configuration.passkeys.timeout == 300)
         let party = try #require(configuration.relyingParty(publicURL: configuration.publicURL ?? ""))
         #expect(party == Configuration.RelyingParty(id: "auth.example.com", name: "Example", origins: ["https://auth.example.com"]))
-        #expect(Configuration().relyingParty(publicURL: "http://localhost:8080")?.origins == ["http://localhost:8080"])
+        // A development server: the browser on this machine, and an app with webcredentials:localhost.
+        #expect(Configuration().relyingParty(publicURL: "http://localhost:8080")?.origins == ["http://localhost:8080", "https://localhost"])
         #expect(Configuration().relyingParty(publicURL: "http://localhost:8080")?.name == "Latchkey")
     }
 

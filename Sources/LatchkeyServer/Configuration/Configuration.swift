@@ -242,12 +242,17 @@ extension Configuration {
     /// The passkeys' relying party for `publicURL` (the configured one, or the bound address),
     /// or `nil` when passkeys are off or the RP ID would be an IP address, which WebAuthn does not
     /// allow (a server reached only by an address has no passkeys).
+    ///
+    /// Without `passkeys.origins` the origins are the public URL's (the hosted pages) and
+    /// `https://` + the RP ID, what an iOS app with the `webcredentials` association presents.
     package func relyingParty(publicURL: String) -> RelyingParty? {
         guard passkeys.enabled else { return nil }
         let origin = Self.origin(of: publicURL)
         guard let id = passkeys.rpID ?? origin.flatMap({ Self.host(ofOrigin: $0) }), !Self.isIPAddress(id) else { return nil }
-        let origins = passkeys.origins.isEmpty ? origin.map { [$0] } ?? [] : passkeys.origins
-        guard !origins.isEmpty else { return nil }
+        guard passkeys.origins.isEmpty else { return RelyingParty(id: id, name: passkeys.rpName ?? email.productName, origins: passkeys.origins) }
+        guard let origin else { return nil }
+        let app = "https://" + id
+        let origins = origin == app ? [origin] : [origin, app]
         return RelyingParty(id: id, name: passkeys.rpName ?? email.productName, origins: origins)
     }
 
