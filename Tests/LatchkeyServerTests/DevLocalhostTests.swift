@@ -17,7 +17,8 @@ struct DevLocalhostTests {
         #expect(plain.publicURL == "http://localhost:8080")
         #expect(plain.listen == "127.0.0.1:8080", "the socket stays on the IPv4 loopback address")
         #expect(plain.relyingParty(publicURL: try #require(plain.publicURL))
-            == Configuration.RelyingParty(id: "localhost", name: "Latchkey", origins: ["http://localhost:8080"]))
+            == Configuration.RelyingParty(id: "localhost", name: "Latchkey", origins: ["http://localhost:8080", "https://localhost"]),
+            "the browser on this machine, and an app with webcredentials:localhost")
 
         // What tests and scripts start (127.0.0.1:0) keeps naming the bound address.
         #expect(try ConfigurationLoader.load(file: nil, environment: [:], dev: true, listen: "127.0.0.1:0").publicURL == nil)
