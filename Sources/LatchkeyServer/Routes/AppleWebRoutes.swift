@@ -66,9 +66,7 @@ extension AuthorizeRoutes {
             response.clearAppleCookie()
             return response
         } catch let error as AuthError {
-            if error.code == .secondFactorRequired, let token = error.secondFactor?.token {
-                var response = HTTPResponse.seeOther(Self.secondFactorPath + "?" + Self.encode(authorizationRequest.parameters))
-                HostedFlash.setMFAToken(token, on: &response)
+            if var response = Self.secondFactorPage(after: error, authorizationRequest.parameters) {
                 response.clearAppleCookie()
                 return response
             }

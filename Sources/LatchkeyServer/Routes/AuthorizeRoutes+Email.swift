@@ -161,9 +161,7 @@ extension AuthorizeRoutes {
             HostedEmailFlow.clear(on: &response)
             return response
         } catch let error as AuthError {
-            if error.code == .secondFactorRequired, let token = error.secondFactor?.token {
-                var response = HTTPResponse.seeOther(Self.secondFactorPath + "?" + query)
-                HostedFlash.setMFAToken(token, on: &response)
+            if var response = Self.secondFactorPage(after: error, authorizationRequest.parameters) {
                 HostedEmailFlow.clear(on: &response)
                 return response
             }

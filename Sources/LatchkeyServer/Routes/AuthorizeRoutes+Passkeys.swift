@@ -104,11 +104,7 @@ extension AuthorizeRoutes {
             return try signedInResponse(signedIn, next: authorizationRequest)
         } catch let error as AuthError {
             // Only with `user_verification: preferred` and an authenticator that did not verify.
-            if error.code == .secondFactorRequired, let token = error.secondFactor?.token {
-                var response = HTTPResponse.seeOther(Self.secondFactorPath + "?" + Self.encode(authorizationRequest.parameters))
-                HostedFlash.setMFAToken(token, on: &response)
-                return response
-            }
+            if let response = Self.secondFactorPage(after: error, authorizationRequest.parameters) { return response }
             return HostedFlash(page: page, error: Self.sentence(forPasskey: error, creating: creating), username: nil).redirect(to: back)
         }
     }
@@ -125,23 +121,12 @@ extension AuthorizeRoutes {
         guard let flowID = form["flow_id"], !flowID.isEmpty, let credential = Self.credential(form) else {
             return HostedFlash(page: "second_factor", error: PasskeyForm.notUsed, username: nil).redirect(to: again)
         }
-        do {
-            let signedIn = try await factors.mfaVerify(
-                token: mfaToken, proof: .passkey(flowID: flowID, credential: credential), context: caller,
-                target: .browser(replacing: request.browserSessionToken))
-            var response = try signedInResponse(signedIn, next: authorizationRequest)
-            HostedFlash.clearMFAToken(on: &response)
-            return response
-        } catch let error as AuthError where error.code == .invalidGrant || error.code == .rateLimited || error.code == .notFound {
-            let pendingEnded: Set<AuthError.Reason?> = [.expired, .reused, .revoked, .tooManyAttempts, .accountDeleted]
-            if error.code == .invalidGrant, pendingEnded.contains(error.reason) {
-                var response = HostedFlash(page: "sign_in", error: "The sign-in took too long or had too many wrong attempts. Please sign in again.", username: nil)
-                    .redirect(to: Self.authorizeURL(authorizationRequest.parameters))
-                HostedFlash.clearMFAToken(on: &response)
-                return response
-            }
-            return HostedFlash(page: "second_factor", error: Self.sentence(forPasskey: error, creating: false), username: nil).redirect(to: again)
-        }
+        // A refused passkey has a reason of its own; the token's refusals end the pending sign-in.
+        let pendingEnded: Set<AuthError.Reason?> = [.expired, .reused, .revoked, .tooManyAttempts, .accountDeleted]
+        return try await completeSecondFactor(
+            .passkey(flowID: flowID, credential: credential), mfaToken: mfaToken, request: request, authorizationRequest, caller: caller,
+            ended: { $0.code == .invalidGrant && pendingEnded.contains($0.reason) },
+            sentence: { Self.sentence(forPasskey: $0, creating: false) })
     }
 
     // MARK: Helpers

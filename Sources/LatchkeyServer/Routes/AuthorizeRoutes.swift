@@ -176,11 +176,7 @@ struct AuthorizeRoutes {
                 : try await passwords.logIn(username: username, password: password, context: context, target: target)
             return try signedInResponse(signedIn, next: authorizationRequest)
         } catch let error as AuthError {
-            if error.code == .secondFactorRequired, let token = error.secondFactor?.token {
-                var response = HTTPResponse.seeOther(Self.secondFactorPath + "?" + Self.encode(authorizationRequest.parameters))
-                HostedFlash.setMFAToken(token, on: &response)
-                return response
-            }
+            if let response = Self.secondFactorPage(after: error, authorizationRequest.parameters) { return response }
             return HostedFlash(page: page, error: Self.sentence(for: error, creating: creating), username: username).redirect(to: back)
         }
     }
@@ -212,22 +208,43 @@ struct AuthorizeRoutes {
         guard let mfaToken = HostedFlash.mfaToken(from: request) else { return .seeOther(Self.authorizeURL(authorizationRequest.parameters)) }
         let code = (form["code"] ?? "").filter { !$0.isWhitespace }
         let proof: MFAProof = code.count == 6 && code.allSatisfy { $0.isASCII && $0.isNumber } ? .totp(code) : .recoveryCode(code)
+        return try await completeSecondFactor(
+            proof, mfaToken: mfaToken, request: request, authorizationRequest, caller: caller,
+            ended: { $0.code == .invalidGrant && $0.reason != .invalidCode }, sentence: { Self.sentence(for: $0, creating: false) })
+    }
+
+    /// Completes the pending sign-in of `mfaToken` with `proof`, and the authorization goes on. A
+    /// refusal that `ended` the pending sign-in (expired, too many wrong tries) starts it again
+    /// from the sign-in page; any other shows the second-factor page again with its `sentence`.
+    func completeSecondFactor(
+        _ proof: MFAProof, mfaToken: String, request: HTTPRequest, _ authorizationRequest: AuthorizationRequest, caller: RequestContext,
+        ended: (AuthError) -> Bool, sentence: (AuthError) -> String
+    ) async throws -> HTTPResponse {
         do {
             let signedIn = try await factors.mfaVerify(
                 token: mfaToken, proof: proof, context: caller, target: .browser(replacing: request.browserSessionToken))
             var response = try signedInResponse(signedIn, next: authorizationRequest)
             HostedFlash.clearMFAToken(on: &response)
             return response
-        } catch let error as AuthError where error.code == .invalidGrant || error.code == .rateLimited {
-            if error.reason == .invalidCode || error.code == .rateLimited {
-                return HostedFlash(page: "second_factor", error: Self.sentence(for: error, creating: false), username: nil).redirect(to: again)
+        } catch let error as AuthError where error.code == .invalidGrant || error.code == .rateLimited || error.code == .notFound {
+            guard ended(error) else {
+                let again = Self.secondFactorPath + "?" + Self.encode(authorizationRequest.parameters)
+                return HostedFlash(page: "second_factor", error: sentence(error), username: nil).redirect(to: again)
             }
-            // The pending sign-in ended (expired, too many wrong codes): start it again.
-            var response = HostedFlash(page: "sign_in", error: "The sign-in took too long or had too many wrong codes. Please sign in again.", username: nil)
+            var response = HostedFlash(page: "sign_in", error: "The sign-in took too long or had too many wrong attempts. Please sign in again.", username: nil)
                 .redirect(to: Self.authorizeURL(authorizationRequest.parameters))
             HostedFlash.clearMFAToken(on: &response)
             return response
         }
+    }
+
+    /// The second-factor page, when a first factor's refusal is `mfa_required`: its token goes
+    /// into the page's cookie.
+    static func secondFactorPage(after error: AuthError, _ parameters: [String: String]) -> HTTPResponse? {
+        guard error.code == .secondFactorRequired, let token = error.secondFactor?.token else { return nil }
+        var response = HTTPResponse.seeOther(secondFactorPath + "?" + encode(parameters))
+        HostedFlash.setMFAToken(token, on: &response)
+        return response
     }
 
     /// The consent page's answer.
