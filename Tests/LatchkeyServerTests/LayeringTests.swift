@@ -131,7 +131,7 @@ struct LayeringTests {
     static let domainFolders = ["Accounts", "Apple", "Audit", "Email", "Factors", "OAuth", "Outbox", "Passkeys", "Passwords", "Sessions", "Signing", "Support"]
 
     /// The domain's outbound adapters, which speak HTTP to Apple and so build HTTP messages.
-    static let outboundAdapters: Set<String> = ["Sources/LatchkeyServer/Apple/AppleClient.swift", "Sources/LatchkeyServer/Apple/AppleKeyCache.swift"]
+    static let outboundAdapters: Set<String> = ["Sources/LatchkeyServer/Apple/AppleClient.swift", "Sources/LatchkeyServer/Support/RemoteKeySet.swift"]
 
     @Test("no domain file imports LatchkeyHTTP: services, repositories and their values know nothing of the wire")
     func domainDoesNotImportHTTP() throws {

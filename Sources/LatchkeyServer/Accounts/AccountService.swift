@@ -49,6 +49,7 @@ package struct AccountService: Sendable {
     let outbox: AppleRevocationOutbox
     let credentials = PasswordCredentialRepository()
     let identities = IdentityRepository()
+    let passkeys = PasskeyRepository()
 
     /// The user's profile, read in one snapshot.
     ///
@@ -122,6 +123,38 @@ package struct AccountService: Sendable {
         // The revocation is durable now; sending it does not hold up the answer.
         Task { [outbox, jobs = BackgroundJobs(metrics: dependencies.metrics)] in
             await jobs.run(.appleRevocationOutbox) { _ = try await outbox.runDue() }
+        }
+    }
+
+    /// Removes the account's identities at an upstream provider (`DELETE /v1/me/identities/{provider}`),
+    /// audited `identity.unlinked` in the same transaction.
+    ///
+    /// - Throws: `insufficient_authentication` unless the session signed in or proved a second
+    ///   factor in the last five minutes; `not_found` when the account has no identity there;
+    ///   `conflict` when it would leave the account no way to sign in (no password, passkey or
+    ///   other identity), or for `apple`, whose identity ends with the account or at Apple.
+    func unlink(provider: String, principal: Principal, context: RequestContext) async throws {
+        let now = dependencies.clock()
+        try await dependencies.database.write { connection in
+            let userID = principal.userID
+            let all = try self.identities.list(userID: userID, on: connection)
+            let removed = all.filter { $0.provider == provider }
+            guard !removed.isEmpty else { throw AuthError.notFound("the account has no identity at \(provider)") }
+            guard provider != AppleService.provider else {
+                throw AuthError.conflict("Sign in with Apple stays linked; it ends when the account is deleted or when the user revokes it at Apple")
+            }
+            try self.sessions.requireFreshSignIn(principal, now: now, on: connection)
+            let others = all.count - removed.count + (try self.passkeys.count(userID: userID, on: connection))
+                + (try self.credentials.find(userID: userID, on: connection) == nil ? 0 : 1)
+            guard others > 0 else {
+                throw AuthError.conflict("this is the account's last way to sign in; add a password, a passkey or another provider first")
+            }
+            for identity in removed {
+                guard try self.identities.delete(id: identity.id, userID: userID, on: connection) else {
+                    throw AuthError.notFound("the account has no identity at \(provider)")
+                }
+            }
+            try self.dependencies.record(.identityUnlinked, .success, userID: userID, context: context, now: now, details: ["provider": provider], on: connection)
         }
     }
 

@@ -107,3 +107,24 @@ final class AppleClient: Sendable {
         }
     }
 }
+
+/// A failure talking to Apple.
+enum AppleError: Error, Sendable {
+    /// Apple answered 400 with this OAuth error code (`invalid_grant`, `invalid_client`, …).
+    case rejected(String)
+    /// No usable answer: a timeout, a transport error, a 5xx or a body we cannot read.
+    case unavailable(String)
+
+    /// The domain's refusal: a rejected code is the app's problem (`invalid_grant`); anything
+    /// else is ours or Apple's, and retrying later may help, so it always says when.
+    var authError: AuthError {
+        switch self {
+        case .rejected("invalid_grant"):
+            .invalidGrant(.unknown, "Apple refused the authorization code: it is unknown, used, expired or for another client")
+        case .rejected(let code):
+            AuthError(.appleUnavailable, "Apple refused the request (\(code)); check the apple settings", retryAfter: 30)
+        case .unavailable(let reason):
+            AuthError(.appleUnavailable, reason, retryAfter: 5)
+        }
+    }
+}

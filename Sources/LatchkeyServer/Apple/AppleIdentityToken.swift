@@ -63,7 +63,7 @@ struct AppleIdentityToken: Sendable {
     /// - Throws: ``AuthError`` `invalid_identity_token` naming the failed check; `apple_unavailable`
     ///   when Apple's keys cannot be fetched.
     static func verify(
-        _ token: String, rawNonce: String?, audiences: Set<String>? = nil, keys: AppleKeyCache, settings: AppleSettings
+        _ token: String, rawNonce: String?, audiences: Set<String>? = nil, keys: RemoteKeySet, settings: AppleSettings
     ) async throws -> AppleIdentityToken {
         let accepted = audiences ?? settings.clientIDs
         let claims: JWTClaims
@@ -71,8 +71,8 @@ struct AppleIdentityToken: Sendable {
             claims = try await keys.verify(token, policy: policy(settings, audiences: accepted)).claims
         } catch let error as JOSEError {
             throw failure(check(for: error), error.message)
-        } catch let error as AppleError {
-            throw error.authError
+        } catch let error as RemoteKeySetUnavailable {
+            throw AppleError.unavailable(error.message).authError
         }
         guard let subject = claims.subject, !subject.isEmpty else { throw failure("sub", "the token has no subject") }
         let nonce = claims["nonce"]?.stringValue

@@ -29,8 +29,8 @@ extension AppleService {
             claims = try await keys.verify(payload, policy: policy).claims
         } catch let error as JOSEError {
             throw AuthError.invalidRequest("the notification failed verification: \(AppleIdentityToken.check(for: error)): \(error.message)")
-        } catch let error as AppleError {
-            throw error.authError
+        } catch let error as RemoteKeySetUnavailable {
+            throw AppleError.unavailable(error.message).authError
         }
         // Apple serialises `events` into a string; accept an object too.
         var events = claims["events"]

@@ -9,7 +9,8 @@ import LatchkeyStore
 final class AppleService: Sendable {
     let dependencies: Dependencies
     let settings: AppleSettings
-    let keys: AppleKeyCache
+    /// Apple's signing keys (`keys_url`).
+    let keys: RemoteKeySet
     let client: AppleClient
     let outbox: AppleRevocationOutbox
     let signIns: SignInPipeline
@@ -35,7 +36,9 @@ final class AppleService: Sendable {
     ) {
         self.dependencies = dependencies
         self.settings = settings
-        self.keys = AppleKeyCache(settings: settings, client: httpClient, timeout: timeout, metrics: dependencies.metrics, clock: dependencies.clock)
+        self.keys = RemoteKeySet(
+            source: "apple", url: { settings.current.keys }, defaultAlgorithm: .rs256, client: httpClient, timeout: timeout,
+            metrics: dependencies.metrics, clock: dependencies.clock)
         self.client = client
         self.outbox = outbox
         self.signIns = signIns

@@ -197,6 +197,13 @@ package final class LatchkeyApplication: Sendable {
             clientIDs: settings.clientIDs.sorted() + [settings.webClientID].compactMap { $0 }.filter { !settings.clientIDs.contains($0) })
     }
 
+    /// In development mode, the client the sandbox upstream (`/sandbox/oidc`) must accept: the
+    /// provider `sandbox` this server signs in through; `nil` outside it.
+    package var developmentProvider: (clientID: String, clientSecret: String)? {
+        guard configuration.dev, let sandbox = configuration.providers.first(where: \.isSandbox), let secret = sandbox.clientSecret else { return nil }
+        return (sandbox.clientID, secret.value)
+    }
+
     /// Adds routes of the caller's beside the server's own: registered now, behind the same
     /// middleware, and told the public URL when the server starts.
     ///
@@ -227,6 +234,7 @@ package final class LatchkeyApplication: Sendable {
         try server.start()
         adoptPublicURL()
         if services.apple.settings.usesSandbox { services.apple.settings.useSandbox(at: publicURL) }
+        for provider in services.federation.providers where provider.settings.isSandbox { provider.useSandbox(at: publicURL) }
         for routes in mounts { routes.serverStarted(publicURL: publicURL) }
         let tasks = [signingKeyReload(), housekeeping.start()] + [services.mailOutbox.map(mailDelivery)].compactMap { $0 }
         let subscriptions = [signingKeyChanges(), services.clients.followChanges()]

@@ -23,6 +23,8 @@ package struct Services: Sendable {
     let tokens: TokenService
     package let authorization: AuthorizationService
     let appleWeb: AppleWebSignIn
+    /// Sign-in through upstream providers (`providers`).
+    let federation: FederationService
     /// The email flows, when mail can be delivered: to `email.smtp_url`, or in development mode
     /// to ``mailbox``.
     package let email: EmailService?
@@ -70,6 +72,10 @@ package struct Services: Sendable {
         authorization = AuthorizationService(
             dependencies: dependencies, accessTokens: accessTokens, keys: keys, browserSessions: browserSessions, clients: clients)
         appleWeb = AppleWebSignIn(apple: apple, masterKey: masterKey, clock: clock)
+        let upstream = UpstreamClient(http: httpClient)
+        federation = FederationService(
+            dependencies: dependencies, signIns: signIns, masterKey: masterKey,
+            providers: configuration.providers.map { UpstreamProvider($0, client: upstream, metrics: dependencies.metrics, clock: clock) })
         if configuration.email.isAvailable(dev: configuration.dev) {
             let transport: any MailTransport
             if configuration.email.smtpURL != nil {
@@ -118,7 +124,7 @@ package struct Services: Sendable {
         AuthorizeRoutes(
             authorization: authorization, browserSessions: browserSessions, csrf: CSRFProtection(masterKey: masterKey),
             passwords: configuration.password.enabled ? passwords : nil, factors: factors, appleWeb: appleWeb, email: email,
-            passkeys: configuration.passkeys.enabled ? passkeys : nil
+            passkeys: configuration.passkeys.enabled ? passkeys : nil, federation: federation
         ).register(on: router)
     }
 }

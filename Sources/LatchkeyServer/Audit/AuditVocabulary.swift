@@ -54,6 +54,14 @@ extension AuditEvent {
     static let signIn = AuditEvent(rawValue: "sign_in")
     /// An Apple sign-in that moved an account over from a team transfer.
     static let signInTransferLinked = AuditEvent(rawValue: "sign_in.transfer_linked")
+    /// A sign-in through an upstream provider: details `provider`, and `created` on success or
+    /// the failed check's `reason` (docs/providers.md).
+    static let signInProvider = AuditEvent(rawValue: "sign_in.provider")
+    /// An upstream identity linked to an account: details `provider` and `via` (`email`,
+    /// `session`, `sign_in`).
+    static let identityLinked = AuditEvent(rawValue: "identity.linked")
+    /// An upstream identity removed from an account: details `provider`.
+    static let identityUnlinked = AuditEvent(rawValue: "identity.unlinked")
     static let appleNotification = AuditEvent(rawValue: "apple.notification")
     static let appleConsentRevoked = AuditEvent(rawValue: "apple.consent_revoked")
     static let appleTokenRevoked = AuditEvent(rawValue: "apple.token_revoked")

@@ -59,6 +59,8 @@ package struct Configuration: Sendable, Equatable {
     package var email = Email()
     /// `passkeys`: WebAuthn passkeys (docs/reference.md, "Passkeys").
     package var passkeys = Passkeys()
+    /// `providers`: upstream identity providers people may sign in through (docs/providers.md).
+    package var providers: [Provider] = []
     /// `associated_domains`: what `/.well-known/apple-app-site-association` lists.
     package var associatedDomains = AssociatedDomains()
     /// `trusted_proxies`: addresses or networks (`10.0.0.0/8`) of the reverse proxies in front
@@ -151,6 +153,58 @@ package struct Configuration: Sendable, Equatable {
 
         /// Whether mail can be sent: to the SMTP server, or in development mode to the sandbox.
         package func isAvailable(dev: Bool) -> Bool { smtpURL != nil || dev }
+    }
+
+    /// One upstream identity provider (docs/providers.md): an OpenID provider found by discovery,
+    /// or GitHub's OAuth 2.
+    package struct Provider: Sendable, Equatable {
+        package enum Kind: String, Sendable, Equatable {
+            case oidc
+            case github
+        }
+
+        /// `id`: `[a-z0-9-]{1,32}`; the `provider` parameter, the callback's path segment and
+        /// the identities' `provider`.
+        package var id: String
+        package var kind: Kind
+        /// `display_name`: what the sign-in page's button says after "Continue with".
+        package var displayName: String
+        package var clientID: String
+        /// `client_secret_file`: a file holding the client secret (one line).
+        package var clientSecretFile: String?
+        /// The secret, read at load from `client_secret_file` or `LATCHKEY_PROVIDER_<ID>_SECRET`;
+        /// `nil` for a public client (PKCE alone). Never printed.
+        package var clientSecret: ProviderSecret?
+        package var scopes: [String]
+        /// `link_by_email`: whether a first sign-in links to an existing account with the same
+        /// email when both sides have verified it.
+        package var linkByEmail = true
+        /// `algorithms`: the ID token signature algorithms accepted (`oidc`).
+        package var algorithms: [String] = ["RS256", "ES256"]
+        /// `issuer` (`oidc`): discovery is read from `{issuer}/.well-known/openid-configuration`.
+        package var issuer = ""
+        /// `authorize_url`, `token_url`, `api_url` (`github`).
+        package var authorizeURL = "https://github.com/login/oauth/authorize"
+        package var tokenURL = "https://github.com/login/oauth/access_token"
+        package var apiURL = "https://api.github.com"
+        /// The development sandbox upstream (`--dev`): its issuer is this server's own public
+        /// URL plus `/sandbox/oidc`, known once the port is bound.
+        package var isSandbox = false
+
+        package init(id: String, kind: Kind, displayName: String, clientID: String, scopes: [String]) {
+            self.id = id
+            self.kind = kind
+            self.displayName = displayName
+            self.clientID = clientID
+            self.scopes = scopes
+        }
+    }
+
+    /// A provider's client secret: its description never shows the value.
+    package struct ProviderSecret: Sendable, Equatable, CustomStringConvertible {
+        package var value: String
+        package init(_ value: String) { self.value = value }
+        package var description: String { "<secret>" }
     }
 
     /// Passkeys: this server as a WebAuthn relying party.

@@ -148,12 +148,15 @@ package enum ConfigurationLoader {
     ) throws(ConfigurationError) -> Configuration {
         var problems = [String]()
         var values = [String: JSONValue]()
+        var providersValue: JSONValue?
         if let file {
             guard FileManager.default.fileExists(atPath: file) else { throw ConfigurationError(problems: ["\(file): no such file"]) }
             do {
                 let json = try JSONValue(parsing: Array(try Data(contentsOf: URL(fileURLWithPath: file))))
-                guard case .object = json else { throw ConfigurationError(problems: ["\(file): the configuration must be a JSON object"]) }
-                flatten(json, prefix: "", into: &values, problems: &problems)
+                guard case .object(var members) = json else { throw ConfigurationError(problems: ["\(file): the configuration must be a JSON object"]) }
+                // An array of objects, read by its own rules.
+                providersValue = members.removeValue(forKey: "providers")
+                flatten(.object(members), prefix: "", into: &values, problems: &problems)
             } catch let error as ConfigurationError {
                 throw error
             } catch let error as JSONError {
@@ -192,6 +195,10 @@ package enum ConfigurationLoader {
             configuration.apple.webClientID = "com.example.web"
         }
         problems += readAttestationRoots(&configuration.passkeys)
+        let providers = self.providers(fileValue: providersValue, environment: environment)
+        configuration.providers = providers.providers
+        problems += providers.problems
+        addSandboxProvider(&configuration)
         problems += validate(configuration)
         guard problems.isEmpty else { throw ConfigurationError(problems: problems) }
         return configuration

@@ -7,6 +7,8 @@ package struct ErrorPage: Sendable, Hashable {
     package var title: String
     /// What happened and what to do, in words.
     package var message: String
+    /// "Try again", when trying again may help (an upstream that did not answer).
+    package var retryLink: String?
 
     /// Creates the page.
     package init(title: String, message: String) {
@@ -21,7 +23,7 @@ package struct ErrorPage: Sendable, Hashable {
             body: """
                 <h1>\(title)</h1>
                 <p role="alert">\(message)</p>
-
+                \(PageLayout.links([("", retryLink, "Try again")]))
                 """)
     }
 }

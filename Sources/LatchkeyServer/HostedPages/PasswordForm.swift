@@ -77,3 +77,13 @@ struct PasswordForm {
         PageLayout.links([(question, link, text)])
     }
 }
+
+/// The button of an upstream provider on the sign-in and sign-up pages.
+struct ProviderButton: Sendable, Hashable {
+    /// The authorization endpoint with `provider` set.
+    var link: String
+    /// The provider's `display_name`.
+    var name: String
+
+    var alternative: (url: String?, text: String) { (link, "Continue with " + name) }
+}

@@ -19,6 +19,8 @@ package struct SignInPage: Sendable, Hashable {
     package var forgotPasswordLink: String?
     /// Where "Email me a code" leads, when mail can be sent.
     package var emailCodeLink: String?
+    /// "Continue with …", one button per upstream provider.
+    var providers: [ProviderButton] = []
     /// "Sign in with a passkey" and AutoFill's passkeys, when the server offers passkeys.
     var passkey: PasskeyForm?
 
@@ -41,7 +43,7 @@ package struct SignInPage: Sendable, Hashable {
     package func render() -> HTML {
         let after: HTML = """
             \(PageLayout.links([("", forgotPasswordLink, "Forgot password?")]))\
-            \(PasswordForm.alternatives([(emailCodeLink, "Email me a code"), (appleLink, "Sign in with Apple")]))\
+            \(PasswordForm.alternatives([(emailCodeLink, "Email me a code"), (appleLink, "Sign in with Apple")] + providers.map(\.alternative)))\
             \(PasswordForm.otherPage("No account yet?", link: signUpLink, text: "Create one"))
             """
         return PasswordForm(

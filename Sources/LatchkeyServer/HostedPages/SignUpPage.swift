@@ -15,6 +15,8 @@ package struct SignUpPage: Sendable, Hashable {
     package var signInLink: String?
     /// Where "Email me a code" leads (an account without a password), when mail can be sent.
     package var emailCodeLink: String?
+    /// "Continue with …", one button per upstream provider.
+    var providers: [ProviderButton] = []
     /// "Create with a passkey", when the server offers passkeys.
     var passkey: PasskeyForm?
 
@@ -37,7 +39,7 @@ package struct SignUpPage: Sendable, Hashable {
             title: "Create an account", clientName: clientName, form: form, username: username, error: error,
             passwordAutocomplete: "new-password", passwordHint: PasswordForm.newPasswordHint, submit: "Create account",
             after: """
-                \(PasswordForm.alternatives([(emailCodeLink, "Email me a code")]))\
+                \(PasswordForm.alternatives([(emailCodeLink, "Email me a code")] + providers.map(\.alternative)))\
                 \(PasswordForm.otherPage("Have an account?", link: signInLink, text: "Sign in"))
                 """, passkey: passkey
         ).render()

@@ -131,6 +131,13 @@ package enum AuthorizationFailure: Error, Sendable {
     case toClient(AuthorizationResponse)
 }
 
+extension AuthorizationRequest {
+    /// The answer that sends `error` back to the client, with the request's `state`.
+    package func error(_ code: String, _ description: String) -> AuthorizationResponse {
+        AuthorizationResponse(redirectURI: redirectURI, mode: responseMode, state: state, result: .error(code, description))
+    }
+}
+
 /// What goes back to the client's redirect URI (RFC 6749 §4.1.2, RFC 9207): a code or an
 /// error, the request's `state`, and the issuer.
 package struct AuthorizationResponse: Sendable, Hashable {

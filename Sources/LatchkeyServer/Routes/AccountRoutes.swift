@@ -2,7 +2,7 @@ import LatchkeyHTTP
 import LatchkeyJSON
 import LatchkeyWire
 
-/// `GET /v1/me`, `PATCH /v1/me` and `DELETE /v1/me`.
+/// `GET /v1/me`, `PATCH /v1/me`, `DELETE /v1/me` and `DELETE /v1/me/identities/{provider}`.
 struct AccountRoutes {
     let accounts: AccountService
     let bearer: BearerAuthenticator
@@ -22,6 +22,15 @@ struct AccountRoutes {
             let change = try Self.nameChange(request)
             let user = try await accounts.updateName(userID: principal.userID, change: change, context: context.caller)
             return .json(WireAccountUpdateResponse(user: WireUser(user)).json)
+        }
+
+        // Unlinks an upstream provider; the session must have signed in in the last five minutes,
+        // and the account keeps another way to sign in.
+        signedIn.delete("/me/identities/{provider}") { request, context in
+            let principal = try context.requirePrincipal()
+            let provider = request.pathParameters["provider"] ?? ""
+            try await accounts.unlink(provider: String(provider.prefix(64)), principal: principal, context: context.caller)
+            return .empty()
         }
 
         // Revokes Apple's tokens at Apple, ends every session, deletes personal data (docs/reference.md);

@@ -23,6 +23,8 @@ struct AuthorizeRoutes {
     /// Passkeys on the pages (AuthorizeRoutes+Passkeys.swift); `nil` when passkeys are off, and
     /// the pages offer them only where ``offeredPasskeys`` says.
     let passkeys: PasskeyService?
+    /// Upstream providers (AuthorizeRoutes+Providers.swift): a button each on the pages.
+    let federation: FederationService
 
     static let signInPath = "/oauth/authorize/sign-in"
     static let signUpPath = "/oauth/authorize/sign-up"
@@ -42,6 +44,7 @@ struct AuthorizeRoutes {
         add(.post, Self.consentPath, on: router) { request, caller in try await routes.consent(request, caller: caller) }
         add(.get, Self.appleStartPath, on: router) { request, _ in try await routes.appleStart(request) }
         add(.post, AppleWebSignIn.callbackPath, on: router) { request, caller in try await routes.appleCallback(request, caller: caller) }
+        add(.get, FederationService.callbackPath("{id}"), on: router) { request, caller in try await routes.providerCallback(request, caller: caller) }
         add(.get, Self.logoutPath, on: router) { request, caller in try await routes.logout(request, parameters: request.query, posted: false, caller: caller) }
         add(.post, Self.logoutPath, on: router) { request, caller in try await routes.logout(request, parameters: try request.formBody(), posted: true, caller: caller) }
         registerEmailFlows(on: router)
@@ -102,12 +105,24 @@ struct AuthorizeRoutes {
     func show(_ request: HTTPRequest, parameters: [String: String], caller: RequestContext) async throws -> HTTPResponse {
         let authorizationRequest = try await authorization.check(parameters)
         let browserSession = try await currentBrowserSession(request)
+        // A browser back from signing in to the account an upstream identity waits for.
+        let linkSpent = try await completePendingLink(request, browserSession: browserSession, caller: caller)
+        var response = try await next(request, authorizationRequest, browserSession: browserSession, caller: caller)
+        if linkSpent { response.clearPendingLinkCookie() }
+        return response
+    }
+
+    /// What an authorization request needs next: a hosted page, an upstream, or the answer.
+    private func next(
+        _ request: HTTPRequest, _ authorizationRequest: AuthorizationRequest, browserSession: BrowserSession?, caller: RequestContext
+    ) async throws -> HTTPResponse {
         let flash = HostedFlash(request)
         var response: HTTPResponse
         switch try await authorization.next(authorizationRequest, browserSession: browserSession, context: caller) {
         case .respond(let answer):
             response = respond(answer)
         case .signIn, .signUp:
+            if let provider = authorizationRequest.parameters["provider"] { return await providerStart(provider, authorizationRequest) }
             let creating = authorizationRequest.prompts.contains(.create) || flash?.page == "sign_up"
             let (token, binding) = preSessionBinding(request)
             let form = HostedForm(
@@ -124,6 +139,7 @@ struct AuthorizeRoutes {
                     emailCodeLink: emailFlowLink(.signIn, authorizationRequest.parameters.adding(prompt: .create)))
                 passkey = await passkeySignUpForm(authorizationRequest.parameters, loginHint: authorizationRequest.loginHint, csrfToken: form.csrfToken)
                 page.passkey = passkey
+                page.providers = providerButtons(authorizationRequest.parameters)
                 html = page.render()
             } else {
                 var page = SignInPage(
@@ -134,6 +150,7 @@ struct AuthorizeRoutes {
                     emailCodeLink: emailFlowLink(.signIn, authorizationRequest.parameters.removing(prompt: .create)))
                 passkey = await passkeySignInForm(authorizationRequest.parameters, csrfToken: form.csrfToken)
                 page.passkey = passkey
+                page.providers = providerButtons(authorizationRequest.parameters)
                 html = page.render()
             }
             response = .page(html)

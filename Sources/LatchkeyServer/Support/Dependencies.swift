@@ -1,5 +1,6 @@
 package import FoundationEssentials
 package import LatchkeyStore
+import LatchkeyJSON
 
 /// What the domain services share: the database with its audit log and user rows, the metrics
 /// and the clock.
@@ -30,5 +31,24 @@ package struct Dependencies: Sendable {
         try audit.record(
             .init(time: now, userID: userID, event: event, outcome: outcome, ip: context.ip, requestID: context.requestID, details: details),
             on: connection)
+    }
+}
+
+extension Dependencies {
+    /// Records an audit entry in a transaction of its own, for a refusal that wrote nothing else;
+    /// a failure to write it is logged with the event's name rather than thrown over the refusal.
+    func recordOutsideTransaction(
+        _ event: AuditEvent, _ outcome: AuditOutcome, userID: String?, context: RequestContext, details: [String: String]
+    ) async {
+        let now = clock()
+        do {
+            try await audit.record(
+                .init(time: now, userID: userID, event: event, outcome: outcome, ip: context.ip, requestID: context.requestID, details: details))
+        } catch {
+            ServerLog.write(
+                .error, "audit_write_failed", time: now,
+                ["audit_event": .string(event.rawValue), "request_id": context.requestID.map(JSONValue.string) ?? .null,
+                 "error": .string(String(String(describing: error).prefix(200)))])
+        }
     }
 }

@@ -15,7 +15,28 @@ package enum LatchkeySchema {
         Migration(version: 5, name: "oauth provider", statements: oauthProvider),
         Migration(version: 6, name: "email flows and the outbox", statements: email),
         Migration(version: 7, name: "passkeys", statements: passkeys),
+        Migration(version: 8, name: "upstream providers", statements: upstreamProviders),
     ]
+
+    /// Migration 8: the states of sign-ins at upstream providers that came back. A state carries
+    /// everything itself (sealed and bound to its browser); the row is what makes it answerable
+    /// once, on every instance, until it would have expired. Upstream identities live in
+    /// `identities` beside Apple's.
+    @Sendable
+    static func upstreamProviders(_ dialect: SQLDialect) -> [String] {
+        let time = dialect.bigIntegerType
+        return [
+            """
+            CREATE TABLE provider_states (
+                id TEXT PRIMARY KEY NOT NULL,
+                provider TEXT NOT NULL,
+                used_at \(time) NOT NULL,
+                expires_at \(time) NOT NULL
+            )
+            """,
+            "CREATE INDEX provider_states_expires_at ON provider_states (expires_at)",
+        ]
+    }
 
     /// Migration 7: passkeys (WebAuthn credentials), the ceremonies that make and use them, and
     /// each account's user handle.

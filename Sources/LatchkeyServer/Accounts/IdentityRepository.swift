@@ -98,6 +98,13 @@ struct IdentityRepository: Sendable {
         ).map(Self.identity)
     }
 
+    /// Deletes one of a user's identities.
+    ///
+    /// - Returns: Whether this call deleted it.
+    func delete(id: String, userID: String, on connection: any SQLConnection) throws -> Bool {
+        try connection.execute("DELETE FROM identities WHERE id = ? AND user_id = ?", [.text(id), .text(userID)]) == 1
+    }
+
     /// A user's identities, oldest first.
     func list(userID: String, on connection: any SQLConnection) throws -> [Identity] {
         try connection.query("SELECT * FROM identities WHERE user_id = ? ORDER BY created_at, id", [.text(userID)]).map(Self.identity)
