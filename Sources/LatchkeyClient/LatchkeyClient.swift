@@ -309,7 +309,7 @@ public actor LatchkeyClient {
 
     /// The session, reading the store if it could not be read before, and writing a session the
     /// store refused earlier.
-    private func current() -> StoredSession? {
+    func current() -> StoredSession? {
         if !loaded, let stored = try? Optional(configuration.store.load()) {
             cached = stored
             loaded = true

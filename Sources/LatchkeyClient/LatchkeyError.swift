@@ -58,7 +58,8 @@ public struct LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible
         public static func webSignIn(error: String) -> Code { Code(name: "web_sign_in", serverCode: error) }
         /// The call needs something the configuration lacks or has wrong (web sign-in without
         /// ``LatchkeyConfiguration/clientID``, a redirect URI that is not an absolute URI, an
-        /// `https` callback on an OS without it); not something a retry fixes.
+        /// `https` callback on an OS without it, a provider id that is not `[a-z0-9-]{1,32}`);
+        /// not something a retry fixes. Nothing was sent.
         public static let invalidConfiguration = Code(name: "invalid_configuration")
         /// The authenticator already holds a passkey of this account (one of the registration's
         /// `excludeCredentials`; `ASAuthorizationError.matchedExcludedCredential` on iOS 18 and
@@ -67,6 +68,11 @@ public struct LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible
         /// The authenticator holds no passkey the sign-in allows (none for this relying party, or
         /// none of the account's): offer another way to sign in.
         public static let noPasskey = Code(name: "no_passkey")
+        /// `link(provider:…)` ended signed in to another account than the signed-in one (the
+        /// server's sign-in page was signed in to another account, or the provider's identity
+        /// already belongs to one). Nothing was linked; the new session was revoked and the
+        /// signed-in one kept.
+        public static let identityNotLinked = Code(name: "identity_not_linked")
         /// The server's answer was not what the wire contract describes.
         public static let invalidResponse = Code(name: "invalid_response")
         /// A file or other store failed for a reason other than being locked.

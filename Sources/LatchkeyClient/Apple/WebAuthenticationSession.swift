@@ -26,6 +26,47 @@ extension LatchkeyClient {
             try await WebAuthenticationSessionRun(anchor: anchor).perform(request, ephemeral: prefersEphemeralWebBrowserSession)
         }
     }
+
+    /// Signs in through an upstream provider in one call (docs/providers.md): opens
+    /// `/oauth/authorize` with `provider=<id>` in an `ASWebAuthenticationSession` over `anchor`,
+    /// so the server sends the browser straight to the provider's sign-in, and signs in with the
+    /// callback as ``signInWithWeb(redirectURI:anchor:prefersEphemeralWebBrowserSession:scopes:prompt:loginHint:)``
+    /// does. Needs ``LatchkeyConfiguration/clientID``.
+    ///
+    /// - Parameters:
+    ///   - provider: the provider's id in the server's `providers` (`google`, `github`; `sandbox`
+    ///     on the development server).
+    ///   - redirectURI: a redirect URI registered for the client, exactly as registered.
+    ///   - prefersEphemeralWebBrowserSession: share no cookies with Safari (default), so the user
+    ///     signs in at the provider every time and iOS asks nothing first.
+    /// - Throws: ``LatchkeyError/Code/invalidConfiguration`` for a provider id that is not
+    ///   `[a-z0-9-]{1,32}`; ``LatchkeyError/Code/canceled`` when the user closes the page or says
+    ///   no at the provider; as ``signIn(with:redirectURI:scopes:loginHint:browser:)``.
+    public nonisolated func signIn(
+        with provider: String, redirectURI: String, presentingFrom anchor: ASPresentationAnchor,
+        prefersEphemeralWebBrowserSession: Bool = true, scopes: [String] = ["openid", "profile", "email"], loginHint: String? = nil
+    ) async throws -> Session {
+        try await signIn(with: provider, redirectURI: redirectURI, scopes: scopes, loginHint: loginHint) { request in
+            try await WebAuthenticationSessionRun(anchor: anchor).perform(request, ephemeral: prefersEphemeralWebBrowserSession)
+        }
+    }
+
+    /// Links an upstream provider's identity to the signed-in account
+    /// (``link(provider:redirectURI:scopes:browser:)``) in an `ASWebAuthenticationSession` over
+    /// `anchor`: `prompt=login` and `provider=<id>`; the answer must be for the signed-in user.
+    ///
+    /// - Throws: ``LatchkeyError/Code/notSignedIn``; ``LatchkeyError/Code/identityNotLinked``
+    ///   when the browser ended signed in to another account (the session is kept);
+    ///   ``LatchkeyError/Code/canceled`` when the user closes the page; as
+    ///   ``signIn(with:redirectURI:presentingFrom:prefersEphemeralWebBrowserSession:scopes:loginHint:)``.
+    public nonisolated func link(
+        provider: String, redirectURI: String, presentingFrom anchor: ASPresentationAnchor,
+        prefersEphemeralWebBrowserSession: Bool = true, scopes: [String] = ["openid", "profile", "email"]
+    ) async throws -> Session {
+        try await link(provider: provider, redirectURI: redirectURI, scopes: scopes) { request in
+            try await WebAuthenticationSessionRun(anchor: anchor).perform(request, ephemeral: prefersEphemeralWebBrowserSession)
+        }
+    }
 }
 
 /// One `ASWebAuthenticationSession` as one `async` call: its presentation provider, resuming a

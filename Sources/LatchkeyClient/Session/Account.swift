@@ -43,7 +43,9 @@ public struct Account: Sendable, Hashable {
 
     /// One way the user signs in.
     public struct Identity: Sendable, Hashable {
-        /// `apple` or `password`; a string, so a provider added later arrives intact.
+        /// `apple`, `password`, or the id of one of the server's upstream providers (`google`,
+        /// `github`, `sandbox` in development mode, …); a string, so a provider added later
+        /// arrives intact. ``LatchkeyClient/unlink(_:)`` takes it.
         public var provider: String
         /// The email the provider gave, if any.
         public var email: String?

@@ -16,26 +16,34 @@ extension LatchkeyClient {
     ///   - redirectURI: one of the client's registered redirect URIs, exactly as registered.
     ///   - prompt: `login`, `none`, `consent` or `create`, passed on as it is.
     ///   - loginHint: the username to fill in on the sign-in page.
-    /// - Throws: ``LatchkeyError/Code/invalidConfiguration`` without a `clientID`, or for a redirect
-    ///   URI that is not an absolute URI without query and fragment.
+    ///   - provider: an upstream provider's id from the server's `providers` (`google`, `github`,
+    ///     `sandbox` in development mode): the server skips its sign-in page and sends the browser
+    ///     straight to that provider. `nil` (the default) shows the sign-in page, with a "Continue
+    ///     with …" button per provider.
+    /// - Throws: ``LatchkeyError/Code/invalidConfiguration`` without a `clientID`, for a redirect
+    ///   URI that is not an absolute URI without query and fragment, or for a provider id that is
+    ///   not `[a-z0-9-]{1,32}`.
     public func beginWebSignIn(
-        redirectURI: String, scopes: [String] = ["openid", "profile", "email"], prompt: String? = nil, loginHint: String? = nil
+        redirectURI: String, scopes: [String] = ["openid", "profile", "email"], prompt: String? = nil, loginHint: String? = nil,
+        provider: String? = nil
     ) throws -> WebSignInRequest {
         var generator = SystemRandomNumberGenerator()
-        return try beginWebSignIn(redirectURI: redirectURI, scopes: scopes, prompt: prompt, loginHint: loginHint, using: &generator)
+        return try beginWebSignIn(
+            redirectURI: redirectURI, scopes: scopes, prompt: prompt, loginHint: loginHint, provider: provider, using: &generator)
     }
 
-    /// ``beginWebSignIn(redirectURI:scopes:prompt:loginHint:)`` with the random values from
-    /// `generator`, which must be cryptographically secure outside tests.
+    /// ``beginWebSignIn(redirectURI:scopes:prompt:loginHint:provider:)`` with the random values
+    /// from `generator`, which must be cryptographically secure outside tests.
     func beginWebSignIn(
-        redirectURI: String, scopes: [String], prompt: String?, loginHint: String?, using generator: inout some RandomNumberGenerator
+        redirectURI: String, scopes: [String], prompt: String?, loginHint: String?, provider: String? = nil,
+        using generator: inout some RandomNumberGenerator
     ) throws -> WebSignInRequest {
         guard let clientID = configuration.clientID, !clientID.isEmpty else {
             throw LatchkeyError(.invalidConfiguration, "web sign-in needs LatchkeyConfiguration.clientID")
         }
         return try WebSignInRequest(
             authorizeURL: api.url("/oauth/authorize"), issuer: issuer, clientID: clientID, redirectURI: redirectURI, scopes: scopes,
-            prompt: prompt, loginHint: loginHint, using: &generator)
+            prompt: prompt, loginHint: loginHint, provider: provider, using: &generator)
     }
 
     /// Finishes a web sign-in with the URL the browser was sent back to.
@@ -54,6 +62,15 @@ extension LatchkeyClient {
     ///   (`login_required`, `invalid_scope`, …); ``LatchkeyError/Code/server(code:)`` when the
     ///   token endpoint refuses the code (`invalid_grant`, …); ``LatchkeyError/Code/network``.
     public func completeWebSignIn(_ request: WebSignInRequest, callbackURL: URL) async throws -> Session {
+        try await completeWebSignIn(request, callbackURL: callbackURL, linkingTo: nil)
+    }
+
+    /// ``completeWebSignIn(_:callbackURL:)``; with `linkingTo`, the user id the answer must be
+    /// for (a link of an upstream identity to the signed-in account). An answer for another user
+    /// is not stored: its refresh token is revoked and ``LatchkeyError/Code/identityNotLinked``
+    /// thrown, the signed-in session kept. When it is that user, the new session replaces the
+    /// one before it, whose refresh token is revoked.
+    func completeWebSignIn(_ request: WebSignInRequest, callbackURL: URL, linkingTo userID: String?) async throws -> Session {
         let code = try request.code(from: callbackURL)
         let issuedAt = configuration.now()
         let response = try await exchange(code, for: request)
@@ -77,21 +94,31 @@ extension LatchkeyClient {
             await revoke(tokens.refreshToken)
             throw LatchkeyError(.invalidResponse, "GET /v1/me answered another user than the access token's sub")
         }
+        if let userID, account.user.id != userID {
+            await revoke(tokens.refreshToken)
+            throw LatchkeyError(
+                .identityNotLinked, "the provider's sign-in ended in another account than the signed-in one; nothing was linked")
+        }
+        // A link replaces the session it started from (keeping its Apple user for the launch
+        // check); the one before is ended at the server.
+        let previous = userID == nil ? nil : current()
         let session = Session(
             accessToken: tokens.accessToken, refreshToken: tokens.refreshToken,
             expiresAt: issuedAt.addingTimeInterval(TimeInterval(response.expiresIn)), sessionID: tokens.sessionID,
             user: Account.User(account.user))
-        return signedIn(session, appleUserID: nil).session
+        let stored = signedIn(session, appleUserID: previous?.appleUserID).session
+        if let replaced = previous?.session.refreshToken, replaced != stored.refreshToken { await revoke(replaced) }
+        return stored
     }
 
-    /// A whole web sign-in in one call: ``beginWebSignIn(redirectURI:scopes:prompt:loginHint:)``,
+    /// A whole web sign-in in one call: ``beginWebSignIn(redirectURI:scopes:prompt:loginHint:provider:)``,
     /// then `browser`, which opens the request's URL and returns the URL the server sent the
     /// browser back to, then ``completeWebSignIn(_:callbackURL:)``.
     ///
     /// The Apple glue passes an `ASWebAuthenticationSession` as `browser`; tests and tools pass
     /// their own user agent.
     ///
-    /// - Throws: as ``beginWebSignIn(redirectURI:scopes:prompt:loginHint:)`` and
+    /// - Throws: as ``beginWebSignIn(redirectURI:scopes:prompt:loginHint:provider:)`` and
     ///   ``completeWebSignIn(_:callbackURL:)``, and whatever `browser` throws.
     public func signInWithWeb(
         redirectURI: String, scopes: [String] = ["openid", "profile", "email"], prompt: String? = nil, loginHint: String? = nil,

@@ -1,7 +1,7 @@
 public import Foundation
 
 /// One web sign-in in progress: the authorize URL to open in a browser, and what the answer must
-/// match. Made by ``LatchkeyClient/beginWebSignIn(redirectURI:scopes:prompt:loginHint:)``, used
+/// match. Made by ``LatchkeyClient/beginWebSignIn(redirectURI:scopes:prompt:loginHint:provider:)``, used
 /// once by ``LatchkeyClient/completeWebSignIn(_:callbackURL:)``.
 ///
 /// The PKCE verifier and the OpenID nonce never leave the request (the URL carries only the
@@ -16,6 +16,9 @@ public struct WebSignInRequest: Sendable, Hashable {
     /// How a system browser session recognises the callback, or `nil` for a redirect URI that
     /// neither is `https` nor has a reverse-DNS scheme (a loopback `http` URI for a tool).
     public let callback: WebSignInCallback?
+    /// The upstream provider the server sends the browser to (`google`, `github`, …) instead of
+    /// its own sign-in page, or `nil` for the sign-in page.
+    public let provider: String?
 
     /// The PKCE verifier (RFC 7636), sent only with the code exchange.
     let verifier: String
@@ -29,10 +32,11 @@ public struct WebSignInRequest: Sendable, Hashable {
     /// A request to `authorizeURL` (the server's `/oauth/authorize`) with fresh random values.
     ///
     /// - Throws: ``LatchkeyError/Code/invalidConfiguration`` for a redirect URI that is not an
-    ///   absolute URI, or that has a query or a fragment.
+    ///   absolute URI, or that has a query or a fragment, or a provider id that is not
+    ///   `[a-z0-9-]{1,32}`.
     init(
         authorizeURL: URL, issuer: String, clientID: String, redirectURI: String, scopes: [String], prompt: String?, loginHint: String?,
-        using generator: inout some RandomNumberGenerator
+        provider: String? = nil, using generator: inout some RandomNumberGenerator
     ) throws {
         guard let redirect = URLComponents(string: redirectURI), let scheme = redirect.scheme, !scheme.isEmpty else {
             throw LatchkeyError(.invalidConfiguration, "the redirect URI is not an absolute URI")
@@ -40,7 +44,9 @@ public struct WebSignInRequest: Sendable, Hashable {
         guard redirect.percentEncodedQuery == nil, redirect.percentEncodedFragment == nil else {
             throw LatchkeyError(.invalidConfiguration, "the redirect URI must have no query and no fragment")
         }
+        if let provider { try Self.checkProviderID(provider) }
         self.redirectURI = redirectURI
+        self.provider = provider
         self.clientID = clientID
         self.issuer = issuer
         self.verifier = PKCE.makeVerifier(using: &generator)
@@ -57,6 +63,7 @@ public struct WebSignInRequest: Sendable, Hashable {
         ]
         if let prompt { parameters.append(("prompt", prompt)) }
         if let loginHint { parameters.append(("login_hint", loginHint)) }
+        if let provider { parameters.append(("provider", provider)) }
         guard let url = URL(string: authorizeURL.absoluteString + "?" + FormEncoding.encode(parameters)) else {
             throw LatchkeyError(.invalidConfiguration, "the server URL cannot carry an authorize request")
         }
@@ -137,6 +144,20 @@ extension WebSignInRequest {
             throw LatchkeyError(.invalidCallback, "the callback has neither a code nor an error")
         }
         return code
+    }
+
+    /// Checks a provider id before it goes into a URL or a path: 1 to 32 of `a-z`, `0-9` and `-`,
+    /// as the server's configuration allows.
+    ///
+    /// - Throws: ``LatchkeyError/Code/invalidConfiguration`` for anything else.
+    static func checkProviderID(_ id: String) throws {
+        let allowed = id.utf8.allSatisfy { byte in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                || byte == UInt8(ascii: "-")
+        }
+        guard allowed, (1...32).contains(id.utf8.count) else {
+            throw LatchkeyError(.invalidConfiguration, "a provider id is 1 to 32 of a-z, 0-9 and -")
+        }
     }
 
     /// Whether `a` and `b` are equal, in a time that depends only on their lengths.
