@@ -32,3 +32,28 @@ struct AppleSandboxMount: RouteMount {
         return sandbox
     }
 }
+
+/// The sandbox OpenID provider of development mode, mounted by the executable under
+/// `/sandbox/oidc`: the upstream behind "Continue with Sandbox". Its issuer is
+/// `{public_url}/sandbox/oidc`, set once the server listens.
+struct OIDCSandboxMount: RouteMount {
+    let sandbox: OIDCSandbox
+
+    func register(on router: Router) { sandbox.register(on: router) }
+
+    /// The issuer follows the URL the server is reached at.
+    func serverStarted(publicURL: String) {
+        sandbox.setIssuer(publicURL + "/sandbox/oidc")
+    }
+
+    /// Mounts a sandbox provider that knows one client, `clientID` with `clientSecret`: where
+    /// they come from is the server configuration's business.
+    ///
+    /// - Returns: The sandbox.
+    @discardableResult
+    static func mount(on application: LatchkeyApplication, clientID: String, clientSecret: String) -> OIDCSandbox {
+        let sandbox = OIDCSandbox(clientID: clientID, clientSecret: clientSecret)
+        application.mount(OIDCSandboxMount(sandbox: sandbox))
+        return sandbox
+    }
+}

@@ -198,6 +198,35 @@ struct SandboxMount: RouteMount {
     }
 }
 
+/// The sandbox OpenID provider mounted on a test server as the executable's `OIDCSandboxMount`
+/// mounts it under `/sandbox/oidc`, with the test's clock. `TestServer.with` does not mount it:
+/// a test passes one in `mounts:` (``init(clientID:clientSecret:clock:)``).
+struct OIDCSandboxTestMount: RouteMount {
+    static let clientID = "sandbox-broker"
+    static let clientSecret = "sandbox-broker-secret"
+
+    let sandbox: OIDCSandbox
+
+    /// A mount of a new sandbox knowing one client, on the test's clock.
+    init(clientID: String = Self.clientID, clientSecret: String = Self.clientSecret, clock: TestClock) {
+        sandbox = OIDCSandbox(clientID: clientID, clientSecret: clientSecret, clock: { clock.now })
+    }
+
+    func register(on router: Router) { sandbox.register(on: router) }
+
+    func serverStarted(publicURL: String) {
+        sandbox.setIssuer(publicURL + "/sandbox/oidc")
+    }
+
+    /// Mounts a sandbox provider knowing one client, on the test's clock (before the server starts).
+    @discardableResult
+    static func mount(on application: LatchkeyApplication, clientID: String, clientSecret: String, clock: TestClock) -> OIDCSandbox {
+        let mount = OIDCSandboxTestMount(clientID: clientID, clientSecret: clientSecret, clock: clock)
+        application.mount(mount)
+        return mount.sandbox
+    }
+}
+
 extension LatchkeyApplication {
     /// The sandbox Apple mounted under `/sandbox/apple` in development mode; `nil` outside it.
     var sandbox: AppleSandbox? { mounted(SandboxMount.self)?.sandbox }
