@@ -128,10 +128,16 @@ struct LayeringTests {
     }
 
     /// The domain folders of the server: services, their repositories and their values.
-    static let domainFolders = ["Accounts", "Apple", "Audit", "Email", "Factors", "OAuth", "Outbox", "Passkeys", "Passwords", "Sessions", "Signing", "Support"]
+    static let domainFolders = [
+        "Accounts", "Apple", "Audit", "Email", "Factors", "Federation", "OAuth", "Outbox", "Passkeys", "Passwords", "Sessions", "Signing", "Support",
+    ]
 
-    /// The domain's outbound adapters, which speak HTTP to Apple and so build HTTP messages.
-    static let outboundAdapters: Set<String> = ["Sources/LatchkeyServer/Apple/AppleClient.swift", "Sources/LatchkeyServer/Support/RemoteKeySet.swift"]
+    /// The domain's outbound adapters, which speak HTTP to Apple and upstream providers and so
+    /// build HTTP messages.
+    static let outboundAdapters: Set<String> = [
+        "Sources/LatchkeyServer/Apple/AppleClient.swift", "Sources/LatchkeyServer/Support/RemoteKeySet.swift",
+        "Sources/LatchkeyServer/Federation/UpstreamClient.swift",
+    ]
 
     @Test("no domain file imports LatchkeyHTTP: services, repositories and their values know nothing of the wire")
     func domainDoesNotImportHTTP() throws {

@@ -137,8 +137,7 @@ final class FederationService: Sendable {
                 if info["sub"]?.stringValue == profile.subject {
                     profile.email = UpstreamProfile.email(info["email"])
                     profile.emailVerified = profile.email != nil && UpstreamProfile.flag(info["email_verified"])
-                    profile.givenName = profile.givenName ?? UpstreamProfile.name(info["given_name"])
-                    profile.familyName = profile.familyName ?? UpstreamProfile.name(info["family_name"])
+                    profile.takeNames(given: info["given_name"], family: info["family_name"], full: info["name"])
                 }
             }
             return profile
@@ -158,9 +157,7 @@ final class FederationService: Sendable {
             } else {
                 profile.email = UpstreamProfile.email(user["email"])
             }
-            let parts = (user["name"]?.stringValue ?? "").split(separator: " ", maxSplits: 1).map(String.init)
-            profile.givenName = UpstreamProfile.name(parts.first.map(JSONValue.string))
-            profile.familyName = UpstreamProfile.name(parts.dropFirst().first.map(JSONValue.string))
+            profile.takeNames(given: nil, family: nil, full: user["name"])
             return profile
         }
     }

@@ -90,16 +90,14 @@ final class UpstreamClient: Sendable {
     ///
     /// - Throws: `userinfo_failed` for a 4xx; `upstream_unavailable` otherwise.
     func get(_ url: URL, accessToken: String, what: String, github: Bool = false) async throws(ProviderSignInFailure) -> JSONValue {
-        var headers: HTTPHeaders = ["Authorization": "Bearer " + accessToken]
+        var request = OutboundRequest(url: url, headers: ["Authorization": "Bearer " + accessToken, "Accept": "application/json"], timeout: timeout)
         if github {
-            headers.add("Accept", "application/vnd.github+json")
-            headers.add("X-GitHub-Api-Version", "2022-11-28")
+            request.headers.set("Accept", "application/vnd.github+json")
+            request.headers.add("X-GitHub-Api-Version", "2022-11-28")
             // GitHub refuses requests without one.
-            headers.add("User-Agent", "Latchkey")
-        } else {
-            headers.add("Accept", "application/json")
+            request.headers.add("User-Agent", "Latchkey")
         }
-        return try await json(OutboundRequest(url: url, headers: headers, timeout: timeout), what: what, refusal: .userinfoFailed)
+        return try await json(request, what: what, refusal: .userinfoFailed)
     }
 
     /// Sends `request` and parses a JSON answer.

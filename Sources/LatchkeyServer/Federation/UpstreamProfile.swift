@@ -38,6 +38,19 @@ struct UpstreamProfile: Sendable, Hashable {
         return text
     }
 
+    /// Takes the names an upstream gives: `given_name` and `family_name`, or else `name` split at
+    /// its first space (GitHub, and providers that send only `name`). Names already taken stay.
+    mutating func takeNames(given: JSONValue?, family: JSONValue?, full: JSONValue?) {
+        guard givenName == nil, familyName == nil else { return }
+        givenName = Self.name(given)
+        familyName = Self.name(family)
+        if givenName == nil, familyName == nil, let full = full?.stringValue {
+            let parts = full.split(separator: " ", maxSplits: 1).map { JSONValue.string(String($0)) }
+            givenName = Self.name(parts.first)
+            familyName = Self.name(parts.dropFirst().first)
+        }
+    }
+
     /// Email flags arrive as JSON booleans, and from some providers as the strings "true" and "false".
     static func flag(_ value: JSONValue?) -> Bool {
         switch value {
@@ -78,9 +91,9 @@ enum UpstreamIDToken {
         guard let subject = claims.subject, !subject.isEmpty, subject.utf8.count <= UpstreamProfile.maxSubjectBytes else {
             throw ProviderSignInFailure(.idTokenMalformed, "the ID token's sub is empty or too long")
         }
-        let profile = UpstreamProfile(
-            issuer: issuer, subject: subject, email: UpstreamProfile.email(claims["email"]), emailVerified: UpstreamProfile.flag(claims["email_verified"]),
-            givenName: UpstreamProfile.name(claims["given_name"]), familyName: UpstreamProfile.name(claims["family_name"]))
+        var profile = UpstreamProfile(
+            issuer: issuer, subject: subject, email: UpstreamProfile.email(claims["email"]), emailVerified: UpstreamProfile.flag(claims["email_verified"]))
+        profile.takeNames(given: claims["given_name"], family: claims["family_name"], full: claims["name"])
         return (claims, profile)
     }
 

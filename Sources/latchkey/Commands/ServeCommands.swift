@@ -45,6 +45,9 @@ enum ServeCommands {
         let application = try await LatchkeyApplication.open(configuration: configuration)
         do {
             try AppleSandboxMount.mount(on: application)
+            if let provider = application.developmentProvider {
+                OIDCSandboxMount.mount(on: application, clientID: provider.clientID, clientSecret: provider.clientSecret)
+            }
         } catch {
             await application.shutdown()
             throw error
@@ -141,6 +144,7 @@ enum Banner {
 
             Sandbox Apple at \(application.publicURL)/sandbox/apple (client id \(configuration.apple.clientIDs.joined(separator: ", "))).
             Mail the server sends (password resets, sign-in codes) lands at \(application.publicURL)/sandbox/mail.
+            \(application.developmentProvider == nil ? "" : "Sandbox OpenID provider at \(application.publicURL)/sandbox/oidc: \"Continue with Sandbox\" on the sign-in page.")
             \(passkeyLine(configuration, publicURL: application.publicURL))
 
             Try:

@@ -75,6 +75,9 @@ final class TestServer: Sendable {
         let server = TestServer(directory: directory, application: application, clock: clock)
         do {
             try SandboxMount.mount(on: application, clock: clock)
+            if let provider = application.developmentProvider {
+                OIDCSandboxTestMount.mount(on: application, clientID: provider.clientID, clientSecret: provider.clientSecret, clock: clock)
+            }
             for routes in mounts { application.mount(routes) }
             try application.start()
             let result = try await body(server)
