@@ -35,7 +35,8 @@ final class UpstreamProvider: Sendable {
     let algorithms: Set<JWSAlgorithm>
     let client: UpstreamClient
     private let discovery: UpstreamDiscovery
-    /// The ID tokens' keys (`oidc`); `nil` for GitHub, which signs none.
+    /// The ID tokens' keys (`oidc`); `nil` for GitHub, which signs none. A key that names no
+    /// algorithm is RS256, OpenID Connect's default.
     let keys: RemoteKeySet?
 
     init(_ settings: Configuration.Provider, client: UpstreamClient, metrics: Metrics, clock: @escaping @Sendable () -> Date) {
@@ -51,7 +52,7 @@ final class UpstreamProvider: Sendable {
                 url: {
                     guard let url = try await discovery.endpoints().jwks else { throw RemoteKeySetUnavailable(message: "the discovery document has no jwks_uri") }
                     return url
-                }, client: client.http, timeout: client.timeout, metrics: metrics, clock: clock)
+                }, defaultAlgorithm: .rs256, client: client.http, timeout: client.timeout, metrics: metrics, clock: clock)
             : nil
     }
 
