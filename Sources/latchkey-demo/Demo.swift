@@ -77,6 +77,40 @@ final class Demo {
 
         try await passwordResetChapter()
         try await passkeyChapter()
+        try await providerChapter()
+    }
+
+    /// "Continue with …": the app signs in through an upstream provider, here the development
+    /// server's sandbox OpenID provider, with the seed's web sign-in pointed at Latchkey (the
+    /// development OAuth client, a scripted browser in place of ASWebAuthenticationSession).
+    private func providerChapter() async throws {
+        let app = LatchkeyClient(configuration: LatchkeyConfiguration(baseURL: base, store: InMemoryCredentialStore(), clientID: "cl_development"))
+        let browser = SandboxBrowser(email: "katherine@example.com", name: "Katherine Johnson")
+        announce("A new user taps \"Continue with Sandbox\" (signIn(with: \"sandbox\"), /oauth/authorize?provider=sandbox)")
+        let signedIn: Session
+        do {
+            signedIn = try await app.signIn(with: "sandbox", redirectURI: "com.example.app:/oauth/callback") { request in
+                try await browser.open(request.url)
+            }
+        } catch let error as LatchkeyError where error.status == 400 || error.code == .webSignIn(error: "invalid_request") {
+            print("\n   Providers: this server has no sandbox provider or development client (start it with latchkey serve --dev)")
+            return
+        }
+        try expect(signedIn.user.email == "katherine@example.com" && signedIn.user.emailVerified, "the account should take the provider's verified email")
+        done("the sandbox provider's page, its code exchanged by the server, the ID token checked: account \(signedIn.user.id) for \(name(signedIn.user))")
+
+        announce("The app lists the account's identities (identities(), GET /v1/me)")
+        let identities = try await app.identities()
+        try expect(identities.map(\.provider) == ["sandbox"], "the account should have the sandbox identity (\(identities.map(\.provider)))")
+        done("identities: sandbox (\(identities[0].email ?? "no email"))")
+
+        announce("She tries to unlink the provider, her only way in (unlink(\"sandbox\"), DELETE /v1/me/identities/sandbox)")
+        do {
+            try await app.unlink("sandbox")
+            throw DemoFailure("unlinking the last way to sign in should be refused")
+        } catch let error as LatchkeyError where error.status == 409 {
+            done("409 conflict: an account never loses its last way to sign in")
+        }
     }
 
     private func waitForRevocation(of subject: String) async throws {

@@ -82,12 +82,32 @@ package struct ClientService: Sendable {
     /// - Throws: `invalid_request` naming what is wrong (a redirect URI's broken rule, an
     ///   unknown algorithm, a bad scope); nothing is written then.
     package func register(_ registration: ClientRegistration) async throws -> (client: OAuthClient, secret: String?) {
+        try await register(registration, id: Self.newClientID())
+    }
+
+    /// The client `latchkey serve --dev` registers on its first start, so an app, `latchkey demo`
+    /// or a person can walk the hosted pages (and "Continue with Sandbox") with no set-up: a
+    /// first-party public client with a native app's redirect URI and a loopback one.
+    package static let development = (
+        id: "cl_development",
+        registration: ClientRegistration(
+            name: "Development App", redirectURIs: ["com.example.app:/oauth/callback", "http://127.0.0.1/callback"], firstParty: true)
+    )
+
+    /// Registers ``development`` unless a client has its id (an earlier start, or an operator
+    /// who removed and re-added it differently).
+    package func registerDevelopmentClient() async throws {
+        guard try await client(id: Self.development.id) == nil else { return }
+        _ = try await register(Self.development.registration, id: Self.development.id)
+    }
+
+    private func register(_ registration: ClientRegistration, id: String) async throws -> (client: OAuthClient, secret: String?) {
         var registration = registration
         // Keys are credentials too: a client with them is confidential.
         if registration.jwks != nil { registration.confidential = true }
         // Whole seconds, as the row keeps it, so the client returned is the one read back later.
         let now = Date(timeIntervalSince1970: clock().timeIntervalSince1970.rounded(.down))
-        let client = try Self.client(for: registration, id: Self.newClientID(), at: now)
+        let client = try Self.client(for: registration, id: id, at: now)
         if let jwks = registration.jwks { try ClientAssertion.checkRegistered(jwks) }
         let jwks = registration.jwks
         let secret = registration.confidential && jwks == nil ? Identifiers.secret() : nil

@@ -48,6 +48,7 @@ enum ServeCommands {
             if let provider = application.developmentProvider {
                 OIDCSandboxMount.mount(on: application, clientID: provider.clientID, clientSecret: provider.clientSecret)
             }
+            if configuration.dev { try await application.clients.registerDevelopmentClient() }
         } catch {
             await application.shutdown()
             throw error
@@ -145,6 +146,7 @@ enum Banner {
             Sandbox Apple at \(application.publicURL)/sandbox/apple (client id \(configuration.apple.clientIDs.joined(separator: ", "))).
             Mail the server sends (password resets, sign-in codes) lands at \(application.publicURL)/sandbox/mail.
             \(application.developmentProvider == nil ? "" : "Sandbox OpenID provider at \(application.publicURL)/sandbox/oidc: \"Continue with Sandbox\" on the sign-in page.")
+            OAuth client \(ClientService.development.id) (first party, public; redirect URIs \(ClientService.development.registration.redirectURIs.joined(separator: ", "))).
             \(passkeyLine(configuration, publicURL: application.publicURL))
 
             Try:
