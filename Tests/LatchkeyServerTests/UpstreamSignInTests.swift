@@ -195,6 +195,7 @@ struct UpstreamSignInTests {
             #expect(back.location?.hasPrefix(Upstream.redirectURI + "?") == true)
             #expect(query["error"] == "access_denied" && query["state"] == "rp-state" && query["code"] == nil && query["iss"] == server.baseURL)
             #expect(try await Upstream.count(server, "SELECT count(*) AS n FROM users") == 0)
+            #expect(try await Upstream.count(server, "SELECT count(*) AS n FROM browser_sessions") == 0 && browser.cookies["__Host-latchkey_session"] == nil)
             #expect(try await Upstream.audited(server, "sign_in.provider").first?.details["error"] == "access_denied")
         }
     }
@@ -224,6 +225,10 @@ struct UpstreamSignInTests {
             #expect(reasons == ["state_other_browser", "state_replayed", "state_unknown", "state_unknown"])
             let exchanges = try await standIn.requests().filter { $0.endpoint == "token" }
             #expect(exchanges.count == 1, "refused states never reach the token endpoint")
+            // Only the genuine sign-in left anything: one account, one identity, one browser session, one code.
+            for table in ["users", "identities", "browser_sessions", "oauth_codes"] {
+                #expect(try await Upstream.count(server, "SELECT count(*) AS n FROM \(table)") == 1, "\(table)")
+            }
         }
     }
 
