@@ -12,7 +12,7 @@ import Testing
 /// operator runs them.
 @Suite("latchkey demo and the Apple operator commands")
 struct AppleCLITests {
-    @Test("latchkey demo walks both seeds' stories (Apple sign-in, device key as second factor), a password reset by email and a passkey against a fresh development server")
+    @Test("latchkey demo walks both seeds' stories (Apple sign-in, device key as second factor), a password reset by email, a passkey and Continue with Sandbox against a fresh development server")
     func demo() async throws {
         let directory = try ServeTests.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -24,8 +24,8 @@ struct AppleCLITests {
         #expect(server.banner.contains("latchkey demo --url \(server.baseURL)"))
         let result = try Subprocess.run(Executables.latchkey, ["demo", "--url", server.baseURL], directory: directory)
         #expect(result.status == 0, "\(result.output)\(result.error)")
-        for step in 1...21 { #expect(result.output.contains("\n\(step). "), "step \(step)") }
-        #expect(!result.output.contains("\n22. "))
+        for step in 1...24 { #expect(result.output.contains("\n\(step). "), "step \(step)") }
+        #expect(!result.output.contains("\n25. "))
         // The passkey chapter: registered with the software passkey manager, signed out, signed
         // in with it and no username typed.
         #expect(result.output.contains("\"Grace's iPhone\": ES256, none attestation, user verified, synced"), "\(result.output)")
@@ -43,6 +43,11 @@ struct AppleCLITests {
         #expect(result.output.contains("the phone is signed in with amr email"))
         #expect(result.output.contains("400 invalid_grant, reason revoked: the old refresh token is refused"))
         #expect(result.output.contains("old password: 401 invalid_credentials; new password: signed in as usr_"))
+        // Continue with Sandbox: a new account from the sandbox provider, its identity listed, and
+        // the only way in kept.
+        #expect(result.output.contains("the ID token checked: account usr_") && result.output.contains("for Katherine Johnson"))
+        #expect(result.output.contains("identities: sandbox (katherine@example.com)"))
+        #expect(result.output.contains("409 conflict: an account never loses its last way to sign in"))
         #expect(!result.output.contains("✗"))
         // The code and the link's token were used, never printed.
         let mail = try await Self.resetMail(server.baseURL, to: "grace@example.com")
