@@ -6,6 +6,7 @@ import LatchkeyJSON
 @testable import LatchkeyServer
 import LatchkeyStore
 import LatchkeyTestSupport
+import LatchkeyWire
 import Testing
 
 /// Walks sign-in through upstream providers against a test server and the hostile upstream
@@ -311,6 +312,31 @@ struct UpstreamSignInTests {
             _ = try await Upstream.finish(browser, callback: callback, client: client)
             #expect(try await Upstream.identities(server, userID: account).map(\.subject) == ["corp-other"])
             #expect(try await Upstream.audited(server, "identity.linked").first?.details["via"] == "session")
+        }
+    }
+
+    @Test("S37: an account with a second factor goes from the upstream to the second-factor page, and only its code lets the app have a code")
+    func secondFactor() async throws {
+        try await Upstream.with { server, standIn, client in
+            try await standIn.configure(reset: true, sub: "corp-mfa", email: "mfa@example.com")
+            let (tokens, userID) = try await Upstream.signIn(server, client: client)
+            let bearer = ["Authorization": "Bearer " + (tokens["access_token"]?.stringValue ?? "")]
+            let begin = try await server.request(.post, "/v1/totp", headers: bearer).decode(WireTOTPEnrollment.self)
+            let secret = TOTPTests.base32Decode(begin.secret)
+            let confirm = try await server.request(
+                .post, "/v1/totp/confirm", json: ["code": .string(TOTP.code(secret: secret, step: TOTP.step(at: server.clock.now) - 1))], headers: bearer)
+            #expect(confirm.status == 200)
+
+            let browser = Upstream.browser(server)
+            let back = try await browser.get(try await Upstream.toCallback(browser, client: client))
+            #expect(back.status == 303 && back.location?.hasPrefix("/oauth/authorize/second-factor?") == true, "\(back.status) \(back.location ?? "")")
+            #expect(browser.cookies["__Host-latchkey_session"] == nil, "no browser session before the second factor")
+            let page = try await browser.follow(back)
+            let done = try await browser.submit(page, ["code": TOTP.code(secret: secret, step: TOTP.step(at: server.clock.now))])
+            let location = try #require(done.location)
+            #expect(location.hasPrefix(Upstream.redirectURI + "?code="), "\(done.status) \(done.text.prefix(300))")
+            let sessions = try await server.database.read { try $0.query("SELECT amr FROM browser_sessions WHERE user_id = ?", [.text(userID)]) }
+            #expect(try sessions.map { try $0.string("amr") }.contains { $0.contains("fed") && $0.contains("otp") && $0.contains("mfa") })
         }
     }
 
