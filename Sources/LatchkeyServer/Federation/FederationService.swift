@@ -130,7 +130,7 @@ final class FederationService: Sendable {
             guard let idToken = tokens.idToken, let issuer = endpoints.issuer else {
                 throw ProviderSignInFailure(.idTokenMissing, "the token endpoint returned no ID token")
             }
-            var (_, profile) = try await UpstreamIDToken.verify(idToken, provider: provider, issuer: issuer, nonce: nonce)
+            var profile = try await UpstreamIDToken.verify(idToken, provider: provider, issuer: issuer, nonce: nonce)
             if profile.email == nil, let userinfo = endpoints.userinfo {
                 let info = try await provider.client.get(userinfo, accessToken: tokens.accessToken, what: "userinfo")
                 // OpenID Connect Core §5.3.2: userinfo about anyone else is ignored.
