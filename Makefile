@@ -86,7 +86,7 @@ test: bootstrap
 	# disk, serve, CLI, database copy), those that already run on PostgreSQL (PostgreSQLServerTests,
 	# AppleOutboxInstancesTests, the contract suites), those whose subject is not storage (HTTP
 	# framing, configuration, JOSE interop), and the slow browser-driven ones (Chromium:
-	# BrowserFlow, WebAppleSignIn; Apache).
+	# BrowserFlow, WebAppleSignIn, ProviderBrowser; Apache).
 	SERIAL_SUITES='$(SERIAL_SUITES)' HEAVY_SUITES='$(HEAVY_SUITES)' POSTGRES_SUITES='$(POSTGRES_SUITES)' LATCHKEY_PYTHON=$(abspath $(PYTHON)) \
 		scripts/test-passes
 	# The release build of the server beside the contract test, which drives the debug `latchkey`

@@ -1,0 +1,284 @@
+"""Sign-in through an upstream OpenID provider in a real browser: Debian's headless Chromium, driven
+by Selenium through chromium-driver, between Latchkey's hosted pages and oidc-provider-mock (PyPI),
+a real OpenID provider no one here wrote.
+
+Usage: browser_providers.py FLOW < CONFIG_JSON
+
+FLOW is one of:
+  provider  a third-party client's authorization request (PKCE S256, state, nonce): Latchkey's
+            sign-in page, "Continue with <display name>", the upstream's page (the subject typed,
+            "Authorize" pressed), back through Latchkey's callback to its consent page, "Allow",
+            the code at the app's redirect URI with state and iss; the code exchanged at
+            /oauth/token and /oauth/userinfo read. Then, in the same browser, a first-party
+            client's request (single sign-on: no page at all), and one with prompt=login, which
+            goes through the upstream again with the same subject.
+
+CONFIG_JSON: `base` (the server), `screenshots` (a folder), `chromium`, `chromedriver`,
+`third_party` and `first_party` (client ids; both public clients with PKCE), `display_name` (the
+provider's button reads "Continue with <display_name>"), `upstream` (the provider's issuer) and
+`sub` (the subject to type at the upstream). The callbacks land on a small HTTP server of this
+script on a free loopback port, which records what reached it. Screenshots are named
+`provider-*.png`. Prints one JSON object with what the browser saw and what the token and
+userinfo endpoints answered; codes, tokens and verifiers are never printed.
+
+This is its own script beside browser_flows.py (whose patterns it follows): the flows there have
+no upstream, and a change here must not disturb them.
+"""
+
+import base64
+import hashlib
+import http.server
+import json
+import os
+import secrets
+import sys
+import tempfile
+import threading
+import urllib.error
+import urllib.parse
+import urllib.request
+
+from selenium import webdriver
+from selenium.common.exceptions import WebDriverException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.ui import WebDriverWait
+
+flow = sys.argv[1]
+config = json.load(sys.stdin)
+base = config["base"]
+upstream = config["upstream"]
+shots = config["screenshots"]
+os.makedirs(shots, exist_ok=True)
+out = {}
+
+
+# MARK: The relying party's callback
+
+class Callback(http.server.BaseHTTPRequestHandler):
+    """Answers every GET with a small page and records the path and query it got."""
+
+    hits = []
+
+    def do_GET(self):
+        parts = urllib.parse.urlsplit(self.path)
+        Callback.hits.append({"path": parts.path, "query": dict(urllib.parse.parse_qsl(parts.query))})
+        body = b"<!DOCTYPE html><title>Relying party</title><h1>Back at the application</h1>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+callback_server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Callback)
+threading.Thread(target=callback_server.serve_forever, daemon=True).start()
+rp = f"http://127.0.0.1:{callback_server.server_port}"
+callback = rp + "/callback"
+
+
+# MARK: The browser
+
+def chromium():
+    options = webdriver.ChromeOptions()
+    options.binary_location = config.get("chromium", "/usr/bin/chromium")
+    for argument in [
+        "--headless=new", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=420,900",
+        "--no-first-run", "--no-default-browser-check", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--disable-default-apps", "--disable-extensions",
+        "--metrics-recording-only", "--password-store=basic", "--lang=en-US",
+        # Loopback only: any other host name resolves to nothing. Latchkey, the upstream and the
+        # callback server all listen on 127.0.0.1.
+        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+        f"--user-data-dir={tempfile.mkdtemp(prefix='latchkey-chromium-')}",
+    ]:
+        options.add_argument(argument)
+    if os.geteuid() == 0:
+        # Chromium's sandbox cannot run as root; the tests run as root in CI.
+        options.add_argument("--no-sandbox")
+    service = Service(config.get("chromedriver", "/usr/bin/chromedriver"))
+    driver = webdriver.Chrome(options=options, service=service)
+    driver.set_page_load_timeout(30)
+    return driver
+
+
+browser = chromium()
+# The loopback, never through a proxy the environment may name.
+opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def screenshot(name):
+    browser.save_screenshot(os.path.join(shots, name + ".png"))
+
+
+def heading():
+    headings = browser.find_elements(By.TAG_NAME, "h1")
+    return headings[0].text if headings else None
+
+
+def where():
+    """The page the browser shows: which server (`latchkey`, `upstream`, `rp`), path, heading."""
+    parts = urllib.parse.urlsplit(browser.current_url)
+    origin = f"{parts.scheme}://{parts.netloc}"
+    names = {base: "latchkey", upstream: "upstream", rp: "rp"}
+    return {"server": names.get(origin, origin), "path": parts.path, "h1": heading()}
+
+
+def query():
+    return dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(browser.current_url).query))
+
+
+def callback_seen(q):
+    """What a callback's query shows, with the code reduced to whether it is there."""
+    return {"has_code": bool(q.get("code")), "state": q.get("state"), "iss": q.get("iss"), "error": q.get("error")}
+
+
+def click_and_wait(element):
+    """Clicks and waits until the next page has replaced this one and finished loading. While
+    redirects are under way the driver may refuse a script: it asks again."""
+    page = browser.find_element(By.TAG_NAME, "html")
+    element.click()
+    wait = WebDriverWait(browser, 30, ignored_exceptions=[WebDriverException])
+    wait.until(expected_conditions.staleness_of(page))
+    wait.until(lambda d: d.execute_script("return document.readyState") == "complete")
+
+
+def latchkey_cookies():
+    """The names of the hosted pages' cookies Chromium keeps for the server's host."""
+    return sorted(c["name"] for c in browser.get_cookies() if c["name"].startswith("__Host-latchkey"))
+
+
+def authorize_url(client_id, state, **extra):
+    """An app's authorization request with PKCE S256, state and nonce; returns it and its verifier."""
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    parameters = {
+        "response_type": "code", "client_id": client_id, "redirect_uri": callback, "scope": "openid profile email",
+        "state": state, "nonce": secrets.token_urlsafe(16), "code_challenge": challenge, "code_challenge_method": "S256",
+        **extra,
+    }
+    return base + "/oauth/authorize?" + urllib.parse.urlencode(parameters, quote_via=urllib.parse.quote), verifier
+
+
+def redeem(client_id, verifier):
+    """What the app does with the code at its redirect URI: the token exchange, then userinfo.
+    Returns what they said, without the tokens."""
+    code = query().get("code")
+    if not code:
+        return {"token_status": None}
+    form = urllib.parse.urlencode({
+        "grant_type": "authorization_code", "code": code, "redirect_uri": callback, "client_id": client_id,
+        "code_verifier": verifier,
+    }).encode()
+    request = urllib.request.Request(base + "/oauth/token", data=form, headers={"Content-Type": "application/x-www-form-urlencoded"})
+    try:
+        with opener.open(request, timeout=15) as response:
+            status, tokens = response.status, json.load(response)
+    except urllib.error.HTTPError as error:
+        return {"token_status": error.code, "token_error": json.load(error).get("error")}
+    seen = {"token_status": status, "token_type": tokens.get("token_type"), "has_id_token": "id_token" in tokens}
+    request = urllib.request.Request(base + "/oauth/userinfo", headers={"Authorization": "Bearer " + tokens["access_token"]})
+    with opener.open(request, timeout=15) as response:
+        userinfo = json.load(response)
+    seen["userinfo_status"] = response.status
+    seen["userinfo"] = {name: userinfo.get(name) for name in ("sub", "email", "email_verified")}
+    return seen
+
+
+def upstream_request():
+    """What Latchkey's redirect asked of the upstream (the names, and PKCE's method)."""
+    q = query()
+    return {
+        "code_challenge_method": q.get("code_challenge_method"), "has_code_challenge": bool(q.get("code_challenge")),
+        "has_state": bool(q.get("state")), "has_nonce": bool(q.get("nonce")), "redirect_uri": q.get("redirect_uri"),
+        "scope": q.get("scope"), "response_type": q.get("response_type"),
+    }
+
+
+def authorize_at_upstream(sub):
+    """At the upstream's page: the subject typed, "Authorize" pressed (the first form's submit)."""
+    field = browser.find_element(By.CSS_SELECTOR, 'input[name="sub"]')
+    field.clear()
+    field.send_keys(sub)
+    click_and_wait(browser.find_element(By.CSS_SELECTOR, 'form button[type="submit"]'))
+
+
+# MARK: Flows
+
+def provider_flow():
+    name = config["display_name"]
+    third, first = config["third_party"], config["first_party"]
+
+    # 1. A third-party app sends the browser to the authorization endpoint: the sign-in page,
+    #    with a button per provider.
+    url, verifier = authorize_url(third, "state-provider-one")
+    browser.get(url)
+    out["first_page"] = where()
+    out["continue_buttons"] = [link.text for link in browser.find_elements(By.PARTIAL_LINK_TEXT, "Continue with")]
+    screenshot("provider-sign-in")
+    click_and_wait(browser.find_element(By.LINK_TEXT, "Continue with " + name))
+
+    # 2. The upstream's own page, reached with Latchkey's state, nonce and PKCE.
+    out["upstream_page"] = where()
+    out["upstream_request"] = upstream_request()
+    out["upstream_buttons"] = [b.text for b in browser.find_elements(By.CSS_SELECTOR, "button")]
+    out["cookies_at_upstream"] = latchkey_cookies()
+    screenshot("provider-upstream")
+    authorize_at_upstream(config["sub"])
+
+    # 3. Back through Latchkey's callback: a third-party app, so the consent page.
+    out["after_upstream"] = where()
+    out["consent_items"] = [item.text for item in browser.find_elements(By.CSS_SELECTOR, "main li")]
+    out["cookies_after_upstream"] = latchkey_cookies()
+    screenshot("provider-consent")
+    click_and_wait(browser.find_element(By.CSS_SELECTOR, 'button[type="submit"][value="allow"]'))
+
+    # 4. The code at the app's redirect URI with state and iss; exchanged, userinfo read.
+    out["first_callback_page"] = where()
+    out["first_callback"] = callback_seen(query())
+    out["first_redeemed"] = redeem(third, verifier)
+    screenshot("provider-callback")
+
+    # 5. The same browser, a first-party app: single sign-on, no page and no upstream.
+    url, verifier = authorize_url(first, "state-provider-two")
+    browser.get(url)
+    out["sso_page"] = where()
+    out["sso_callback"] = callback_seen(query())
+    out["sso_redeemed"] = redeem(first, verifier)
+
+    # 6. The same browser, prompt=login: the sign-in page again, the upstream again, the same
+    #    subject typed; a first-party app, so straight back with a code.
+    url, verifier = authorize_url(first, "state-provider-three", prompt="login")
+    browser.get(url)
+    out["again_page"] = where()
+    click_and_wait(browser.find_element(By.LINK_TEXT, "Continue with " + name))
+    out["again_upstream_page"] = where()
+    authorize_at_upstream(config["sub"])
+    out["again_callback_page"] = where()
+    out["again_callback"] = callback_seen(query())
+    out["again_redeemed"] = redeem(first, verifier)
+
+    out["rp_hits"] = [
+        {"path": h["path"], "state": h["query"].get("state"), "has_code": "code" in h["query"]}
+        for h in Callback.hits if h["path"] != "/favicon.ico"
+    ]
+
+
+try:
+    {"provider": provider_flow}[flow]()
+except Exception as error:  # What the browser showed when a step failed, for the test's message.
+    out["failed"] = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+    try:
+        out["failed_at"] = where()
+        screenshot("provider-failed-" + flow)
+    except Exception:
+        pass
+finally:
+    browser.quit()
+    callback_server.shutdown()
+
+print(json.dumps(out, sort_keys=True))
