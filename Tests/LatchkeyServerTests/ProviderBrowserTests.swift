@@ -220,7 +220,7 @@ struct ProviderBrowserTests {
         }
     }
 
-    @Test("S37 S38: Deny at the real provider answers access_denied without state; Latchkey's callback cannot tell which sign-in it ends, refuses it as state_unknown with its error page (400), and the app hears nothing")
+    @Test("S37 S38: Deny at the real provider answers access_denied without state; Latchkey's callback cannot tell which sign-in it ends: a page says it was cancelled (400), the audit names access_denied, and the app hears nothing")
     func denied() async throws {
         try await Self.with { server, mock, firstParty, _ in
             let browser = Upstream.browser(server)
@@ -232,12 +232,12 @@ struct ProviderBrowserTests {
             let refused = try await browser.get(callback)
             #expect(refused.status == 400 && refused.location == nil, "\(refused.status) \(refused.location ?? "")")
             #expect(refused.text.contains("Sign-in with Mock Provider did not complete"), "\(refused.text)")
-            #expect(refused.text.contains("could not be verified"))
+            #expect(refused.text.contains("was cancelled"))
             // The browser's own sign-in is not ended by an answer it cannot place: the binding stays.
             #expect(browser.cookies[AuthorizeRoutes.providerCookieName] != nil)
             let failures = try await Upstream.audited(server, "sign_in.provider")
-            #expect(failures.map(\.outcome) == ["failure"] && failures.first?.details["reason"] == "state_unknown", "\(failures)")
-            #expect(failures.first?.details["error"] == nil)
+            #expect(failures.map(\.outcome) == ["failure"] && failures.first?.details["reason"] == "upstream_error", "\(failures)")
+            #expect(failures.first?.details["error"] == "access_denied")
             #expect(try await Upstream.count(server, "SELECT count(*) AS n FROM users") == 0)
             #expect(try await Upstream.count(server, "SELECT count(*) AS n FROM browser_sessions") == 0)
             #expect(try await Upstream.count(server, "SELECT count(*) AS n FROM oauth_codes") == 0)

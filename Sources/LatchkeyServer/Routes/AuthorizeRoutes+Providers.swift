@@ -53,6 +53,19 @@ extension AuthorizeRoutes {
             return .page(ErrorPage(title: "Unknown provider", message: "This server has no such sign-in provider.").render(), status: 404)
         }
         let query = request.query
+        if let error = query["error"], (query["state"] ?? "").isEmpty {
+            // Some providers drop `state` from an error (RFC 6749 §4.1.2.1 says they must not):
+            // no app can be told, but the person is, and the audit names the upstream's error.
+            let code = UpstreamClient.code(error)
+            await federation.recordFailure(
+                ProviderSignInFailure(.upstreamError, "the upstream answered an error without state", upstreamError: code), provider: provider.id,
+                context: context)
+            let name = provider.settings.displayName
+            let message = code == "access_denied"
+                ? "Sign-in with \(name) was cancelled. Go back to the application to try again."
+                : "\(name) answered with an error (\(code)). Go back to the application to try again."
+            return .page(ErrorPage(title: "Sign-in with \(name) did not complete", message: message).render(), status: 400)
+        }
         let state: ProviderState.Resumed
         do {
             state = try federation.resume(query["state"] ?? "", provider: provider, binding: request.cookies[Self.providerCookieName])
