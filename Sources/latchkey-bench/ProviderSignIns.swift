@@ -6,7 +6,7 @@ import LatchkeyJOSE
 import LatchkeyJSON
 import Synchronization
 
-/// `latchkey-bench provider-sign-ins URL CLIENT_ID COUNT CONCURRENCY`: COUNT complete sign-ins
+/// `latchkey-bench provider-sign-ins URL CLIENT_ID COUNT CONCURRENCY [STEPS]`: COUNT complete sign-ins
 /// through the upstream provider `bench` of the server at URL, as a browser and an app would do
 /// them, CONCURRENCY at a time, and prints `provider_sign_in RATE` (completed sign-ins per second
 /// over the whole run), `provider_sign_in_failed N` and `provider_sign_in_client_cpu µs` (this
@@ -26,7 +26,8 @@ import Synchronization
 /// Sign-in `n` is for `bench{n % 1000}@example.com`: a first run of 1,000 makes the accounts
 /// (first sign-ins); later runs sign existing accounts in. Every answer is checked; a failure is
 /// counted, and the first few are printed on standard error. Requests go over keep-alive
-/// HTTP/1.1 connections (at most CONCURRENCY per origin).
+/// HTTP/1.1 connections (at most CONCURRENCY per origin). With STEPS (1 to 5), each flow stops
+/// after that step, and counts as completed there: to see what each step costs the server.
 ///
 /// `latchkey-bench sandbox-tokens ISSUER SECRET_FILE COUNT CONCURRENCY`: the reference, the
 /// upstream's own token endpoint. Mints COUNT codes at a development server's sandbox OpenID
@@ -54,17 +55,17 @@ enum ProviderSignIns {
     }
 
     static func run(_ arguments: [String]) async -> Int32 {
-        guard arguments.count == 4, let base = URL(string: arguments[0]), let count = Int(arguments[2]), count > 0,
-            let concurrency = Int(arguments[3]), concurrency > 0
+        guard arguments.count == 4 || arguments.count == 5, let base = URL(string: arguments[0]), let count = Int(arguments[2]), count > 0,
+            let concurrency = Int(arguments[3]), concurrency > 0, let steps = arguments.count == 5 ? Int(arguments[4]) : 5, (1...5).contains(steps)
         else {
-            FileHandle.standardError.write(Data("usage: latchkey-bench provider-sign-ins URL CLIENT_ID COUNT CONCURRENCY\n".utf8))
+            FileHandle.standardError.write(Data("usage: latchkey-bench provider-sign-ins URL CLIENT_ID COUNT CONCURRENCY [STEPS]\n".utf8))
             return 2
         }
         let clientID = arguments[1]
         do {
             let http = try client(concurrency: concurrency)
             let (rate, failed, cpu) = await timed(count: count, concurrency: concurrency) { index in
-                try await signIn(index, base: base, clientID: clientID, http: http)
+                try await signIn(index, base: base, clientID: clientID, steps: steps, http: http)
             }
             print("provider_sign_in \(String(format: "%.1f", rate))")
             print("provider_sign_in_failed \(failed)")
@@ -177,8 +178,8 @@ enum ProviderSignIns {
         return (Double(progress.completed.load(ordering: .relaxed)) / seconds, failed.count, cpu / Double(done))
     }
 
-    /// One sign-in, steps 1 to 5.
-    static func signIn(_ index: Int, base: URL, clientID: String, http: EventHTTPClient) async throws {
+    /// One sign-in, steps 1 to `steps`.
+    static func signIn(_ index: Int, base: URL, clientID: String, steps: Int = 5, http: EventHTTPClient) async throws {
         var jar: [String: String] = [:]
         let verifier = Base64URL.encode(SecureRandom.bytes(count: 32))
         let challenge = Base64URL.encode(HashFunction.sha256.hash(Array(verifier.utf8)))
@@ -193,6 +194,7 @@ enum ProviderSignIns {
         else {
             throw Failure("authorize answered \(response.status), not 303 to the upstream")
         }
+        if steps == 1 { return }
         // 2: the upstream's form.
         var form = query(upstream)
         form["email"] = "bench\(index % emails)@example.com"
@@ -202,6 +204,7 @@ enum ProviderSignIns {
         guard response.status == 303, let callback = response.headers["Location"], query(callback)["code"] != nil else {
             throw Failure("the upstream's form answered \(response.status): \(response.headers["Location"] ?? "")")
         }
+        if steps == 2 { return }
         // 3 and 4: the callback, then the authorization endpoint again, to the redirect URI.
         var location = callback
         var hops = 0
@@ -215,9 +218,11 @@ enum ProviderSignIns {
                 throw Failure("\(url.path) answered \(response.status): \(String(decoding: response.body.prefix(300), as: UTF8.self))")
             }
             location = next
+            if steps == 3 { return }
         }
         let answer = query(location)
         guard let code = answer["code"], answer["state"] == state else { throw Failure("the redirect URI got no code: \(location.prefix(200))") }
+        if steps == 4 { return }
         // 5: the app's exchange.
         response = try await http.send(
             .form(
@@ -236,7 +241,7 @@ enum ProviderSignIns {
         for field in response.headers.values("Set-Cookie") {
             let pair = field.prefix { $0 != ";" }
             guard let equals = pair.firstIndex(of: "=") else { continue }
-            let name = String(pair[..<equals]).trimmingCharacters(in: .whitespaces)
+            let name = String(pair[..<equals].drop { $0 == " " })
             let value = String(pair[pair.index(after: equals)...])
             let lowered = field.lowercased()
             if value.isEmpty || lowered.contains("max-age=0") || lowered.contains("expires=thu, 01 jan 1970") {
@@ -250,7 +255,10 @@ enum ProviderSignIns {
 
     /// The query fields of a URL.
     static func query(_ url: String) -> [String: String] {
-        guard let mark = url.firstIndex(of: "?") else { return [:] }
-        return FormEncoding.decode(String(url[url.index(after: mark)...]).prefix { $0 != "#" }.description) ?? [:]
+        let bytes = url.utf8
+        guard let mark = bytes.firstIndex(of: UInt8(ascii: "?")) else { return [:] }
+        let query = bytes[bytes.index(after: mark)...]
+        let end = query.firstIndex(of: UInt8(ascii: "#")) ?? query.endIndex
+        return FormEncoding.decode(String(Substring(url.utf8[query.startIndex..<end]))) ?? [:]
     }
 }
