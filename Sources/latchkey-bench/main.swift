@@ -6,6 +6,8 @@
 //   latchkey-bench apple-codes URL COUNT          (sandbox authorizations, for code exchange)
 //   latchkey-bench seed-oauth CONFIG DIR KIND N   (authorization codes for /oauth/token)
 //   latchkey-bench passkey-sign-ins URL ORIGIN DIR N  (passkeys, and answered sign-in flows)
+//   latchkey-bench provider-sign-ins URL CLIENT_ID N C  (sign-ins through upstream `bench`, timed)
+//   latchkey-bench sandbox-tokens ISSUER SECRET_FILE N C  (the sandbox upstream's token endpoint, timed)
 //
 // Each benchmark runs for S seconds (default 2), N times (default 3); the median rate is
 // printed as `name ops_per_second` lines, or one JSON object with --json. scripts/bench reads
@@ -84,6 +86,12 @@ if CommandLine.arguments.dropFirst().first == "apple-codes" {
 }
 if CommandLine.arguments.dropFirst().first == "passkey-sign-ins" {
     exit(await PasskeyAssertionMaker.run(Array(CommandLine.arguments.dropFirst(2))))
+}
+if CommandLine.arguments.dropFirst().first == "provider-sign-ins" {
+    exit(await ProviderSignIns.run(Array(CommandLine.arguments.dropFirst(2))))
+}
+if CommandLine.arguments.dropFirst().first == "sandbox-tokens" {
+    exit(await ProviderSignIns.runTokens(Array(CommandLine.arguments.dropFirst(2))))
 }
 
 let options = Options(arguments: CommandLine.arguments)

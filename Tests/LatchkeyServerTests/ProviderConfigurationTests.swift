@@ -79,6 +79,15 @@ struct ProviderConfigurationTests {
         #expect(own.providers.count == 1 && !own.providers[0].isSandbox)
     }
 
+    @Test("LATCHKEY_PROVIDER_SANDBOX_SECRET sets the sandbox upstream's secret, so another server can use it")
+    func sandboxSecret() throws {
+        let given = try ConfigurationLoader.load(file: nil, environment: ["LATCHKEY_PROVIDER_SANDBOX_SECRET": "bench-secret"], dev: true)
+        #expect(given.providers.first { $0.id == "sandbox" }?.clientSecret?.value == "bench-secret")
+        #expect(!"\(given)".contains("bench-secret"))
+        let empty = try ConfigurationLoader.load(file: nil, environment: ["LATCHKEY_PROVIDER_SANDBOX_SECRET": ""], dev: true)
+        #expect((empty.providers.first { $0.id == "sandbox" }?.clientSecret?.value.count ?? 0) >= 43)
+    }
+
     @Test("providers in the configuration file are read too")
     func file() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-\(UUID()).json")

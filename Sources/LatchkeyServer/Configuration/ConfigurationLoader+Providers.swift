@@ -132,11 +132,14 @@ extension ConfigurationLoader {
     /// Development mode's sandbox upstream (`/sandbox/oidc` on this server), unless the
     /// configuration names a provider `sandbox` itself. Its client secret is made for this
     /// process: the sandbox mounted in the same process is the only one that must know it.
-    static func addSandboxProvider(_ configuration: inout Configuration) {
+    /// `LATCHKEY_PROVIDER_SANDBOX_SECRET`, when set, is the secret instead, so that another
+    /// server can use this one's sandbox as its upstream (the provider benchmark does).
+    static func addSandboxProvider(_ configuration: inout Configuration, environment: [String: String] = [:]) {
         guard configuration.dev, !configuration.providers.contains(where: { $0.id == sandboxProviderID }) else { return }
         var sandbox = Configuration.Provider(
             id: sandboxProviderID, kind: .oidc, displayName: "Sandbox", clientID: "latchkey-dev", scopes: ["openid", "email", "profile"])
-        sandbox.clientSecret = Configuration.ProviderSecret(Identifiers.secret())
+        let given = environment["LATCHKEY_PROVIDER_SANDBOX_SECRET"] ?? ""
+        sandbox.clientSecret = Configuration.ProviderSecret(given.isEmpty ? Identifiers.secret() : given)
         sandbox.algorithms = ["ES256"]
         sandbox.isSandbox = true
         configuration.providers.append(sandbox)

@@ -198,7 +198,7 @@ package enum ConfigurationLoader {
         let providers = self.providers(fileValue: providersValue, environment: environment)
         configuration.providers = providers.providers
         problems += providers.problems
-        addSandboxProvider(&configuration)
+        addSandboxProvider(&configuration, environment: environment)
         problems += validate(configuration)
         guard problems.isEmpty else { throw ConfigurationError(problems: problems) }
         return configuration
