@@ -86,7 +86,11 @@ package final class LatchkeyApplication: Sendable {
     ) async throws -> LatchkeyApplication {
         let (masterKey, created) = try MasterKey.load(path: configuration.masterKeyFile, createIfMissing: configuration.dev)
         let appleSettings = try AppleSettings(configuration)
-        let httpClient = EventHTTPClient()
+        // Apple's and the upstream providers' endpoints: at 64 sign-ins at a time, 8 idle
+        // connections per origin left a quarter of the code exchanges opening a new one.
+        var clientSettings = EventHTTPClient.Configuration()
+        clientSettings.maxIdleConnectionsPerOrigin = 64
+        let httpClient = try EventHTTPClient(configuration: clientSettings)
         let database = try await openDatabase(configuration)
         let applied: [Migration]
         let signingKeys: SigningKeyRing
