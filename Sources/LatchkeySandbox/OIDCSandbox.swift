@@ -43,10 +43,10 @@ package final class OIDCSandbox: Sendable {
     package static let tokenLifetime: TimeInterval = 300
     /// How many unexpired codes may be outstanding; past it, authorization answers
     /// `temporarily_unavailable`.
-    package static let maxOutstandingCodes = 10_000
+    package static let maxOutstandingCodes = 100_000
     /// How many unexpired access tokens may be outstanding; past it, the token endpoint answers
     /// 503 `temporarily_unavailable`.
-    package static let maxOutstandingAccessTokens = 10_000
+    package static let maxOutstandingAccessTokens = 100_000
     /// The longest parameter or field any endpoint takes, in UTF-8 bytes.
     package static let maxParameterBytes = 2048
     /// The longest e-mail address (RFC 5321's limit on a path), in UTF-8 bytes.
@@ -86,6 +86,10 @@ package final class OIDCSandbox: Sendable {
         /// Codes and access tokens by SHA-256, so a dump of the state holds no usable secret.
         var codes: [[UInt8]: Grant] = [:]
         var accessTokens: [[UInt8]: AccessGrant] = [:]
+        /// The counts at which the next sweep of expired entries runs: a sweep walks the whole
+        /// map, so it runs again only after an eighth of the limit more, however many stay.
+        var codeSweepAt = OIDCSandbox.maxOutstandingCodes / 2
+        var tokenSweepAt = OIDCSandbox.maxOutstandingAccessTokens / 2
     }
 
     /// Creates a sandbox that knows one client, with a freshly generated ES256 key.
@@ -167,8 +171,9 @@ package final class OIDCSandbox: Sendable {
         let code = Self.randomToken()
         let now = clock()
         let stored: Bool = state.withLock { state in
-            if state.codes.count >= Self.maxOutstandingCodes / 2 {
+            if state.codes.count >= state.codeSweepAt {
                 state.codes = state.codes.filter { now.timeIntervalSince($0.value.issuedAt) < Self.codeLifetime }
+                state.codeSweepAt = max(Self.maxOutstandingCodes / 2, state.codes.count + Self.maxOutstandingCodes / 8)
             }
             guard state.codes.count < Self.maxOutstandingCodes else { return false }
             state.codes[Self.hash(code)] = grant
@@ -257,8 +262,9 @@ package final class OIDCSandbox: Sendable {
         let accessToken = Self.randomToken()
         let accessHash = Self.hash(accessToken)
         let stored: Bool = state.withLock { state in
-            if state.accessTokens.count >= Self.maxOutstandingAccessTokens / 2 {
+            if state.accessTokens.count >= state.tokenSweepAt {
                 state.accessTokens = state.accessTokens.filter { $0.value.expiresAt > now }
+                state.tokenSweepAt = max(Self.maxOutstandingAccessTokens / 2, state.accessTokens.count + Self.maxOutstandingAccessTokens / 8)
             }
             guard state.accessTokens.count < Self.maxOutstandingAccessTokens else { return false }
             state.accessTokens[accessHash] = AccessGrant(grant: grant, expiresAt: now.addingTimeInterval(Self.tokenLifetime))
