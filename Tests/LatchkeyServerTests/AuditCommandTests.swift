@@ -44,10 +44,12 @@ struct AuditCommandTests {
         let all = try Self.entries(deployment, [])
         let times = all.compactMap { $0["time"]?.stringValue }
         #expect(times.count == all.count && times == times.sorted(by: >))
+        // The oldest is the development client's registration, at the server's first start.
         #expect(all.map { $0["event"]?.stringValue ?? "" } == [
             "session.created", "password.signup", "session.created", "password.login", "password.login", "session.created", "password.signup",
+            "client.registered",
         ])
-        let signup = try #require(all.last)
+        let signup = try #require(all.dropLast().last)
         #expect(signup["user_id"]?.stringValue == adaID)
         #expect(signup["outcome"]?.stringValue == "success")
         #expect(signup["ip"]?.stringValue == "127.0.0.1")
@@ -95,7 +97,8 @@ struct AuditCommandTests {
         let result = try deployment.latchkey(["audit"])
         #expect(result.status == 0, "\(result.error)")
         let lines = result.output.split(separator: "\n").map(String.init)
-        #expect(lines.count == 4)
+        // The header, the hostile entry, the sign-up's two and the development client's registration.
+        #expect(lines.count == 5)
         let header = try #require(lines.first)
         #expect(header.split(separator: " ", omittingEmptySubsequences: true) == ["TIME", "USER", "EVENT", "OUTCOME", "IP", "REQUEST", "DETAILS"])
         let eventColumn = header.distance(from: header.startIndex, to: try #require(header.range(of: "EVENT")).lowerBound)
@@ -103,7 +106,7 @@ struct AuditCommandTests {
         for line in lines.dropFirst() {
             let characters = Array(line)
             let event = String(characters[eventColumn...].prefix { $0 != " " })
-            #expect(characters[eventColumn - 1] == " " && ["test.hostile", "session.created", "password.signup"].contains(event), "\(line)")
+            #expect(characters[eventColumn - 1] == " " && ["test.hostile", "session.created", "password.signup", "client.registered"].contains(event), "\(line)")
             #expect(characters.count < detailsColumn || (characters[detailsColumn - 1] == " " && characters[detailsColumn] != " "), "\(line)")
         }
         #expect(lines[1].hasSuffix(#"agent="evil\u{1b}[2J\u{202e} \"quoted\" \\" plain=a:b/c"#), "\(lines[1])")
