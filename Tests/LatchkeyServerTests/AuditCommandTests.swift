@@ -29,9 +29,10 @@ struct AuditCommandTests {
     func s27FiltersOverRealSignIns() async throws {
         let deployment = try BackupTests.Deployment()
         defer { deployment.remove() }
+        // Before the server starts: its first entry (the development client's registration) is written at start.
+        let started = Date()
         let (server, port) = try await deployment.serve()
         defer { server.stop() }
-        let started = Date()
         let ada = try Self.post(port: port, "/v1/auth/password/signup", #"{"username":"ada@example.com","password":"\#(Self.password)"}"#)
         #expect(ada.status == 201)
         #expect(try Self.post(port: port, "/v1/auth/password/login", #"{"username":"ada@example.com","password":"not the password"}"#).status == 401)
