@@ -115,19 +115,9 @@ final class AppleService: Sendable {
     ///
     /// - Parameter web: Whether it came from the hosted page (details `flow: web`).
     func recordFailure(_ error: AuthError, web: Bool = false, context: RequestContext) async {
-        let now = clock()
         var details = ["method": "apple", "error": error.code.rawValue, "check": String(error.message.prefix { $0 != ":" }.prefix(40))]
         if web { details["flow"] = "web" }
-        do {
-            try await audit.record(
-                .init(time: now, userID: nil, event: .signIn, outcome: .failure, ip: context.ip, requestID: context.requestID,
-                      details: details))
-        } catch let failure {
-            ServerLog.write(
-                .error, "audit_write_failed", time: now,
-                ["audit_event": .string(AuditEvent.signIn.rawValue), "method": "apple", "request_id": context.requestID.map(JSONValue.string) ?? .null,
-                 "error": .string(String(String(describing: failure).prefix(200)))])
-        }
+        await dependencies.recordOutsideTransaction(.signIn, .failure, userID: nil, context: context, details: details)
     }
 
     static let replayed = AppleIdentityToken.failure("replay", "this identity token was already used to sign in")

@@ -10,20 +10,18 @@ import LatchkeyJSON
 /// Apple's post is a cross-site POST, which carries no `SameSite=Lax` cookie, so neither the
 /// browser session nor the pre-session CSRF cookie can bind it. Two things bind it instead:
 ///
-/// - `state` carries the authorization request and an expiry, with an HMAC over them and over a
-///   random *binding* the browser holds in a short `SameSite=None` cookie (the route layer sets
-///   it; `None` so that Apple's post carries it, `__Host-`, `Secure`, `HttpOnly`, ten minutes).
-///   A state from another browser, or one whose request was changed, fails the MAC: an attacker
-///   cannot post their own Apple sign-in into someone else's browser (login CSRF).
-/// - the raw nonce is an HMAC of the state under the same key, never sent anywhere; Apple gets its
+/// - `state` is a ``BrowserBoundState`` carrying the authorization request, bound to a short
+///   `SameSite=None` cookie (the route layer sets it; `None` so that Apple's post carries it,
+///   `__Host-`, `Secure`, `HttpOnly`, ten minutes): an attacker cannot post their own Apple
+///   sign-in into someone else's browser (login CSRF).
+/// - the raw nonce derives from the state under the same key, never sent anywhere; Apple gets its
 ///   SHA-256. An identity token minted for another state carries another nonce and is refused,
 ///   and the token's use is remembered, so each state signs in once (``AppleService`` replays).
 ///
 /// No table is needed: everything the callback must trust is authenticated by the MAC.
 final class AppleWebSignIn: Sendable {
     let apple: AppleService
-    /// The MAC key; HKDF's info names this purpose alone.
-    private let key: [UInt8]
+    private let states: BrowserBoundState
     private let clock: @Sendable () -> Date
 
     /// How long the browser may stay at Apple: the state and its cookie expire after it.
@@ -38,7 +36,7 @@ final class AppleWebSignIn: Sendable {
 
     init(apple: AppleService, masterKey: MasterKey, clock: @escaping @Sendable () -> Date) {
         self.apple = apple
-        self.key = masterKey.derivedKey(label: "latchkey apple web state v1")
+        states = BrowserBoundState(name: "apple", keyLabel: "latchkey apple web state v1", lifetime: Self.lifetime, masterKey: masterKey)
         self.clock = clock
     }
 
@@ -65,11 +63,8 @@ final class AppleWebSignIn: Sendable {
         guard let clientID = apple.settings.webClientID else {
             throw AuthError(.appleUnavailable, "web sign-in is not configured (apple.web_client_id)", retryAfter: AppleService.unconfiguredRetryAfter)
         }
-        let binding = Identifiers.secret()
-        let expires = Int(clock().addingTimeInterval(Self.lifetime).timeIntervalSince1970)
-        let body = "\(expires)." + Base64URL.encode(Array(request.utf8))
-        let state = body + "." + Base64URL.encode(mac("state", binding, body))
-        let nonce = HashFunction.sha256.hexDigest(Array(rawNonce(state: state).utf8))
+        let (state, binding) = states.make(request, now: clock())
+        let nonce = HashFunction.sha256.hexDigest(Array(states.derived("nonce", from: state).utf8))
         let query = [
             ("response_type", "code id_token"), ("response_mode", "form_post"), ("client_id", clientID), ("redirect_uri", callbackURL),
             ("scope", "name email"), ("state", state), ("nonce", nonce),
@@ -90,22 +85,19 @@ final class AppleWebSignIn: Sendable {
     /// - Throws: ``AuthError`` `invalid_identity_token` with check `state`: missing cookie,
     ///   malformed, made for another browser or request, or expired.
     func resume(state: String, binding: String?) throws(AuthError) -> Resumed {
-        let parts = state.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let expires = Int(parts[0]), let payload = Base64URL.decode(String(parts[1])),
-            let presented = Base64URL.decode(String(parts[2]))
-        else { throw AppleIdentityToken.failure("state", "the state is not one this server made") }
-        guard let binding, !binding.isEmpty else {
-            throw AppleIdentityToken.failure("state", "the browser did not bring the sign-in's cookie")
+        do {
+            let request = try states.open(state, binding: binding, now: clock()).payload
+            return Resumed(request: request, rawNonce: states.derived("nonce", from: state))
+        } catch {
+            let reason =
+                switch error {
+                case .malformed: "the state is not one this server made"
+                case .unbound: "the browser did not bring the sign-in's cookie"
+                case .mismatched: "the state was made for another browser or another request"
+                case .expired: "the sign-in took longer than \(Int(Self.lifetime / 60)) minutes"
+                }
+            throw AppleIdentityToken.failure("state", reason)
         }
-        let body = parts[0] + "." + parts[1]
-        guard ConstantTime.equals(mac("state", binding, String(body)), presented) else {
-            throw AppleIdentityToken.failure("state", "the state was made for another browser or another request")
-        }
-        let now = Int(clock().timeIntervalSince1970)
-        guard now < expires, expires <= now + Int(Self.lifetime) + 60 else {
-            throw AppleIdentityToken.failure("state", "the sign-in took longer than \(Int(Self.lifetime / 60)) minutes")
-        }
-        return Resumed(request: String(decoding: payload, as: UTF8.self), rawNonce: rawNonce(state: state))
     }
 
     /// What Apple posted to the callback, besides `state`.
@@ -156,14 +148,5 @@ final class AppleWebSignIn: Sendable {
             return String(text)
         }
         return (part("firstName"), part("lastName"))
-    }
-
-    private func mac(_ purpose: String, _ binding: String, _ body: String) -> [UInt8] {
-        HMAC.authenticationCode(for: Array("latchkey apple \(purpose) v1\u{0}\(binding)\u{0}\(body)".utf8), key: key)
-    }
-
-    /// The raw nonce of a state: only this server can compute it.
-    private func rawNonce(state: String) -> String {
-        Base64URL.encode(HMAC.authenticationCode(for: Array("latchkey apple nonce v1\u{0}\(state)".utf8), key: key))
     }
 }

@@ -51,8 +51,7 @@ final class FederationService: Sendable {
     ///   discovery document cannot be had.
     func start(_ provider: UpstreamProvider, request: String, callbackURL: String) async throws(ProviderSignInFailure) -> Start {
         let endpoints = try await provider.endpoints()
-        let (state, binding) = states.make(provider: provider.id, request: request, now: dependencies.clock())
-        let (challenge, nonce) = states.challenge(for: state)
+        let (state, binding, challenge, nonce) = states.make(provider: provider.id, request: request, now: dependencies.clock())
         var query = [
             ("response_type", "code"), ("client_id", provider.settings.clientID), ("redirect_uri", callbackURL),
             ("scope", provider.settings.scopes.joined(separator: " ")), ("state", state), ("code_challenge", challenge),

@@ -3,31 +3,27 @@ import LatchkeyCrypto
 import LatchkeyJOSE
 import LatchkeyJSON
 
-/// The `state` of a sign-in at an upstream, and what derives from it (S38).
-///
-/// `state` carries the expiry, the provider and the authorization request, with an HMAC over
-/// them and over a random *binding* the browser holds in a `__Host-` cookie (`SameSite=Lax`: the
-/// upstream's redirect back is a top-level GET, which carries it). A state from another browser,
-/// for another provider, or whose request was changed fails the MAC: nobody can land their own
-/// upstream sign-in in someone else's browser (login CSRF). The PKCE verifier and the OIDC
-/// nonce are HMACs of the state under the same key: only this server can compute them, and
-/// nothing about a pending sign-in is stored until its callback spends the state.
+/// The `state` of a sign-in at an upstream, and what derives from it (S38): a
+/// ``BrowserBoundState`` carrying the provider and the authorization request, bound to a
+/// `__Host-` cookie (`SameSite=Lax`: the upstream's redirect back is a top-level GET, which
+/// carries it). The PKCE verifier and the OIDC nonce derive from the state: only this server can
+/// compute them, and nothing about a pending sign-in is stored until its callback spends the state.
 struct ProviderState: Sendable {
     /// How long the browser may stay at the upstream.
     static let lifetime: TimeInterval = 600
 
-    private let key: [UInt8]
+    private let states: BrowserBoundState
 
     init(masterKey: MasterKey) {
-        key = masterKey.derivedKey(label: "latchkey provider state v1")
+        states = BrowserBoundState(name: "provider", keyLabel: "latchkey provider state v1", lifetime: Self.lifetime, masterKey: masterKey)
     }
 
-    /// A new state for `provider` carrying `request`, and the binding for its cookie.
-    func make(provider: String, request: String, now: Date) -> (state: String, binding: String) {
-        let binding = Identifiers.secret()
-        let expires = Int(now.addingTimeInterval(Self.lifetime).timeIntervalSince1970)
-        let body = "\(expires).\(provider).\(Base64URL.encode(Array(request.utf8)))"
-        return (body + "." + Base64URL.encode(mac("state", binding + "\u{0}" + body)), binding)
+    /// A new state for `provider` carrying `request`, the binding for its cookie, and the PKCE
+    /// challenge and nonce for the redirect to the upstream.
+    func make(provider: String, request: String, now: Date) -> (state: String, binding: String, codeChallenge: String, nonce: String) {
+        let (state, binding) = states.make(provider + "\u{0}" + request, now: now)
+        let verifier = states.derived("verifier", from: state)
+        return (state, binding, Base64URL.encode(HashFunction.sha256.hash(Array(verifier.utf8))), states.derived("nonce", from: state))
     }
 
     /// A state that held: what the callback needs.
@@ -46,38 +42,25 @@ struct ProviderState: Sendable {
 
     /// Checks a returned state against the browser's binding cookie.
     ///
-    /// - Throws: ``ProviderSignInFailure`` `state_unknown`, `state_other_browser` or `state_expired`.
+    /// - Throws: ``ProviderSignInFailure`` `state_unknown` (not ours, or another provider's),
+    ///   `state_other_browser` or `state_expired`.
     func resume(_ state: String, provider: String, binding: String?, now: Date) throws(ProviderSignInFailure) -> Resumed {
-        let parts = state.split(separator: ".", omittingEmptySubsequences: false)
-        guard state.utf8.count <= 8192, parts.count == 4, let expires = Int(parts[0]), let payload = Base64URL.decode(String(parts[2])),
-            let presented = Base64URL.decode(String(parts[3]))
-        else { throw ProviderSignInFailure(.stateUnknown, "the state is not one this server made") }
-        guard let binding, !binding.isEmpty else {
-            throw ProviderSignInFailure(.stateOtherBrowser, "the browser did not bring the sign-in's cookie")
+        let opened: (payload: String, expiresAt: Date)
+        do {
+            opened = try states.open(state, binding: binding, now: now)
+        } catch {
+            throw switch error {
+            case .malformed: ProviderSignInFailure(.stateUnknown, "the state is not one this server made")
+            case .unbound: ProviderSignInFailure(.stateOtherBrowser, "the browser did not bring the sign-in's cookie")
+            case .mismatched: ProviderSignInFailure(.stateOtherBrowser, "the state was made for another browser, provider or request")
+            case .expired: ProviderSignInFailure(.stateExpired, "the sign-in took longer than \(Int(Self.lifetime / 60)) minutes")
+            }
         }
-        let body = parts[0...2].joined(separator: ".")
-        guard ConstantTime.equals(mac("state", binding + "\u{0}" + body), presented) else {
-            throw ProviderSignInFailure(.stateOtherBrowser, "the state was made for another browser, provider or request")
-        }
-        guard parts[1] == provider else { throw ProviderSignInFailure(.stateUnknown, "the state was made for another provider") }
-        let nowSeconds = Int(now.timeIntervalSince1970)
-        guard nowSeconds < expires, expires <= nowSeconds + Int(Self.lifetime) + 60 else {
-            throw ProviderSignInFailure(.stateExpired, "the sign-in took longer than \(Int(Self.lifetime / 60)) minutes")
-        }
+        let parts = opened.payload.split(separator: "\u{0}", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2, parts[0] == provider else { throw ProviderSignInFailure(.stateUnknown, "the state was made for another provider") }
         return Resumed(
-            provider: provider, request: String(decoding: payload, as: UTF8.self), id: HashFunction.sha256.hexDigest(Array(state.utf8)),
-            expiresAt: Date(timeIntervalSince1970: TimeInterval(expires)), verifier: Base64URL.encode(mac("verifier", state)),
-            nonce: Base64URL.encode(mac("nonce", state)))
-    }
-
-    /// The PKCE challenge and nonce of a state, for the redirect to the upstream.
-    func challenge(for state: String) -> (codeChallenge: String, nonce: String) {
-        let verifier = Base64URL.encode(mac("verifier", state))
-        return (Base64URL.encode(HashFunction.sha256.hash(Array(verifier.utf8))), Base64URL.encode(mac("nonce", state)))
-    }
-
-    private func mac(_ purpose: String, _ text: String) -> [UInt8] {
-        HMAC.authenticationCode(for: Array("latchkey provider \(purpose) v1\u{0}\(text)".utf8), key: key)
+            provider: provider, request: String(parts[1]), id: HashFunction.sha256.hexDigest(Array(state.utf8)), expiresAt: opened.expiresAt,
+            verifier: states.derived("verifier", from: state), nonce: states.derived("nonce", from: state))
     }
 }
 

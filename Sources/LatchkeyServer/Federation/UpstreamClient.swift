@@ -64,21 +64,16 @@ final class UpstreamClient: Sendable {
         code: String, redirectURI: String, verifier: String, settings: Configuration.Provider, endpoints: UpstreamEndpoints
     ) async throws(ProviderSignInFailure) -> Tokens {
         var fields = ["grant_type": "authorization_code", "code": code, "redirect_uri": redirectURI, "code_verifier": verifier]
-        var request = OutboundRequest.form(endpoints.token, fields, timeout: timeout)
-        if let secret = settings.clientSecret?.value {
-            if endpoints.postsClientSecret {
-                fields["client_id"] = settings.clientID
-                fields["client_secret"] = secret
-                request = OutboundRequest.form(endpoints.token, fields, timeout: timeout)
-            } else {
-                // RFC 6749 §2.3.1: each part form-encoded before the two are joined.
-                let pair = PercentEncoding.encode(settings.clientID) + ":" + PercentEncoding.encode(secret)
-                request.headers.add("Authorization", "Basic " + Data(pair.utf8).base64EncodedString())
-            }
+        var basic: String?
+        if let secret = settings.clientSecret?.value, !endpoints.postsClientSecret {
+            // RFC 6749 §2.3.1: each part form-encoded before the two are joined.
+            basic = Data((PercentEncoding.encode(settings.clientID) + ":" + PercentEncoding.encode(secret)).utf8).base64EncodedString()
         } else {
             fields["client_id"] = settings.clientID
-            request = OutboundRequest.form(endpoints.token, fields, timeout: timeout)
+            fields["client_secret"] = settings.clientSecret?.value
         }
+        var request = OutboundRequest.form(endpoints.token, fields, timeout: timeout)
+        if let basic { request.headers.add("Authorization", "Basic " + basic) }
         let body = try await json(request, what: "token endpoint", refusal: .exchangeFailed)
         guard let accessToken = body["access_token"]?.stringValue, !accessToken.isEmpty else {
             throw ProviderSignInFailure(.exchangeFailed, "the token endpoint answered \(body["error"]?.stringValue.map { "error \(Self.code($0))" } ?? "no access token")")

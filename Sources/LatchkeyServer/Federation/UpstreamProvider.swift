@@ -85,10 +85,19 @@ final class UpstreamDiscovery: Sendable {
     /// The sandbox's issuer, set when the server has bound its port.
     private let sandboxIssuer = Mutex<String?>(nil)
 
+    /// GitHub's endpoints, which come from the settings (validated by ConfigurationLoader).
+    private let configured: UpstreamEndpoints?
+
     init(_ settings: Configuration.Provider, client: UpstreamClient, clock: @escaping @Sendable () -> Date) {
         self.settings = settings
         self.client = client
         self.clock = clock
+        configured =
+            settings.kind == .github
+            ? UpstreamEndpoints(
+                issuer: nil, authorize: URL(string: settings.authorizeURL)!, token: URL(string: settings.tokenURL)!, jwks: nil, userinfo: nil,
+                issParameter: false, postsClientSecret: true)
+            : nil
     }
 
     var issuer: String { sandboxIssuer.withLock { $0 } ?? settings.issuer }
@@ -100,24 +109,17 @@ final class UpstreamDiscovery: Sendable {
 
     /// - Throws: ``ProviderSignInFailure`` `upstream_unavailable` when the document cannot be had.
     func endpoints() async throws(ProviderSignInFailure) -> UpstreamEndpoints {
-        switch settings.kind {
-        case .github:
-            // Validated by ConfigurationLoader.
-            return UpstreamEndpoints(
-                issuer: nil, authorize: URL(string: settings.authorizeURL)!, token: URL(string: settings.tokenURL)!, jwks: nil, userinfo: nil,
-                issParameter: false, postsClientSecret: true)
-        case .oidc:
-            let now = clock()
-            let current = cached.withLock { $0 }
-            if let current, now.timeIntervalSince(current.fetchedAt) < Self.lifetime { return current.endpoints }
-            do {
-                let endpoints = try await client.discover(issuer: issuer, allowHTTP: settings.isSandbox)
-                cached.withLock { $0 = Cached(endpoints: endpoints, fetchedAt: now) }
-                return endpoints
-            } catch {
-                if let current { return current.endpoints }
-                throw error
-            }
+        if let configured { return configured }
+        let now = clock()
+        let current = cached.withLock { $0 }
+        if let current, now.timeIntervalSince(current.fetchedAt) < Self.lifetime { return current.endpoints }
+        do {
+            let endpoints = try await client.discover(issuer: issuer, allowHTTP: settings.isSandbox)
+            cached.withLock { $0 = Cached(endpoints: endpoints, fetchedAt: now) }
+            return endpoints
+        } catch {
+            if let current { return current.endpoints }
+            throw error
         }
     }
 }

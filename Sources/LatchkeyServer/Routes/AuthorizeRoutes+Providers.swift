@@ -56,10 +56,7 @@ extension AuthorizeRoutes {
         if let error = query["error"], (query["state"] ?? "").isEmpty {
             // Some providers drop `state` from an error (RFC 6749 §4.1.2.1 says they must not):
             // no app can be told, but the person is, and the audit names the upstream's error.
-            let code = UpstreamClient.code(error)
-            await federation.recordFailure(
-                ProviderSignInFailure(.upstreamError, "the upstream answered an error without state", upstreamError: code), provider: provider.id,
-                context: context)
+            let code = await recordUpstreamError(error, provider: provider, context: context)
             let name = provider.settings.displayName
             let message = code == "access_denied"
                 ? "Sign-in with \(name) was cancelled. Go back to the application to try again."
@@ -79,9 +76,7 @@ extension AuthorizeRoutes {
         var parameters = authorizationRequest.parameters
         parameters["provider"] = provider.id
         if let error = query["error"] {
-            let code = UpstreamClient.code(error)
-            await federation.recordFailure(
-                ProviderSignInFailure(.upstreamError, "the upstream answered an error", upstreamError: code), provider: provider.id, context: context)
+            let code = await recordUpstreamError(error, provider: provider, context: context)
             var response = respond(authorizationRequest.error(code.isEmpty ? "server_error" : code, "\(provider.settings.displayName) answered \(code)"))
             response.clearProviderCookie()
             return response
@@ -138,6 +133,15 @@ extension AuthorizeRoutes {
     func completePendingLink(_ request: HTTPRequest, browserSession: BrowserSession?, caller: RequestContext) async throws -> Bool {
         guard let sealed = request.cookies[Self.linkCookieName], !sealed.isEmpty else { return false }
         return try await federation.completeLink(sealed: sealed, browserSession: browserSession, context: caller)
+    }
+
+    /// Audits an upstream's `error=` as `upstream_error`; returns the error code as it may be shown
+    /// and sent on.
+    private func recordUpstreamError(_ error: String, provider: UpstreamProvider, context: RequestContext) async -> String {
+        let code = UpstreamClient.code(error)
+        await federation.recordFailure(
+            ProviderSignInFailure(.upstreamError, "the upstream answered an error", upstreamError: code), provider: provider.id, context: context)
+        return code
     }
 
     private func providerCallbackURL(_ id: String) -> String { authorization.issuer + FederationService.callbackPath(id) }

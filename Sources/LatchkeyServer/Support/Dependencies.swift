@@ -45,10 +45,12 @@ extension Dependencies {
             try await audit.record(
                 .init(time: now, userID: userID, event: event, outcome: outcome, ip: context.ip, requestID: context.requestID, details: details))
         } catch {
-            ServerLog.write(
-                .error, "audit_write_failed", time: now,
-                ["audit_event": .string(event.rawValue), "request_id": context.requestID.map(JSONValue.string) ?? .null,
-                 "error": .string(String(String(describing: error).prefix(200)))])
+            var fields: [String: JSONValue] = [
+                "audit_event": .string(event.rawValue), "request_id": context.requestID.map(JSONValue.string) ?? .null,
+                "error": .string(String(String(describing: error).prefix(200))),
+            ]
+            if let method = details["method"] { fields["method"] = .string(method) }
+            ServerLog.write(.error, "audit_write_failed", time: now, fields)
         }
     }
 }

@@ -8,9 +8,9 @@ import Synchronization
 /// A published JWK Set, cached and looked up by `kid`: Apple's signing keys (`keys_url`), and
 /// each upstream OpenID provider's (its discovery document's `jwks_uri`).
 ///
-/// - The set is fetched on first use and refreshed in the background every
-///   ``refreshInterval`` (``refreshIfStale()``), so a new key is usually known before the
-///   first token signed with it arrives.
+/// - The set is fetched on first use. Apple's is refreshed in the background every
+///   ``refreshInterval`` (``refreshIfStale()``, the housekeeping), so a new Apple key is usually
+///   known before the first token signed with it arrives; an upstream's is refetched on a miss.
 /// - A token whose `kid` is unknown causes one refetch, at most once per
 ///   ``missRefetchInterval`` (docs/security.md S6): a stream of made-up `kid`s cannot turn us into
 ///   a request amplifier against Apple or an upstream.
