@@ -57,16 +57,21 @@ SERIAL += LatchkeyServerTests.CrashSafetyTests       # kill -9 under refresh loa
 SERIAL += LatchkeyServerTests.ServeTests             # SIGTERM under load: no answer cut in half
 SERIAL += LatchkeyServerTests.PostgreSQLInstancesTests # kill -9 under load; a database restart under load, timed
 SERIAL_SUITES := ^($(subst $(space),|,$(subst .,\.,$(strip $(SERIAL)))))/
-# CPU-heavy suites that time nothing: they run after the parallel passes, in a process of their
-# own, one test per core. In the serial pass they kept one core busy and the other idle; in the
-# parallel pass their synchronous loops held the task pool's threads (one per core) for tens of
-# seconds and stalled every other test of that process; beside the parallel passes they shared
-# the cores with them and overran their own time limits.
+# CPU-heavy suites that time nothing: in a process of their own beside the parallel passes, one
+# test per core, at a lower priority (nice 10), so they fill the cores the parallel passes leave
+# idle while those wait on servers, browsers and databases. In the serial pass they kept one core
+# busy and the other idle; inside the parallel pass their synchronous loops held the task pool's
+# threads (one per core) for tens of seconds and stalled every other test of that process.
 HEAVY += LatchkeyCryptoTests.HostileInputTests       # 100,000 mutated inputs per decoder
 HEAVY += LatchkeyJOSETests.HostileInputTests         # 100,000 mutated inputs per decoder
 HEAVY += LatchkeyJSONTests.JSONTests                 # 100,000 mutated documents
 HEAVY += LatchkeyFuzzTests.FuzzCorpusTests           # replays every fuzz corpus
 HEAVY_SUITES := ^($(subst $(space),|,$(subst .,\.,$(strip $(HEAVY)))))/
+# Suites that mostly wait, for a minute or more: started first, in a process of their own beside
+# the parallel passes, so their minutes overlap the others' instead of trailing them.
+LONG += LatchkeyServerTests.EmailDeliveryTests       # an SMTP outage of a minute; a claim's lease of a minute
+LONG += LatchkeyClientTests.AppleGlueTypeCheckTests  # one compile of the Apple glue against the stand-ins
+LONG_SUITES := ^($(subst $(space),|,$(subst .,\.,$(strip $(LONG)))))/
 
 test: bootstrap
 	@scripts/bootstrap test
@@ -78,16 +83,16 @@ test: bootstrap
 		wait $$venv; installed=$$?; \
 		[ $$installed -eq 0 ] || { cat .build/venv.log; echo "make test: installing the Python tools failed" >&2; }; \
 		[ $$built -eq 0 ] && [ $$installed -eq 0 ]
-	# The Swift tests (scripts/test-passes): the suites but SERIAL and HEAVY, in parallel, on
-	# SQLite, and beside them POSTGRES_SUITES but SERIAL on PostgreSQL (a private cluster the
-	# tests start; without PostgreSQL every one of them fails); then HEAVY, one test per core;
-	# then SERIAL alone, one test at a time.
+	# The Swift tests (scripts/test-passes): the suites but SERIAL, HEAVY and LONG, in parallel,
+	# on SQLite; beside them POSTGRES_SUITES but SERIAL on PostgreSQL (a private cluster the tests
+	# start; without PostgreSQL every one of them fails), LONG, and HEAVY at a lower priority; then
+	# SERIAL alone, one test at a time.
 	# POSTGRES_SUITES leaves out the suites that pin SQLite (backup, durability, crash safety, full
 	# disk, serve, CLI, database copy), those that already run on PostgreSQL (PostgreSQLServerTests,
 	# AppleOutboxInstancesTests, the contract suites), those whose subject is not storage (HTTP
 	# framing, configuration, JOSE interop), and the slow browser-driven ones (Chromium:
 	# BrowserFlow, WebAppleSignIn, ProviderBrowser; Apache).
-	SERIAL_SUITES='$(SERIAL_SUITES)' HEAVY_SUITES='$(HEAVY_SUITES)' POSTGRES_SUITES='$(POSTGRES_SUITES)' LATCHKEY_PYTHON=$(abspath $(PYTHON)) \
+	SERIAL_SUITES='$(SERIAL_SUITES)' HEAVY_SUITES='$(HEAVY_SUITES)' LONG_SUITES='$(LONG_SUITES)' POSTGRES_SUITES='$(POSTGRES_SUITES)' LATCHKEY_PYTHON=$(abspath $(PYTHON)) \
 		scripts/test-passes
 	# The release build of the server beside the contract test, which drives the debug `latchkey`
 	# already built: the answers of a dev server against docs/openapi.yaml (schemathesis, ~2
