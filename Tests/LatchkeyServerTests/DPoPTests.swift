@@ -273,6 +273,43 @@ struct DPoPTests {
         }
     }
 
+    @Test("S41: a public OAuth client's code exchanged with a proof gets a bound grant (token_type DPoP, cnf.jkt, the session's dpop_jkt); its refresh at /oauth/token needs the same key")
+    func oauthCodeExchange() async throws {
+        try await TestServer.with { server in
+            let client = try await server.registerClient()
+            _ = try await server.passwordUser()
+            let attempt = AuthorizationAttempt(client, scope: "openid offline_access")
+            let callback = try await OAuthBrowser(server).authorize(attempt)
+            func token(_ fields: [String: String], key: String?) async throws -> TestResponse {
+                let (fields, headers) = client.authenticate(fields)
+                var all = headers.merging(["Content-Type": "application/x-www-form-urlencoded"]) { $1 }
+                if let key { all["DPoP"] = try Self.proof(server, .post, "/oauth/token", key: key, ["htu": .string(server.baseURL + "/oauth/token")]).proof }
+                return try await server.request(.post, "/oauth/token", body: Array(PercentEncoding.encodeForm(fields).utf8), headers: all)
+            }
+            let exchanged = try await token(
+                ["grant_type": "authorization_code", "code": callback.code ?? "", "code_verifier": attempt.verifier, "redirect_uri": client.redirectURI],
+                key: "notes")
+            #expect(exchanged.status == 200, "\(exchanged.text)")
+            let tokens = try exchanged.json
+            #expect(tokens["token_type"] == "DPoP")
+            let access = try #require(tokens["access_token"]?.stringValue)
+            let jkt = try #require(try Self.claims(access)["cnf"]?["jkt"]?.stringValue)
+            let sessionID = try #require(try Self.claims(access)["sid"]?.stringValue)
+            let stored = try await server.database.read { try $0.queryOne("SELECT dpop_jkt FROM sessions WHERE id = ?", [.text(sessionID)]) }
+            #expect(stored?.optionalString("dpop_jkt") == jkt)
+
+            let refreshToken = try #require(tokens["refresh_token"]?.stringValue)
+            let without = try await token(["grant_type": "refresh_token", "refresh_token": refreshToken], key: nil)
+            #expect(without.status == 400)
+            #expect(try without.json["error"] == "invalid_dpop_proof")
+            let other = try await token(["grant_type": "refresh_token", "refresh_token": refreshToken], key: "thief")
+            #expect(try other.json["error"] == "invalid_dpop_proof")
+            let refreshed = try await token(["grant_type": "refresh_token", "refresh_token": refreshToken], key: "notes")
+            #expect(refreshed.status == 200, "\(refreshed.text)")
+            #expect(try refreshed.json["token_type"] == "DPoP")
+        }
+    }
+
     // MARK: Required (S41)
 
     @Test("S41: with dpop.required a sign-in without a proof is refused 400 invalid_dpop_proof and makes no session; with one it is bound")

@@ -113,14 +113,14 @@ package struct ClientService: Sendable {
         if let jwks = registration.jwks { try ClientAssertion.checkRegistered(jwks) }
         let jwks = registration.jwks
         let secret = registration.confidential && jwks == nil ? Identifiers.secret() : nil
-        try await changing { connection in
+        var details = [
+            "client_id": client.id, "name": client.name, "confidential": String(client.isConfidential),
+            "first_party": String(client.isFirstParty),
+        ]
+        if client.requiresDPoP { details["require_dpop"] = "true" }
+        try await changing { [details] connection in
             try self.repository.insert(client, secretHash: secret?.sha256, jwks: jwks, on: connection)
-            try self.audit.record(
-                .init(time: client.createdAt, event: .clientRegistered, outcome: .success, details: [
-                    "client_id": client.id, "name": client.name, "confidential": String(client.isConfidential),
-                    "first_party": String(client.isFirstParty), "require_dpop": String(client.requiresDPoP),
-                ]),
-                on: connection)
+            try self.audit.record(.init(time: client.createdAt, event: .clientRegistered, outcome: .success, details: details), on: connection)
         }
         return (client, secret)
     }

@@ -98,6 +98,7 @@ enum ClientCommands {
             print("grant types                \(client.grantTypes.map(\.rawValue).sorted().joined(separator: " "))")
             print("scopes                     \(client.scopes.sorted().joined(separator: " "))")
             print("id token algorithm         \(client.idTokenAlgorithm)")
+            if client.requiresDPoP { print("dpop                       required") }
             print("created                    \(OperatorCommands.date(client.createdAt))")
             return 0
         }
