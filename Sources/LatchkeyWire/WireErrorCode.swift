@@ -16,6 +16,12 @@ public struct WireErrorCode: RawRepresentable, Sendable, Hashable, CustomStringC
     public static let unsupportedGrantType = WireErrorCode(rawValue: "unsupported_grant_type")
     /// 401: the bearer token is missing, invalid, expired, or its session has ended.
     public static let invalidToken = WireErrorCode(rawValue: "invalid_token")
+    /// 400 at a token endpoint, 401 on a resource: a DPoP proof is missing, malformed, or not
+    /// for this request, key or token (RFC 9449 §7.1).
+    public static let invalidDPoPProof = WireErrorCode(rawValue: "invalid_dpop_proof")
+    /// 400 at a token endpoint, 401 on a resource: the proof must carry the server nonce the
+    /// `DPoP-Nonce` header holds (RFC 9449 §8).
+    public static let useDPoPNonce = WireErrorCode(rawValue: "use_dpop_nonce")
     /// 401: wrong username or password.
     public static let invalidCredentials = WireErrorCode(rawValue: "invalid_credentials")
     /// 401: an Apple identity token failed a check.

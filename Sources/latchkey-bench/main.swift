@@ -1,7 +1,8 @@
 // latchkey-bench: operations per second of Latchkey's cryptographic hot paths.
 //
 //   latchkey-bench [--json] [--seconds S] [--repeats N] [--only NAME]
-//   latchkey-bench seed-sessions CONFIG COUNT     (sessions for the HTTP benchmarks)
+//   latchkey-bench seed-sessions CONFIG COUNT [KEYFILE]  (sessions for the HTTP benchmarks, DPoP-bound with KEYFILE)
+//   latchkey-bench dpop-proofs KEYFILE METHOD URL COUNT [ACCESS_TOKEN]  (DPoP proofs, one per line)
 //   latchkey-bench apple-tokens DIR COUNT         (Apple keys and identity tokens for sign-ins)
 //   latchkey-bench apple-codes URL COUNT          (sandbox authorizations, for code exchange)
 //   latchkey-bench seed-oauth CONFIG DIR KIND N   (authorization codes for /oauth/token)
@@ -74,6 +75,9 @@ func median(_ values: [Double]) -> Double {
 
 if CommandLine.arguments.dropFirst().first == "seed-sessions" {
     exit(await SessionSeeder.run(Array(CommandLine.arguments.dropFirst(2))))
+}
+if CommandLine.arguments.dropFirst().first == "dpop-proofs" {
+    exit(DPoPProofMaker.run(Array(CommandLine.arguments.dropFirst(2))))
 }
 if CommandLine.arguments.dropFirst().first == "apple-tokens" {
     exit(AppleTokenMinter.run(Array(CommandLine.arguments.dropFirst(2))))

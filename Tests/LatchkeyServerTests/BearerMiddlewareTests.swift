@@ -26,7 +26,7 @@ struct BearerMiddlewareTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let application = try await LatchkeyApplication.open(
             configuration: TestServer.configuration(in: directory), accessLog: false, clock: { clock.now })
-        let probe = application.router.group("/probe", middleware: BearerAuthenticator(accessTokens: application.services.accessTokens, clock: application.services.dependencies.clock))
+        let probe = application.router.group("/probe", middleware: BearerAuthenticator(accessTokens: application.services.accessTokens, dpop: application.services.dpop, clock: application.services.dependencies.clock))
         probe.get("/whoami") { _, context in
             let principal = try context.requirePrincipal()
             return .json([

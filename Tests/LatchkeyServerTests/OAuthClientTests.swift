@@ -313,7 +313,7 @@ struct ClientCommandTests {
             "client_id": .string(webID), "name": "Example Web", "confidential": true, "first_party": false,
             "redirect_uris": ["https://web.example/cb", "http://127.0.0.1/cb"], "post_logout_redirect_uris": ["https://web.example/bye"],
             "grant_types": ["authorization_code", "client_credentials", "refresh_token"], "scopes": ["email", "openid"],
-            "id_token_algorithm": "ES256", "created_at": try #require(shown["created_at"]),
+            "id_token_algorithm": "ES256", "created_at": try #require(shown["created_at"]), "require_dpop": false,
         ]))
         let listed = try Self.json(deployment, ["clients", "list", "--json"])
         #expect(Set(listed["clients"]?.arrayValue?.compactMap { $0["client_id"]?.stringValue } ?? []) == [webID, appID, plainID])

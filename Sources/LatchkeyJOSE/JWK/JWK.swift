@@ -7,7 +7,7 @@ package import LatchkeyJSON
 /// metadata `kid`, `use`, `key_ops`, `alg`. Binary members are strict base64url (RFC 7518 §6);
 /// a member of the wrong JSON type or with bad base64url makes the whole key malformed.
 package struct JWK: Sendable, Hashable {
-    /// `kty`: `EC`, `RSA` or `oct`.
+    /// `kty`: `EC`, `RSA`, `oct`, or `OKP` (RFC 8037; read for DPoP proofs' Ed25519 keys).
     package var keyType: String
     /// The key types this library reads; a JWK Set skips members of any other (RFC 7517 §5).
     static let knownKeyTypes: Set<String> = ["EC", "RSA", "oct"]
@@ -142,6 +142,7 @@ package struct JWK: Sendable, Hashable {
         case "EC": required = ["crv", "kty", "x", "y"]
         case "RSA": required = ["e", "kty", "n"]
         case "oct": required = ["k", "kty"]
+        case "OKP": required = ["crv", "kty", "x"]
         default: throw JOSEError(.invalidKey, "no thumbprint is defined for kty \(keyType)")
         }
         let all = json.objectValue ?? [:]

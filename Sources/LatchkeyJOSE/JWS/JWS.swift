@@ -29,11 +29,16 @@ package struct JWS: Sendable {
 
     /// Parses a compact JWS.
     ///
-    /// - Parameter compact: `header.payload.signature`.
+    /// - Parameters:
+    ///   - compact: `header.payload.signature`.
+    ///   - allowingEmbeddedJWK: Whether the header may carry its own public key in `jwk`, as a
+    ///     DPoP proof must (RFC 9449 §4.2): the caller then verifies with that key and trusts it
+    ///     only as far as it is bound to something else (a token's `cnf.jkt`). `jku`, `x5u` and
+    ///     `x5c` stay refused.
     /// - Throws: ``JOSEError`` `malformed` for structure, base64url or JSON problems (duplicate
     ///   names, bad UTF-8), `unsupportedAlgorithm` for `none` or an algorithm we do not implement,
     ///   `unsupportedHeader` for `crit` or key-carrying members.
-    package init(compact: some StringProtocol) throws(JOSEError) {
+    package init(compact: some StringProtocol, allowingEmbeddedJWK: Bool = false) throws(JOSEError) {
         guard compact.utf8.count <= JWS.maxCompactLength else {
             throw .malformed("the token is longer than \(JWS.maxCompactLength) bytes")
         }
@@ -56,7 +61,7 @@ package struct JWS: Sendable {
         if header["crit"] != nil {
             throw JOSEError(.unsupportedHeader, "no crit extension is understood")
         }
-        if let name = JWS.keyCarryingHeaders.first(where: { header[$0] != nil }) {
+        if let name = JWS.keyCarryingHeaders.first(where: { header[$0] != nil && !(allowingEmbeddedJWK && $0 == "jwk") }) {
             throw JOSEError(.unsupportedHeader, "keys are never taken from the token (\(name))")
         }
         self.keyID = try Self.optionalString(header, "kid")
@@ -88,6 +93,18 @@ package struct JWS: Sendable {
         }
         let candidates = try keys.candidates(keyID: keyID, algorithm: algorithm)
         guard candidates.contains(where: { $0.isValidSignature(signature, for: signingInput) }) else {
+            throw JOSEError(.invalidSignature, "the signature does not verify")
+        }
+    }
+
+    /// Whether the signature verifies with this one key, whose algorithm must be the header's.
+    ///
+    /// - Throws: ``JOSEError`` `algorithmNotAllowed` or `invalidSignature`.
+    package func verify(with key: JWSVerificationKey) throws(JOSEError) {
+        guard key.algorithm == algorithm else {
+            throw JOSEError(.algorithmNotAllowed, "the key is for \(key.algorithm), the header says \(algorithm)")
+        }
+        guard key.isValidSignature(signature, for: signingInput) else {
             throw JOSEError(.invalidSignature, "the signature does not verify")
         }
     }

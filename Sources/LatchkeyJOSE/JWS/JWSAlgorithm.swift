@@ -13,9 +13,12 @@ package struct JWSAlgorithm: RawRepresentable, Hashable, Sendable, CustomStringC
     package static let rs256 = JWSAlgorithm(rawValue: "RS256")
     /// RSASSA-PSS with SHA-256, MGF1 SHA-256, 32-byte salt (RFC 7518 §3.5).
     package static let ps256 = JWSAlgorithm(rawValue: "PS256")
+    /// EdDSA with Ed25519 (RFC 8037 §3.1): what a DPoP proof may be signed with besides ES256
+    /// and RS256.
+    package static let edDSA = JWSAlgorithm(rawValue: "EdDSA")
     /// HMAC SHA-256 (RFC 7518 §3.2). Internal use only: never trusted from a published key set.
     package static let hs256 = JWSAlgorithm(rawValue: "HS256")
 
     /// The algorithms this library implements.
-    package static let supported: Set<JWSAlgorithm> = [.es256, .rs256, .ps256, .hs256]
+    package static let supported: Set<JWSAlgorithm> = [.es256, .rs256, .ps256, .edDSA, .hs256]
 }

@@ -14,6 +14,7 @@ package struct JWSVerificationKey: Sendable {
     enum Material: Sendable {
         case p256(P256.Signing.PublicKey)
         case rsa(RSA.Signing.PublicKey)
+        case ed25519(Ed25519.Signing.PublicKey)
         case hmac([UInt8])
     }
 
@@ -36,6 +37,11 @@ package struct JWSVerificationKey: Sendable {
     /// A PS256 key.
     package static func ps256(_ key: RSA.Signing.PublicKey, keyID: String? = nil) -> JWSVerificationKey {
         JWSVerificationKey(algorithm: .ps256, keyID: keyID, material: .rsa(key))
+    }
+
+    /// An EdDSA (Ed25519) key: only for a DPoP proof's own key, never from a published key set.
+    package static func edDSA(_ key: Ed25519.Signing.PublicKey, keyID: String? = nil) -> JWSVerificationKey {
+        JWSVerificationKey(algorithm: .edDSA, keyID: keyID, material: .ed25519(key))
     }
 
     /// An HS256 secret, for Latchkey's own internal tokens only.
@@ -151,6 +157,8 @@ package struct JWSVerificationKey: Sendable {
         case .rsa(let key):
             let padding: RSA.Signing.Padding = algorithm == .rs256 ? .pkcs1v1_5 : .pss
             return key.isValidSignature(signature, for: signingInput, padding: padding)
+        case .ed25519(let key):
+            return key.isValidSignature(signature, for: signingInput)
         case .hmac(let secret):
             return HMAC.isValidAuthenticationCode(signature, for: signingInput, key: secret)
         }

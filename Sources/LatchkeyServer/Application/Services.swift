@@ -34,6 +34,8 @@ package struct Services: Sendable {
     let dependencies: Dependencies
     let keys: SigningKeyRing
     let masterKey: MasterKey
+    /// DPoP proofs: binding at issue, enforcement on resource requests.
+    let dpop: DPoPService
 
     init(
         configuration: Configuration, dependencies: Dependencies, keys: SigningKeyRing, masterKey: MasterKey, appleSettings: AppleSettings,
@@ -45,6 +47,7 @@ package struct Services: Sendable {
         self.keys = keys
         self.masterKey = masterKey
         accessTokens = AccessTokens(database: database, keys: keys, configuration: configuration)
+        dpop = DPoPService(dependencies: dependencies, masterKey: masterKey, configuration: configuration)
         browserSessions = BrowserSessionService(database: database, clock: clock, lifetime: TimeInterval(configuration.browserSessionTTL))
         sessions = SessionService(
             dependencies: dependencies, accessTokens: accessTokens, browserSessions: browserSessions, configuration: configuration)
@@ -103,23 +106,26 @@ package struct Services: Sendable {
     /// Registers every route of the server on `router`.
     func registerRoutes(on router: Router, configuration: Configuration) {
         let clock = dependencies.clock
-        let bearer = BearerAuthenticator(accessTokens: accessTokens, clock: clock)
+        let bearer = BearerAuthenticator(accessTokens: accessTokens, dpop: dpop, clock: clock)
+        // The sign-in routes' group middleware: a DPoP proof binds what they issue.
+        let binding = DPoPBinding(dpop: dpop, accessTokens: accessTokens)
         OperationsRoutes(configuration: configuration, database: dependencies.database, metrics: dependencies.metrics).register(on: router)
         StylesheetRoutes().register(on: router)
-        SessionRoutes(sessions: sessions, refreshTokens: refreshTokens, keys: keys, bearer: bearer).register(on: router)
+        SessionRoutes(sessions: sessions, refreshTokens: refreshTokens, keys: keys, bearer: bearer, binding: binding).register(on: router)
         // Every OAuth endpoint is listed: the provider's routes are mounted alongside.
         DiscoveryRoutes(accessTokens: accessTokens, mounted: .all).register(on: router)
         AccountRoutes(accounts: accounts, bearer: bearer).register(on: router)
-        AppleRoutes(apple: apple).register(on: router)
-        FactorRoutes(factors: factors, bearer: bearer).register(on: router)
+        AppleRoutes(apple: apple, binding: binding).register(on: router)
+        FactorRoutes(factors: factors, bearer: bearer, binding: binding).register(on: router)
         GrantRoutes(grants: grants, bearer: bearer).register(on: router)
-        if configuration.passkeys.enabled { PasskeyRoutes(passkeys: passkeys, bearer: bearer).register(on: router) }
-        if configuration.password.enabled { PasswordRoutes(passwords: passwords, bearer: bearer).register(on: router) }
-        if let email { EmailRoutes(email: email, bearer: bearer).register(on: router) }
+        if configuration.passkeys.enabled { PasskeyRoutes(passkeys: passkeys, bearer: bearer, binding: binding).register(on: router) }
+        if configuration.password.enabled { PasswordRoutes(passwords: passwords, bearer: bearer, binding: binding).register(on: router) }
+        if let email { EmailRoutes(email: email, bearer: bearer, binding: binding).register(on: router) }
         if let mailbox { SandboxMailRoutes(mailbox: mailbox).register(on: router) }
         OAuthTokenRoutes(
             tokens: tokens, clients: clients, accessTokens: accessTokens,
-            userinfoBearer: BearerAuthenticator(accessTokens: accessTokens, clock: clock, audiences: [.api, .userinfo])
+            userinfoBearer: BearerAuthenticator(accessTokens: accessTokens, dpop: dpop, clock: clock, audiences: [.api, .userinfo]),
+            binding: binding
         ).register(on: router)
         AuthorizeRoutes(
             authorization: authorization, browserSessions: browserSessions, csrf: CSRFProtection(masterKey: masterKey),

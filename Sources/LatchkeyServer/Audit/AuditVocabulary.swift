@@ -16,6 +16,11 @@ extension AuditEvent {
     static let sessionRefreshReplayed = AuditEvent(rawValue: "session.refresh_replayed")
     static let sessionExpired = AuditEvent(rawValue: "session.expired")
     static let sessionRevoked = AuditEvent(rawValue: "session.revoked")
+    /// A refresh of a DPoP-bound session without a proof by its key (details `reason`:
+    /// `missing` or `other_key`); nothing rotates (S41).
+    static let sessionDPoPRefused = AuditEvent(rawValue: "session.dpop_refused")
+    /// A DPoP proof presented again: its `jti` was already spent for its key (S41).
+    static let dpopProofReplayed = AuditEvent(rawValue: "dpop.proof_replayed")
 
     // The OAuth provider
     static let oauthCodeIssued = AuditEvent(rawValue: "oauth.code_issued")

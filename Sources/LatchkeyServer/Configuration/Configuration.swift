@@ -59,6 +59,8 @@ package struct Configuration: Sendable, Equatable {
     package var email = Email()
     /// `passkeys`: WebAuthn passkeys (docs/reference.md, "Passkeys").
     package var passkeys = Passkeys()
+    /// `dpop`: sender-constrained tokens (RFC 9449; docs/dpop.md).
+    package var dpop = DPoP()
     /// `providers`: upstream identity providers people may sign in through (docs/providers.md).
     package var providers: [Provider] = []
     /// `associated_domains`: what `/.well-known/apple-app-site-association` lists.
@@ -205,6 +207,14 @@ package struct Configuration: Sendable, Equatable {
         package var value: String
         package init(_ value: String) { self.value = value }
         package var description: String { "<secret>" }
+    }
+
+    /// DPoP: tokens bound to a key the client proves it holds (RFC 9449).
+    package struct DPoP: Sendable, Equatable {
+        /// `required`: issue only DPoP-bound tokens; a token request without a proof is refused.
+        package var required = false
+        /// `nonce`: `off`, or `on` to make every proof carry a server nonce (RFC 9449 §8).
+        package var nonce = "off"
     }
 
     /// Passkeys: this server as a WebAuthn relying party.

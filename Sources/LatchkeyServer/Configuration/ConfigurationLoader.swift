@@ -112,6 +112,8 @@ package enum ConfigurationLoader {
         ("passkeys.attestation", .string(\.passkeys.attestation)),
         ("passkeys.attestation_roots", .strings(\.passkeys.attestationRoots)),
         ("passkeys.timeout", .int(\.passkeys.timeout, 30...3_600)),
+        ("dpop.required", .bool(\.dpop.required)),
+        ("dpop.nonce", .string(\.dpop.nonce)),
         ("associated_domains.webcredentials", .strings(\.associatedDomains.webcredentials)),
         ("associated_domains.applinks", .strings(\.associatedDomains.applinks)),
         ("trusted_proxies", .strings(\.trustedProxies)),
@@ -310,6 +312,7 @@ package enum ConfigurationLoader {
             problems.append(
                 "listen: development mode mounts the Apple sandbox, so it listens on a loopback address unless --lan asks for the local network")
         }
+        if !["off", "on"].contains(configuration.dpop.nonce) { problems.append("dpop.nonce: must be off or on") }
         if let publicURL = configuration.publicURL {
             if let problem = urlProblem(publicURL, allowHTTP: configuration.dev) { problems.append("public_url: \(problem)") }
         }

@@ -27,14 +27,15 @@ struct ClientRepository: Sendable {
         try connection.execute(
             """
             INSERT INTO oauth_clients (id, name, secret_hash, first_party, redirect_uris, post_logout_redirect_uris, grant_types, scopes,
-                id_token_algorithm, created_at, jwks)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                id_token_algorithm, created_at, jwks, require_dpop)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 .text(client.id), .text(client.name), secretHash.map(SQLValue.blob) ?? .null, .bool(client.isFirstParty),
                 .text(Self.jsonArray(client.redirectURIs)), .text(Self.jsonArray(client.postLogoutRedirectURIs)),
                 .text(Self.jsonArray(client.grantTypes.map(\.rawValue).sorted())), .text(Self.jsonArray(client.scopes.sorted())),
                 .text(client.idTokenAlgorithm), .time(client.createdAt), SQLValue(jwks),
+                .bool(client.requiresDPoP),
             ])
     }
 
@@ -91,7 +92,7 @@ struct ClientRepository: Sendable {
 
     /// An `oauth_clients` row.
     static func client(_ row: SQLRow) throws -> OAuthClient {
-        OAuthClient(
+        var client = OAuthClient(
             id: try row.string("id"), name: try row.string("name"),
             isConfidential: row.optionalBlob("secret_hash") != nil || row.optionalString("jwks") != nil,
             isFirstParty: try row.bool("first_party"), redirectURIs: try strings(try row.string("redirect_uris")),
@@ -100,6 +101,8 @@ struct ClientRepository: Sendable {
             grantTypes: Set(try strings(try row.string("grant_types")).compactMap(OAuthClient.GrantType.init(rawValue:))),
             scopes: Set(try strings(try row.string("scopes"))), idTokenAlgorithm: try row.string("id_token_algorithm"),
             createdAt: try row.date("created_at"))
+        client.requiresDPoP = try row.bool("require_dpop")
+        return client
     }
 }
 

@@ -24,6 +24,8 @@ package struct ClientRegistration: Sendable {
     /// The client's public keys (a JWK Set, JSON) when it authenticates with `private_key_jwt`
     /// instead of a secret: it is confidential then, and gets no secret.
     package var jwks: String?
+    /// Whether it gets only DPoP-bound tokens.
+    package var requiresDPoP = false
 
     package init(
         name: String, redirectURIs: [String], postLogoutRedirectURIs: [String] = [], confidential: Bool = false, firstParty: Bool = false,
@@ -111,14 +113,14 @@ package struct ClientService: Sendable {
         if let jwks = registration.jwks { try ClientAssertion.checkRegistered(jwks) }
         let jwks = registration.jwks
         let secret = registration.confidential && jwks == nil ? Identifiers.secret() : nil
-        try await changing { connection in
+        var details = [
+            "client_id": client.id, "name": client.name, "confidential": String(client.isConfidential),
+            "first_party": String(client.isFirstParty),
+        ]
+        if client.requiresDPoP { details["require_dpop"] = "true" }
+        try await changing { [details] connection in
             try self.repository.insert(client, secretHash: secret?.sha256, jwks: jwks, on: connection)
-            try self.audit.record(
-                .init(time: client.createdAt, event: .clientRegistered, outcome: .success, details: [
-                    "client_id": client.id, "name": client.name, "confidential": String(client.isConfidential),
-                    "first_party": String(client.isFirstParty),
-                ]),
-                on: connection)
+            try self.audit.record(.init(time: client.createdAt, event: .clientRegistered, outcome: .success, details: details), on: connection)
         }
         return (client, secret)
     }
@@ -282,10 +284,12 @@ package struct ClientService: Sendable {
         guard idTokenAlgorithms.contains(registration.idTokenAlgorithm) else {
             throw .invalidRequest("the ID-token algorithm must be RS256 or ES256, not \(registration.idTokenAlgorithm)")
         }
-        return OAuthClient(
+        var client = OAuthClient(
             id: id, name: name, isConfidential: registration.confidential, isFirstParty: registration.firstParty, redirectURIs: redirectURIs,
             postLogoutRedirectURIs: postLogoutRedirectURIs, grantTypes: grantTypes, scopes: scopes,
             idTokenAlgorithm: registration.idTokenAlgorithm, createdAt: now)
+        client.requiresDPoP = registration.requiresDPoP
+        return client
     }
 
     /// RFC 6749 §3.3: `scope-token = 1*( %x21 / %x23-5B / %x5D-7E )`.

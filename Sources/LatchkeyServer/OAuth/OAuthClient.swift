@@ -28,6 +28,9 @@ package struct OAuthClient: Sendable, Hashable {
     package var idTokenAlgorithm: String
     /// When it was registered.
     package var createdAt: Date
+    /// Whether it gets only DPoP-bound tokens (`clients add --require-dpop`): a token request
+    /// without a proof is refused.
+    package var requiresDPoP = false
 
     package init(
         id: String, name: String, isConfidential: Bool, isFirstParty: Bool, redirectURIs: [String], postLogoutRedirectURIs: [String],

@@ -94,6 +94,8 @@ package struct ProviderMetadata: Sendable, Hashable {
             "request_parameter_supported": .bool(false),
             "request_uri_parameter_supported": .bool(false),
             "claims_parameter_supported": .bool(false),
+            // RFC 9449 §5.1: the token endpoint takes DPoP proofs signed with these.
+            "dpop_signing_alg_values_supported": strings(DPoPProof.algorithmNames),
         ]
         let endpoints: [(String, String?)] = [
             ("authorization_endpoint", authorizationEndpoint), ("token_endpoint", tokenEndpoint),

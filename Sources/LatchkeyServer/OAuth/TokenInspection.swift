@@ -11,16 +11,19 @@ package struct TokenIntrospection: Sendable, Hashable {
     package var subject: String?
     package var issuedAt: Date?
     package var expiresAt: Date?
-    /// `Bearer` for an access token, `nil` for a refresh token.
+    /// `Bearer` or `DPoP` for an access token, `nil` for a refresh token.
     package var tokenType: String?
     package var sessionID: String?
+    /// The thumbprint of the DPoP key the token is bound to: `cnf.jkt` (RFC 9449 §6.2).
+    package var keyThumbprint: String?
 
     static let inactive = TokenIntrospection(active: false)
 
     init(
         active: Bool, scope: String? = nil, clientID: String? = nil, subject: String? = nil, issuedAt: Date? = nil, expiresAt: Date? = nil,
-        tokenType: String? = nil, sessionID: String? = nil
+        tokenType: String? = nil, sessionID: String? = nil, keyThumbprint: String? = nil
     ) {
+        self.keyThumbprint = keyThumbprint
         self.active = active
         self.scope = scope
         self.clientID = clientID
@@ -79,9 +82,11 @@ extension TokenService {
             else { return .inactive }
             let sessionID = claims["sid"]?.stringValue
             if let sessionID, try await !accessTokens.isLive(sessionID, of: subject, now: now) { return .inactive }
+            let keyThumbprint = claims["cnf"]?.objectValue?["jkt"]?.stringValue
             return TokenIntrospection(
                 active: true, scope: claims["scope"]?.stringValue, clientID: claims["client_id"]?.stringValue, subject: subject,
-                issuedAt: claims.issuedAt, expiresAt: claims.expiresAt, tokenType: "Bearer", sessionID: sessionID)
+                issuedAt: claims.issuedAt, expiresAt: claims.expiresAt, tokenType: keyThumbprint == nil ? "Bearer" : "DPoP",
+                sessionID: sessionID, keyThumbprint: keyThumbprint)
         }
         let presented = try await database.read { connection in
             try self.sessionRows.presentedToken(hash: token.sha256, on: connection)
@@ -91,7 +96,8 @@ extension TokenService {
         else { return .inactive }
         return TokenIntrospection(
             active: true, scope: grant.scope, clientID: grant.clientID, subject: presented.session.userID,
-            issuedAt: presented.session.createdAt, expiresAt: presented.session.expiresAt, sessionID: presented.session.id)
+            issuedAt: presented.session.createdAt, expiresAt: presented.session.expiresAt, sessionID: presented.session.id,
+            keyThumbprint: presented.session.dpopKeyThumbprint)
     }
 
     // MARK: Userinfo

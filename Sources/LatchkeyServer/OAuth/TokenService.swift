@@ -10,6 +10,8 @@ package struct OAuthTokens: Sendable {
     package var refreshToken: String?
     package var idToken: String?
     package var scope: String
+    /// `DPoP` when the access token is bound to the key of the request's proof, else `Bearer`.
+    package var tokenType = "Bearer"
 }
 
 /// The token endpoint's grants (authorization code with PKCE, refresh token, client
@@ -52,6 +54,12 @@ package struct TokenService: Sendable {
         guard client.grantTypes.contains(.authorizationCode) else {
             throw AuthError(.unauthorizedClient, "the client may not use the authorization code grant")
         }
+        try Self.requireProofIfRegistered(client, context: context)
+        // A public client's grant is bound to its proof's key (RFC 9449 §5); a confidential
+        // client authenticates its refreshes itself, so only its access tokens are bound.
+        var unbound = context
+        unbound.dpopKeyThumbprint = nil
+        let sessionContext = client.isConfidential ? unbound : context
         let now = clock()
         let hash = code.sha256
         let outcome: Exchange = try await database.write { connection in
@@ -80,7 +88,7 @@ package struct TokenService: Sendable {
             let authentication = Authentication(
                 user: user, amr: stored.amr, secondFactor: .decided(provedAt: stored.amr.contains("mfa") ? stored.authTime : nil))
             guard case .landed(.api(let session, let refreshToken)) = try self.signIns.admit(
-                authentication, target: .grant(grant), context: context, now: now, on: connection)
+                authentication, target: .grant(grant), context: sessionContext, now: now, on: connection)
             else { preconditionFailure("a decided second factor is never asked for again, and a grant lands in an API session") }
             try self.codes.attach(sessionID: session.id, toCode: hash, on: connection)
             try self.audit.record(
@@ -96,7 +104,8 @@ package struct TokenService: Sendable {
             throw AuthError.invalidGrant(.reused, "the code was already used; what it issued is revoked")
         case .userGone:
             throw AuthError.invalidGrant(.revoked, "the account no longer exists")
-        case .issued(let session, let grant, let refreshToken, let stored):
+        case .issued(var session, let grant, let refreshToken, let stored):
+            session.dpopKeyThumbprint = context.dpopKeyThumbprint
             return try await tokens(
                 session: session, grant: grant, refreshToken: refreshToken, client: client, authTime: stored.authTime, nonce: stored.nonce,
                 now: now)
@@ -109,6 +118,7 @@ package struct TokenService: Sendable {
         guard client.grantTypes.contains(.refreshToken) else {
             throw AuthError(.unauthorizedClient, "the client may not use the refresh token grant")
         }
+        try Self.requireProofIfRegistered(client, context: context)
         let response = try await refreshTokens.refresh(refreshToken, client: client, context: context)
         // Refreshing with a client refuses a session that is not that client's grant (OAuthGrant.mayRefresh).
         guard let grant = response.session.grant else { throw AuthError.invalidGrant(.unknown, "the refresh token was not issued to this client") }
@@ -125,6 +135,7 @@ package struct TokenService: Sendable {
         guard client.isConfidential, client.grantTypes.contains(.clientCredentials) else {
             throw AuthError(.unauthorizedClient, "the client may not use the client credentials grant")
         }
+        try Self.requireProofIfRegistered(client, context: context)
         let allowed = client.scopes.subtracting(Self.userScopes)
         let requested = scope.map { Set($0.split(separator: " ").map(String.init)) } ?? allowed
         guard requested.isSubset(of: allowed) else { throw AuthError(.invalidScope, "the client may not ask for every scope requested") }
@@ -133,12 +144,23 @@ package struct TokenService: Sendable {
         claims.subject = client.id
         claims["client_id"] = .string(client.id)
         claims["scope"] = .string(granted)
+        if let key = context.dpopKeyThumbprint { claims["cnf"] = AccessTokens.confirmation(key) }
         let now = clock()
         let token = try await accessTokens.sign(claims, audience: .userinfo, now: now)
         try await audit.record(
             .init(time: now, userID: nil, event: .oauthClientCredentials, outcome: .success, ip: context.ip, requestID: context.requestID,
                   details: ["client_id": client.id, "scope": granted]))
-        return OAuthTokens(accessToken: token, expiresIn: accessTokens.ttl, refreshToken: nil, idToken: nil, scope: granted)
+        return OAuthTokens(
+            accessToken: token, expiresIn: accessTokens.ttl, refreshToken: nil, idToken: nil, scope: granted,
+            tokenType: context.dpopKeyThumbprint == nil ? "Bearer" : "DPoP")
+    }
+
+    /// A client registered with `--require-dpop` gets only bound tokens.
+    ///
+    /// - Throws: `invalid_dpop_proof` when the request carried no accepted proof.
+    private static func requireProofIfRegistered(_ client: OAuthClient, context: RequestContext) throws {
+        guard client.requiresDPoP, context.dpopKeyThumbprint == nil else { return }
+        throw AuthError.invalidDPoPProof("this client gets only DPoP-bound tokens; send a DPoP proof")
     }
 
     /// Scopes about a user, which only a user's grant can carry.
@@ -167,6 +189,6 @@ package struct TokenService: Sendable {
         let keepsRefreshToken = client.isFirstParty || grant.scopes.contains("offline_access")
         return OAuthTokens(
             accessToken: access, expiresIn: accessTokens.ttl, refreshToken: keepsRefreshToken ? refreshToken : nil, idToken: idToken,
-            scope: grant.scope)
+            scope: grant.scope, tokenType: session.dpopKeyThumbprint == nil ? "Bearer" : "DPoP")
     }
 }

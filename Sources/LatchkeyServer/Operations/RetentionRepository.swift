@@ -10,6 +10,7 @@ struct RetentionRepository: Sendable {
     static let expiringTables = [
         "apple_identity_tokens", "apple_notifications", "ended_refresh_tokens", "challenges", "mfa_tokens", "oauth_codes",
         "oauth_client_assertions", "browser_sessions", "passkey_ceremonies", "provider_states",
+        "dpop_proofs",
     ]
 
     /// Deletes the rows of ``expiringTables`` whose `expires_at` is before `now`: remembered
@@ -18,7 +19,7 @@ struct RetentionRepository: Sendable {
     /// codes past their 60 s (S22: an expired code cannot be exchanged, so its replay has
     /// nothing left to revoke), assertion `jti`s that no longer verify (their `expires_at` is the
     /// assertion's `exp` plus the leeway), browser sessions over, passkey ceremonies and upstream
-    /// sign-in states no longer answerable.
+    /// sign-in states no longer answerable, and DPoP proofs whose `iat` is out of the window.
     ///
     /// - Returns: How many rows went.
     @discardableResult

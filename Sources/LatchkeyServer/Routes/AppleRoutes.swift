@@ -6,12 +6,15 @@ import LatchkeyWire
 /// `POST /v1/auth/apple` and `POST /v1/apple/notifications`.
 struct AppleRoutes {
     let apple: AppleService
+    /// Binds the tokens a sign-in issues to the key of its DPoP proof.
+    let binding: DPoPBinding
 
     func register(on router: Router) {
         let apple = apple
         let anyone = router.group("", context: LatchkeyContext.self)
+        let issuing = router.group("", middleware: binding)
 
-        anyone.post("/v1/auth/apple") { request, context in
+        issuing.post("/v1/auth/apple") { request, context in
             let body = try request.wireBody(WireAppleSignInRequest.self)
             let code = try BodyMember.text(body.authorizationCode, "authorization_code", maxLength: 1024)
             // Apple's codes are printable ASCII. Anything else would reach Apple's token endpoint

@@ -8,6 +8,8 @@ extension AuthError: HTTPResponseError {
     package var status: Int {
         switch code {
         case .invalidRequest, .invalidGrant, .unsupportedGrantType, .unauthorizedClient, .invalidScope: 400
+        // At a token endpoint; on a resource ``DPoPChallenge`` answers them 401 (RFC 9449 §7.1).
+        case .invalidDPoPProof, .useDPoPNonce: 400
         case .invalidToken, .invalidCredentials, .invalidIdentityToken, .invalidClient: 401
         case .secondFactorRequired, .insufficientAuthentication, .insufficientScope: 403
         case .notFound: 404
@@ -44,6 +46,7 @@ extension AuthError: HTTPResponseError {
         // names no time of its own gets the storage failure's.
         if status == 503 { headers.set("Retry-After", String(retryAfter ?? StoreErrorMiddleware.storageRetryAfter)) }
         if let retryAfter, status == 429 { headers.set("Retry-After", String(retryAfter)) }
+        if let dpopNonce { headers.set("DPoP-Nonce", dpopNonce) }
         return headers
     }
 

@@ -21,7 +21,8 @@ extension WireUser {
 extension WireTokenResponse {
     init(_ tokens: TokenResponse) {
         self.init(
-            accessToken: tokens.accessToken, expiresIn: tokens.expiresIn, refreshToken: tokens.refreshToken,
+            accessToken: tokens.accessToken, tokenType: tokens.session.dpopKeyThumbprint == nil ? "Bearer" : "DPoP",
+            expiresIn: tokens.expiresIn, refreshToken: tokens.refreshToken,
             sessionID: tokens.session.id, created: tokens.created, user: WireUser(tokens.user))
     }
 }

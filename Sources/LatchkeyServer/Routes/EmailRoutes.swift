@@ -6,6 +6,8 @@ import LatchkeyWire
 struct EmailRoutes {
     let email: EmailService
     let bearer: BearerAuthenticator
+    /// Binds the tokens a sign-in issues to the key of its DPoP proof.
+    let binding: DPoPBinding
 
     func register(on router: Router) {
         let email = email
@@ -13,6 +15,7 @@ struct EmailRoutes {
         // the mail may be opened on another device.
         let signedIn = router.group("/v1", middleware: bearer)
         let anyone = router.group("", context: LatchkeyContext.self)
+        let issuing = router.group("", middleware: binding)
 
         signedIn.post("/email/verification") { request, context in
             let principal = try context.requirePrincipal()
@@ -27,7 +30,7 @@ struct EmailRoutes {
             let body = try request.wireBody(WireEmailRequest.self)
             return Self.started(try await email.requestPasswordReset(email: try Self.address(body), locale: Self.locale(request, email), context: context.caller))
         }
-        anyone.post("/v1/auth/password/reset/confirm") { request, context in
+        issuing.post("/v1/auth/password/reset/confirm") { request, context in
             let body = try request.wireBody(WireEmailConfirmation.self)
             guard let password = body.password else { throw HTTPError.invalidRequest("password is required") }
             return try await email.confirmPasswordReset(Self.proof(body), password: password, context: context.caller).response()
@@ -39,7 +42,7 @@ struct EmailRoutes {
                 try await email.requestSignIn(
                     email: try Self.address(body), create: body.create ?? false, locale: Self.locale(request, email), context: context.caller))
         }
-        anyone.post("/v1/auth/email/verify") { request, context in
+        issuing.post("/v1/auth/email/verify") { request, context in
             let body = try request.wireBody(WireEmailConfirmation.self)
             let tokens = try await email.confirmSignIn(Self.proof(body), context: context.caller)
             return tokens.response(status: tokens.created ? 201 : 200)

@@ -9,6 +9,8 @@ import LatchkeyWire
 struct FactorRoutes {
     let factors: FactorService
     let bearer: BearerAuthenticator
+    /// Binds the tokens a sign-in issues to the key of its DPoP proof.
+    let binding: DPoPBinding
 
     /// The longest id or token a body may carry (ours are under 50 bytes).
     static let idLength = 512
@@ -17,7 +19,7 @@ struct FactorRoutes {
         let factors = factors
         // Routes of `signedIn` run behind the bearer check, which puts the caller in the context.
         let signedIn = router.group("/v1", middleware: bearer)
-        let anyone = router.group("", context: LatchkeyContext.self)
+        let issuing = router.group("", middleware: binding)
 
         signedIn.post("/challenges") { request, context in
             let principal = try context.requirePrincipal()
@@ -92,7 +94,7 @@ struct FactorRoutes {
             return .json(WireChallenge(try await factors.mfaChallenge(token: token, deviceID: deviceID)).json)
         }
 
-        anyone.post("/v1/mfa/verify") { request, context in
+        issuing.post("/v1/mfa/verify") { request, context in
             let body = try request.wireBody(WireMFAVerifyRequest.self)
             let token = try BodyMember.text(body.mfaToken, "mfa_token", maxLength: Self.idLength)
             let challengeID = try BodyMember.text(body.challengeID, "challenge_id", maxLength: Self.idLength)

@@ -13,8 +13,9 @@ import LatchkeyHTTP
 struct LatchkeyContext: HTTPRequestContext {
     let requestID: String
     /// Who sent the request: its peer address, its `User-Agent` (at most 256 characters) and its
-    /// request id, made once here for every service the handler calls.
-    let caller: RequestContext
+    /// request id, made once here for every service the handler calls; ``DPoPBinding`` adds the
+    /// key of the request's DPoP proof.
+    var caller: RequestContext
     /// The user and session of the bearer token, set by ``BearerAuthenticator`` before the
     /// handler runs; `nil` in a group without it.
     var principal: Principal?

@@ -15,13 +15,16 @@ struct OAuthTokenRoutes {
     let accessTokens: AccessTokens
     /// The bearer check of userinfo: tokens for the API or for userinfo alone.
     let userinfoBearer: BearerAuthenticator
+    /// Binds what `/oauth/token` issues to the key of the request's DPoP proof.
+    let binding: DPoPBinding
 
     func register(on router: Router) {
-        let (tokens, clients, accessTokens) = (tokens, clients, accessTokens)
+        let (tokens, clients, accessTokens, binding) = (tokens, clients, accessTokens, binding)
 
         Self.clientEndpoint("/oauth/token", on: router) { request, caller in
             let form = try request.formBody()
             let client = try await Self.authenticateClient(request, form: form, clients: clients, issuer: accessTokens.issuer)
+            let caller = try await binding.bind(request, caller)
             let issued: OAuthTokens
             switch form["grant_type"] {
             case "authorization_code":
@@ -43,7 +46,7 @@ struct OAuthTokenRoutes {
             return Self.noStore(
                 .json(
                     WireOAuthTokenResponse(
-                        accessToken: issued.accessToken, expiresIn: issued.expiresIn, refreshToken: issued.refreshToken,
+                        accessToken: issued.accessToken, tokenType: issued.tokenType, expiresIn: issued.expiresIn, refreshToken: issued.refreshToken,
                         idToken: issued.idToken, scope: issued.scope
                     ).json))
         }
@@ -177,6 +180,7 @@ struct OAuthTokenRoutes {
         if let expiresAt = introspection.expiresAt { members["exp"] = .integer(Int(expiresAt.timeIntervalSince1970)) }
         if let tokenType = introspection.tokenType { members["token_type"] = .string(tokenType) }
         if let sessionID = introspection.sessionID { members["sid"] = .string(sessionID) }
+        if let key = introspection.keyThumbprint { members["cnf"] = ["jkt": .string(key)] }
         return .object(members)
     }
 

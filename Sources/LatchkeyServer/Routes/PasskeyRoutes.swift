@@ -10,11 +10,14 @@ import LatchkeyWire
 struct PasskeyRoutes {
     let passkeys: PasskeyService
     let bearer: BearerAuthenticator
+    /// Binds the tokens a sign-in issues to the key of its DPoP proof.
+    let binding: DPoPBinding
 
     func register(on router: Router) {
         let passkeys = passkeys
         let signedIn = router.group("/v1", middleware: bearer)
         let anyone = router.group("", context: LatchkeyContext.self)
+        let issuing = router.group("", middleware: binding)
 
         signedIn.post("/passkeys/registration/options") { request, context in
             let principal = try context.requirePrincipal()
@@ -58,7 +61,7 @@ struct PasskeyRoutes {
             return Self.options(try await passkeys.signInOptions(username: try BodyMember.text(body.username, "username", maxLength: 1024)))
         }
 
-        anyone.post("/v1/auth/passkey") { request, context in
+        issuing.post("/v1/auth/passkey") { request, context in
             let body = try request.wireBody(WirePasskeyAnswer.self)
             return try await passkeys.signIn(flowID: try Self.flowID(body), credential: body.credential, context: context.caller, target: .api)
                 .tokens.response()
@@ -72,7 +75,7 @@ struct PasskeyRoutes {
                     givenName: try PasswordRoutes.name(body.givenName, "given_name"), familyName: try PasswordRoutes.name(body.familyName, "family_name")))
         }
 
-        anyone.post("/v1/auth/passkey/signup") { request, context in
+        issuing.post("/v1/auth/passkey/signup") { request, context in
             let body = try request.wireBody(WirePasskeyAnswer.self)
             return try await passkeys.signUp(flowID: try Self.flowID(body), credential: body.credential, context: context.caller, target: .api)
                 .tokens.response(status: 201)

@@ -5,14 +5,16 @@ import LatchkeyWire
 struct PasswordRoutes {
     let passwords: PasswordService
     let bearer: BearerAuthenticator
+    /// Binds the tokens a sign-in issues to the key of its DPoP proof.
+    let binding: DPoPBinding
 
     func register(on router: Router) {
         let passwords = passwords
         // Routes of `signedIn` run behind the bearer check, which puts the caller in the context.
         let signedIn = router.group("/v1", middleware: bearer)
-        let anyone = router.group("", context: LatchkeyContext.self)
+        let issuing = router.group("", middleware: binding)
 
-        anyone.post("/v1/auth/password/signup") { request, context in
+        issuing.post("/v1/auth/password/signup") { request, context in
             let body = try request.wireBody(WirePasswordSignUpRequest.self)
             let response = try await passwords.signUp(
                 username: try Self.username(body.username), password: body.password,
@@ -21,7 +23,7 @@ struct PasswordRoutes {
             return response.response(status: 201)
         }
 
-        anyone.post("/v1/auth/password/login") { request, context in
+        issuing.post("/v1/auth/password/login") { request, context in
             let body = try request.wireBody(WirePasswordLoginRequest.self)
             return try await passwords.logIn(
                 username: try Self.username(body.username), password: body.password, context: context.caller

@@ -9,9 +9,11 @@ struct SessionRoutes {
     let refreshTokens: RefreshTokens
     let keys: SigningKeyRing
     let bearer: BearerAuthenticator
+    /// Binds a refresh to the key of its DPoP proof, and checks a bound session's.
+    let binding: DPoPBinding
 
     func register(on router: Router) {
-        let (sessions, refreshTokens) = (sessions, refreshTokens)
+        let (sessions, refreshTokens, binding) = (sessions, refreshTokens, binding)
         // Routes of `signedIn` run behind the bearer check, which puts the caller in the context.
         let signedIn = router.group("/v1", middleware: bearer)
         let anyone = router.group("", context: LatchkeyContext.self)
@@ -29,7 +31,8 @@ struct SessionRoutes {
                 guard let refreshToken = body.refreshToken, !refreshToken.isEmpty, refreshToken.count <= 512 else {
                     throw AuthError.invalidRequest("refresh_token is required")
                 }
-                return try await refreshTokens.refresh(refreshToken, context: context.caller).response()
+                let caller = try await binding.bind(request, context.caller)
+                return try await refreshTokens.refresh(refreshToken, context: caller).response()
             }
         }
 

@@ -79,7 +79,8 @@ package final class AccessTokens: Sendable {
     }
 
     /// An access token exactly as docs/reference.md describes: `typ: at+jwt` (RFC 9068), ES256,
-    /// `kid`; an OAuth grant's also carries `client_id` and `scope`.
+    /// `kid`; an OAuth grant's also carries `client_id` and `scope`, and one for a session bound
+    /// to a DPoP key `cnf.jkt` (RFC 9449 §6.1).
     func token(for session: Session, audience: Audience = .api, now: Date) async throws -> String {
         var claims = JWTClaims()
         claims.subject = session.userID
@@ -89,7 +90,13 @@ package final class AccessTokens: Sendable {
             claims["client_id"] = .string(grant.clientID)
             claims["scope"] = .string(grant.scope)
         }
+        if let key = session.dpopKeyThumbprint { claims["cnf"] = Self.confirmation(key) }
         return try await sign(claims, audience: audience, now: now)
+    }
+
+    /// The `cnf` claim of a token bound to a DPoP key (RFC 9449 §6.1).
+    static func confirmation(_ keyThumbprint: String) -> JSONValue {
+        ["jkt": .string(keyThumbprint)]
     }
 
     /// Completes and signs access-token claims: `iss`, `aud`, `iat`, `exp`, `jti`.

@@ -34,6 +34,8 @@ package struct RefreshTokens: Sendable {
         /// A retired token within the reuse grace: its unused successor, handed out again.
         case replayed(Session, String, User)
         case refused(AuthError.Reason, String)
+        /// The session is bound to a DPoP key and the request proved another, or none.
+        case dpopRefused(String)
         /// A retired token came back; `revokedNow` when this presentation revoked the session.
         case reused(revokedNow: Bool)
     }
@@ -54,6 +56,12 @@ package struct RefreshTokens: Sendable {
     /// A token refreshes only where it was issued: an OAuth grant's at its own client's token
     /// endpoint (or at `/v1/token` when that client is first-party and public, as the SDK's web
     /// sign-in is), a `/v1` session's only at `/v1/token`.
+    ///
+    /// DPoP (RFC 9449 §5): the refresh of a session bound to a key needs a proof by that key
+    /// (`context.dpopKeyThumbprint`), else `invalid_dpop_proof` and nothing rotates; an unbound
+    /// session refreshed with a proof by a public client or the SDK becomes bound to its key. A
+    /// confidential client's sessions stay unbound (it authenticates itself), but the access
+    /// token is bound to its proof's key all the same.
     package func refresh(_ refreshToken: String, client: OAuthClient? = nil, context: RequestContext) async throws -> TokenResponse {
         let now = dependencies.clock()
         let hash = refreshToken.sha256
@@ -85,6 +93,13 @@ package struct RefreshTokens: Sendable {
                 try record(.sessionReuseDetected, .revoked)
                 return .reused(revokedNow: true)
             }
+            // Before anything rotates or counts as reuse: a stolen token without its key changes nothing.
+            if let bound = session.dpopKeyThumbprint, context.dpopKeyThumbprint != bound {
+                let missing = context.dpopKeyThumbprint == nil
+                try record(.sessionDPoPRefused, .failure, ["reason": missing ? "missing" : "other_key"])
+                return .dpopRefused(
+                    missing ? "the session is bound to a DPoP key; send a DPoP proof by it" : "the DPoP proof is by another key than the session's")
+            }
             if presented.retired {
                 guard let successor = try self.graceSuccessor(of: presented, hash: hash, now: now, on: connection) else { return try reused() }
                 try record(.sessionRefreshReplayed, .success)
@@ -103,6 +118,12 @@ package struct RefreshTokens: Sendable {
                 }
                 return .refused(.expired, "the session has expired")
             }
+            if session.dpopKeyThumbprint == nil, let key = context.dpopKeyThumbprint, client?.isConfidential != true {
+                guard try self.sessionRows.bindDPoP(sessionID: session.id, keyThumbprint: key, on: connection) else {
+                    return .dpopRefused("the session was bound to another DPoP key meanwhile")
+                }
+                session.dpopKeyThumbprint = key
+            }
             let newToken = Identifiers.secret()
             // Read above as live, but another request may have rotated it since: the retirement
             // itself decides, and losing it is reuse like any other second presentation.
@@ -118,9 +139,12 @@ package struct RefreshTokens: Sendable {
             return .rotated(session, newToken, user)
         }
         switch outcome {
-        case .rotated(let session, let token, let user):
+        case .rotated(var session, let token, let user):
+            // A confidential client's proof binds the access token, not the session.
+            session.dpopKeyThumbprint = session.dpopKeyThumbprint ?? context.dpopKeyThumbprint
             return try await accessTokens.response(session: session, refreshToken: token, user: user, created: false, audience: audience, now: now)
-        case .replayed(let session, let token, let user):
+        case .replayed(var session, let token, let user):
+            session.dpopKeyThumbprint = session.dpopKeyThumbprint ?? context.dpopKeyThumbprint
             dependencies.metrics.increment(.refreshReplays)
             return try await accessTokens.response(session: session, refreshToken: token, user: user, created: false, audience: audience, now: now)
         case .reused(let revokedNow):
@@ -128,6 +152,8 @@ package struct RefreshTokens: Sendable {
             throw AuthError.invalidGrant(.reused, "the refresh token was already used; the session is revoked")
         case .refused(let reason, let description):
             throw AuthError.invalidGrant(reason, description)
+        case .dpopRefused(let description):
+            throw AuthError.invalidDPoPProof(description)
         }
     }
 

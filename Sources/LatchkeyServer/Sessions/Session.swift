@@ -18,6 +18,9 @@ package struct Session: Sendable, Hashable {
     /// The OAuth client whose grant this session is (`nil`: a `/v1` sign-in), its granted
     /// scopes, space-separated, and the hosted pages' browser session it came from.
     package var grant: OAuthGrant?
+    /// The RFC 7638 thumbprint of the DPoP key the refresh-token family is bound to (RFC 9449
+    /// §5): its refreshes need a proof by that key, and its access tokens carry it as `cnf.jkt`.
+    package var dpopKeyThumbprint: String? = nil
 
     /// When it ends if unused: the earlier of the idle and absolute limits.
     package var expiresAt: Date { min(idleExpiresAt, absoluteExpiresAt) }

@@ -39,8 +39,8 @@ struct SessionRepository: Sendable {
         try connection.executeUnawaited(
             """
             INSERT INTO sessions (id, user_id, amr, created_at, last_used_at, idle_expires_at, absolute_expires_at, second_factor_at, revoked_at,
-                revoked_reason, user_agent, ip, client_id, scope, browser_session_id)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                revoked_reason, user_agent, ip, client_id, scope, browser_session_id, dpop_jkt)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 .text(session.id), .text(session.userID), .text(Self.amrText(session.amr)), .time(session.createdAt),
@@ -48,6 +48,7 @@ struct SessionRepository: Sendable {
                 session.secondFactorAt.map(SQLValue.time) ?? .null, session.revokedAt.map(SQLValue.time) ?? .null,
                 SQLValue(session.revokedReason), SQLValue(session.userAgent), SQLValue(session.ip),
                 SQLValue(session.grant?.clientID), SQLValue(session.grant?.scope), SQLValue(session.grant?.browserSessionID),
+                SQLValue(session.dpopKeyThumbprint),
             ])
     }
 
@@ -94,6 +95,15 @@ struct SessionRepository: Sendable {
             "UPDATE refresh_tokens SET successor_sealed = NULL, successor_expires_at = NULL WHERE session_id = ? AND successor_sealed IS NOT NULL",
             [.text(sessionID)])
         return true
+    }
+
+    /// Compare-and-set: binds an unbound session's refresh-token family to a DPoP key (RFC 9449
+    /// §5), when a public client first refreshes it with a proof.
+    ///
+    /// - Returns: whether this call bound it (false: it was bound already).
+    func bindDPoP(sessionID: String, keyThumbprint: String, on connection: any SQLConnection) throws -> Bool {
+        try connection.execute(
+            "UPDATE sessions SET dpop_jkt = ? WHERE id = ? AND dpop_jkt IS NULL", [.text(keyThumbprint), .text(sessionID)]) == 1
     }
 
     // MARK: Second factors
@@ -248,6 +258,6 @@ struct SessionRepository: Sendable {
             userAgent: row.optionalString("user_agent"), ip: row.optionalString("ip"),
             grant: row.optionalString("client_id").map {
                 OAuthGrant(clientID: $0, scope: row.optionalString("scope") ?? "", browserSessionID: row.optionalString("browser_session_id"))
-            })
+            }, dpopKeyThumbprint: row.optionalString("dpop_jkt"))
     }
 }

@@ -32,7 +32,9 @@ package struct SessionService: Sendable {
     /// sign-in that fails later leaves no session behind (S28).
     ///
     /// `secondFactorAt` is set when the sign-in included a second factor (MFA at sign-in);
-    /// `grant` when an OAuth client's authorization code is exchanged for it.
+    /// `grant` when an OAuth client's authorization code is exchanged for it. A DPoP proof of
+    /// the request (`context.dpopKeyThumbprint`) binds the session's refresh-token family to
+    /// its key (RFC 9449 §5).
     func createSession(
         userID: String, amr: [String], secondFactorAt: Date? = nil, grant: OAuthGrant? = nil, context: RequestContext, now: Date,
         on connection: any SQLConnection
@@ -40,7 +42,8 @@ package struct SessionService: Sendable {
         let session = Session(
             id: Identifiers.make("ses"), userID: userID, amr: amr, createdAt: now, lastUsedAt: now,
             idleExpiresAt: now.addingTimeInterval(min(idleTTL, absoluteTTL)), absoluteExpiresAt: now.addingTimeInterval(absoluteTTL),
-            secondFactorAt: secondFactorAt, userAgent: context.userAgent, ip: context.ip, grant: grant)
+            secondFactorAt: secondFactorAt, userAgent: context.userAgent, ip: context.ip, grant: grant,
+            dpopKeyThumbprint: context.dpopKeyThumbprint)
         let refreshToken = Identifiers.secret()
         try sessionRows.insert(session, on: connection)
         try sessionRows.insertToken(hash: refreshToken.sha256, sessionID: session.id, at: now, on: connection)
@@ -49,6 +52,7 @@ package struct SessionService: Sendable {
             details["client_id"] = grant.clientID
             details["scope"] = grant.scope
         }
+        if let key = session.dpopKeyThumbprint { details["dpop_jkt"] = key }
         try dependencies.record(.sessionCreated, .success, userID: userID, context: context, now: now, details: details, on: connection)
         return (session, refreshToken)
     }

@@ -23,6 +23,11 @@ package struct AuthError: CodedError {
         package static let unsupportedGrantType = Code(rawValue: "unsupported_grant_type")
         /// The caller's access token does not hold (absent, invalid, or its session ended).
         package static let invalidToken = Code(rawValue: "invalid_token")
+        /// A DPoP proof (RFC 9449) is missing where one is needed, malformed, or not for this
+        /// request, key or token.
+        package static let invalidDPoPProof = Code(rawValue: "invalid_dpop_proof")
+        /// A DPoP proof lacks the current server nonce (``dpopNonce`` holds one to use).
+        package static let useDPoPNonce = Code(rawValue: "use_dpop_nonce")
         /// An OAuth client failed to authenticate: unknown, wrong or missing secret, or a secret
         /// from a public client (RFC 6749 §5.2).
         package static let invalidClient = Code(rawValue: "invalid_client")
@@ -95,6 +100,9 @@ package struct AuthError: CodedError {
     package var retryAfter: Int?
     /// For ``Code/secondFactorRequired``.
     package var secondFactor: SecondFactorChallenge?
+    /// A server nonce for the client's next DPoP proof (the `DPoP-Nonce` header), when nonces
+    /// are on.
+    package var dpopNonce: String?
 
     package init(_ code: Code, _ message: String, reason: Reason? = nil, retryAfter: Int? = nil, secondFactor: SecondFactorChallenge? = nil) {
         self.code = code
@@ -115,6 +123,8 @@ package struct AuthError: CodedError {
     }
 
     package static func invalidToken(_ message: String) -> AuthError { AuthError(.invalidToken, message) }
+
+    package static func invalidDPoPProof(_ message: String) -> AuthError { AuthError(.invalidDPoPProof, message) }
 
     package static func notFound(_ message: String = "no such resource") -> AuthError { AuthError(.notFound, message) }
 

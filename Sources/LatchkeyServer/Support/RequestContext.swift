@@ -3,6 +3,9 @@ package struct RequestContext: Sendable {
     package var ip: String?
     package var userAgent: String?
     package var requestID: String?
+    /// The thumbprint of the key whose DPoP proof this token request carried and the server
+    /// accepted (RFC 9449): what the tokens it issues are bound to. `nil` without a proof.
+    package var dpopKeyThumbprint: String?
 
     package init(ip: String? = nil, userAgent: String? = nil, requestID: String? = nil) {
         self.ip = ip

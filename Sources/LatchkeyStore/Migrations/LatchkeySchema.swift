@@ -16,7 +16,28 @@ package enum LatchkeySchema {
         Migration(version: 6, name: "email flows and the outbox", statements: email),
         Migration(version: 7, name: "passkeys", statements: passkeys),
         Migration(version: 8, name: "upstream providers", statements: upstreamProviders),
+        Migration(version: 9, name: "dpop", statements: dpop),
     ]
+
+    /// Migration 9: DPoP (RFC 9449). The key thumbprint a session's refresh-token family is bound
+    /// to; the clients that must present proofs; and the proofs already seen, one row per key and
+    /// `jti` (a SHA-256 hash of both), kept until the proof could no longer be accepted, so a
+    /// replay is refused on every instance.
+    @Sendable
+    static func dpop(_ dialect: SQLDialect) -> [String] {
+        let time = dialect.bigIntegerType
+        return [
+            "ALTER TABLE sessions ADD COLUMN dpop_jkt TEXT",
+            "ALTER TABLE oauth_clients ADD COLUMN require_dpop INTEGER NOT NULL DEFAULT 0 CHECK (require_dpop IN (0, 1))",
+            """
+            CREATE TABLE dpop_proofs (
+                proof_hash \(dialect.blobType) PRIMARY KEY NOT NULL,
+                expires_at \(time) NOT NULL
+            )
+            """,
+            "CREATE INDEX dpop_proofs_expires_at ON dpop_proofs (expires_at)",
+        ]
+    }
 
     /// Migration 8: the states of sign-ins at upstream providers that came back. A state carries
     /// everything itself (sealed and bound to its browser); the row is what makes it answerable

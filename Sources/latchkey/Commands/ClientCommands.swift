@@ -20,6 +20,7 @@ enum ClientCommands {
             Option(name: "scope", valueName: "S", help: "a scope it may be granted (repeat; default openid profile email offline_access)", isRepeatable: true),
             Option(name: "id-token-alg", valueName: "ALG", help: "RS256 (default) or ES256"),
             Option(name: "jwks-file", valueName: "FILE", help: "its public keys (a JWK Set): it authenticates with private_key_jwt, no secret"),
+            Option(name: "require-dpop", valueName: nil, help: "issue it only DPoP-bound tokens (RFC 9449): token requests need a DPoP proof"),
             json,
         ],
         details: """
@@ -30,7 +31,8 @@ enum ClientCommands {
             userinfo. A confidential client's secret is printed once and stored only as a SHA-256
             hash; `clients rotate-secret` makes a new one. A client registered with --jwks-file is
             confidential without a secret: it signs a client_assertion (private_key_jwt, RS256 or
-            ES256) with one of those keys. With --json the output is
+            ES256) with one of those keys. A client registered with --require-dpop gets tokens
+            only with a DPoP proof. With --json the output is
             {"client_id": …, "client_secret": …}, without client_secret when there is none.
             """
     ) { arguments in
@@ -39,12 +41,13 @@ enum ClientCommands {
             guard let data = FileManager.default.contents(atPath: path) else { throw AuthError.invalidRequest("cannot read --jwks-file \(path)") }
             jwks = String(decoding: data, as: UTF8.self)
         }
-        let registration = ClientRegistration(
+        var registration = ClientRegistration(
             name: arguments[option: "name"] ?? "", redirectURIs: arguments[all: "redirect-uri"],
             postLogoutRedirectURIs: arguments[all: "post-logout-redirect-uri"], confidential: arguments.flags.contains("confidential"),
             firstParty: arguments.flags.contains("first-party"),
             scopes: arguments[all: "scope"].isEmpty ? nil : Set(arguments[all: "scope"]),
             idTokenAlgorithm: arguments[option: "id-token-alg"] ?? "RS256", jwks: jwks)
+        registration.requiresDPoP = arguments.flags.contains("require-dpop")
         return try await withClients(arguments) { clients in
             let (client, secret) = try await clients.register(registration)
             if arguments.flags.contains("json") {
@@ -95,6 +98,7 @@ enum ClientCommands {
             print("grant types                \(client.grantTypes.map(\.rawValue).sorted().joined(separator: " "))")
             print("scopes                     \(client.scopes.sorted().joined(separator: " "))")
             print("id token algorithm         \(client.idTokenAlgorithm)")
+            if client.requiresDPoP { print("dpop                       required") }
             print("created                    \(OperatorCommands.date(client.createdAt))")
             return 0
         }
@@ -164,7 +168,7 @@ enum ClientCommands {
             "post_logout_redirect_uris": .array(client.postLogoutRedirectURIs.map(JSONValue.string)),
             "grant_types": .array(client.grantTypes.map(\.rawValue).sorted().map(JSONValue.string)),
             "scopes": .array(client.scopes.sorted().map(JSONValue.string)), "id_token_algorithm": .string(client.idTokenAlgorithm),
-            "created_at": .string(OperatorCommands.date(client.createdAt)),
+            "created_at": .string(OperatorCommands.date(client.createdAt)), "require_dpop": .bool(client.requiresDPoP),
         ])
     }
 

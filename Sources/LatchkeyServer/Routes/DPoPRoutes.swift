@@ -1,0 +1,75 @@
+import FoundationEssentials
+import LatchkeyHTTP
+import LatchkeyJSON
+
+/// DPoP (RFC 9449) at the endpoints that issue tokens: the `DPoP` header's proof is accepted for
+/// this request (``DPoPService/accept(_:for:context:)``) and its key put in the caller's context,
+/// where the sign-in pipeline, refresh and the OAuth token endpoint bind what they issue to it.
+///
+/// It is the middleware of the sign-in routes' group; `/v1/token` and `/oauth/token`, whose
+/// refusals must be `no-store` too, call ``bind(_:_:)`` from inside their handlers.
+struct DPoPBinding: RouterMiddleware {
+    typealias Context = LatchkeyContext
+
+    let dpop: DPoPService
+    /// The issuer: the public URL a proof's `htu` names.
+    let accessTokens: AccessTokens
+
+    func handle(
+        _ request: HTTPRequest, context: LatchkeyContext, next: (HTTPRequest, LatchkeyContext) async throws -> HTTPResponse
+    ) async throws -> HTTPResponse {
+        var context = context
+        context.caller = try await bind(request, context.caller)
+        return try await next(request, context)
+    }
+
+    /// The caller with the key of the request's proof, when it has one.
+    ///
+    /// - Throws: `invalid_dpop_proof` for a proof that does not hold, for more than one `DPoP`
+    ///   header, and for none when `dpop.required` is on; `use_dpop_nonce` when nonces are on.
+    func bind(_ request: HTTPRequest, _ caller: RequestContext) async throws -> RequestContext {
+        guard let proof = try Self.proof(request) else {
+            guard !dpop.required else { throw AuthError.invalidDPoPProof("this server issues only DPoP-bound tokens; send a DPoP proof") }
+            return caller
+        }
+        var caller = caller
+        caller.dpopKeyThumbprint = try await dpop.accept(proof, for: Self.target(request, issuer: accessTokens.issuer, accessToken: nil), context: caller)
+        return caller
+    }
+
+    /// The request's one `DPoP` header, or `nil` when it has none.
+    ///
+    /// - Throws: `invalid_dpop_proof` for two or more (RFC 9449 §4.3: exactly one).
+    static func proof(_ request: HTTPRequest) throws -> String? {
+        let values = request.headers.values("DPoP")
+        guard values.count <= 1 else { throw AuthError.invalidDPoPProof("send one DPoP header, not \(values.count)") }
+        return values.first
+    }
+
+    /// What a proof for this request must name: its method, and its URL at the public name
+    /// (the path as it arrived, without the query).
+    static func target(_ request: HTTPRequest, issuer: String, accessToken: String?) -> DPoPProof.Target {
+        DPoPProof.Target(
+            method: request.method.rawValue, url: issuer + (request.encodedPath.map(String.init) ?? request.path), accessToken: accessToken)
+    }
+}
+
+/// A refusal of a resource request over DPoP (RFC 9449 §7.1): 401, with the `DPoP` scheme in
+/// `WWW-Authenticate` and the algorithms a proof may use, and `DPoP-Nonce` when the server asks
+/// for one. The body is the refusal's own (`invalid_token`, `invalid_dpop_proof`,
+/// `use_dpop_nonce`).
+struct DPoPChallenge: HTTPResponseError {
+    let refusal: AuthError
+
+    var status: Int { 401 }
+    var errorCode: String { refusal.errorCode }
+    var errorDescription: String { refusal.errorDescription }
+
+    var extraHeaders: HTTPHeaders {
+        var headers = HTTPHeaders()
+        let algorithms = DPoPProof.algorithmNames.joined(separator: " ")
+        headers.set("WWW-Authenticate", #"DPoP error="\#(refusal.errorCode)", algs="\#(algorithms)""#)
+        if let nonce = refusal.dpopNonce { headers.set("DPoP-Nonce", nonce) }
+        return headers
+    }
+}
