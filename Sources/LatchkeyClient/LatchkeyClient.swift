@@ -31,7 +31,7 @@ public actor LatchkeyClient {
     /// A client for `configuration`, sending requests through `transport`.
     public init(configuration: LatchkeyConfiguration, transport: any HTTPTransport = URLSessionTransport()) {
         self.configuration = configuration
-        self.api = ServerAPI(baseURL: configuration.baseURL, transport: transport)
+        self.api = ServerAPI(baseURL: configuration.baseURL, transport: transport, dpop: configuration.dpop.map(DPoPProver.init))
         do {
             self.cached = try configuration.store.load()
             self.loaded = true
@@ -136,11 +136,18 @@ public actor LatchkeyClient {
     }
 
     /// Sets `Authorization: Bearer …` on `request` with a token that lives at least
-    /// ``LatchkeyConfiguration/refreshLeeway`` more.
+    /// ``LatchkeyConfiguration/refreshLeeway`` more; with DPoP, `Authorization: DPoP …` and a
+    /// `DPoP` proof for the request's method and URL (set them last).
     ///
     /// - Throws: as ``accessToken(minTTL:)``.
     public func authorize(_ request: inout URLRequest) async throws {
-        request.setValue("Bearer " + (try await accessToken(minTTL: configuration.refreshLeeway)), forHTTPHeaderField: "Authorization")
+        let token = try await accessToken(minTTL: configuration.refreshLeeway)
+        guard let dpop = api.dpop, let url = request.url else {
+            request.setValue("Bearer " + token, forHTTPHeaderField: "Authorization")
+            return
+        }
+        request.setValue("DPoP " + token, forHTTPHeaderField: "Authorization")
+        request.setValue(try await dpop.proof(method: request.httpMethod ?? "GET", url: url, accessToken: token), forHTTPHeaderField: "DPoP")
     }
 
     /// Refreshes now (joining a refresh already running).

@@ -15,9 +15,15 @@ public struct LatchkeyConfiguration: Sendable {
     public var coordination: RefreshCoordination
     /// The wall clock the client reads expiry against; injected so tests can move time.
     public var now: @Sendable () -> Date
+    /// The DPoP key (RFC 9449) that signs a proof for every request, so the server binds the
+    /// session's tokens to this device (``DPoPKeySource/secureEnclave`` on a device); `nil` for
+    /// plain bearer tokens.
+    public var dpop: DPoPKeySource?
 
-    /// A configuration for the server at `baseURL` with the session in `store`.
-    public init(baseURL: URL, store: any CredentialStore, clientID: String? = nil) {
+    /// A configuration for the server at `baseURL` with the session in `store`, and DPoP-bound
+    /// tokens when `dpop` names a key.
+    public init(baseURL: URL, store: any CredentialStore, clientID: String? = nil, dpop: DPoPKeySource? = nil) {
+        self.dpop = dpop
         self.baseURL = baseURL
         self.store = store
         self.clientID = clientID

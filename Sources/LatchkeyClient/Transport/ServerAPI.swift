@@ -10,6 +10,8 @@ import LatchkeyWire
 struct ServerAPI: Sendable {
     let baseURL: URL
     let transport: any HTTPTransport
+    /// Signs a DPoP proof for every request, when the configuration names a key.
+    var dpop: DPoPProver? = nil
 
     /// A successful answer: its status and body.
     struct Answer {
@@ -32,6 +34,9 @@ struct ServerAPI: Sendable {
 
     /// Sends `method path` with `body`; returns the 2xx answer or throws ``Failure`` (an error
     /// status) or ``LatchkeyError`` (no answer).
+    ///
+    /// With DPoP, every request carries a proof (and the access token goes as `DPoP`); a
+    /// `use_dpop_nonce` answer is sent once more with the server's nonce (RFC 9449 §8).
     func send(_ method: String, _ path: String, body: (any WireEncodable)? = nil, bearer: String? = nil) async throws -> Answer {
         var request = URLRequest(url: url(path))
         request.httpMethod = method
@@ -40,13 +45,22 @@ struct ServerAPI: Sendable {
             request.setValue("application/json; charset=utf-8", forHTTPHeaderField: "Content-Type")
             request.httpBody = Data(body.json.serialized)
         }
-        if let bearer { request.setValue("Bearer " + bearer, forHTTPHeaderField: "Authorization") }
-        let (data, response) = try await perform(request)
-        guard (200..<300).contains(response.statusCode) else {
+        if let bearer { request.setValue((dpop == nil ? "Bearer " : "DPoP ") + bearer, forHTTPHeaderField: "Authorization") }
+        for attempt in 0..<2 {
+            if let dpop {
+                request.setValue(try await dpop.proof(method: method, url: url(path), accessToken: bearer), forHTTPHeaderField: "DPoP")
+            }
+            let (data, response) = try await perform(request)
+            if (200..<300).contains(response.statusCode) { return Answer(status: response.statusCode, body: data) }
+            let failure = try? WireErrorBody(parsing: Array(data))
+            if let dpop, let nonce = response.value(forHTTPHeaderField: "DPoP-Nonce") {
+                await dpop.remember(nonce: nonce)
+                if attempt == 0, failure?.error == .useDPoPNonce { continue }
+            }
             let retryAfter = response.value(forHTTPHeaderField: "Retry-After").flatMap(Int.init).map { Duration.seconds($0) }
-            throw Failure(status: response.statusCode, body: try? WireErrorBody(parsing: Array(data)), retryAfter: retryAfter)
+            throw Failure(status: response.statusCode, body: failure, retryAfter: retryAfter)
         }
-        return Answer(status: response.statusCode, body: data)
+        preconditionFailure("the second attempt answers or throws")
     }
 
     /// Sends `request` as it is and returns the answer, whatever its status.

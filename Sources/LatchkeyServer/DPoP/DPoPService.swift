@@ -53,9 +53,4 @@ package struct DPoPService: Sendable {
         guard fresh else { throw AuthError.invalidDPoPProof("the DPoP proof was already used (its jti is not new)") }
         return proof.keyThumbprint
     }
-
-    /// The nonce the next proof should carry, when nonces are on.
-    func currentNonce() -> String? {
-        nonces?.current(now: dependencies.clock())
-    }
 }
