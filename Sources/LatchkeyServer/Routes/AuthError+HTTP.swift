@@ -8,6 +8,7 @@ extension AuthError: HTTPResponseError {
     package var status: Int {
         switch code {
         case .invalidRequest, .invalidGrant, .unsupportedGrantType, .unauthorizedClient, .invalidScope: 400
+        case .authorizationPending, .slowDown, .accessDenied, .expiredToken: 400
         case .invalidToken, .invalidCredentials, .invalidIdentityToken, .invalidClient: 401
         case .secondFactorRequired, .insufficientAuthentication, .insufficientScope: 403
         case .notFound: 404
