@@ -68,3 +68,50 @@ public struct WireOAuthError: WireCodable, Hashable {
         self.init(error: try object.string("error"), errorDescription: try object.optionalString("error_description"))
     }
 }
+
+/// What `POST /oauth/device_authorization` answers (RFC 8628 §3.2): the codes of a device's
+/// sign-in, and where the user types the short one.
+public struct WireDeviceAuthorizationResponse: WireCodable, Hashable {
+    /// The device's secret, for polling `/oauth/token`; never shown.
+    public var deviceCode: String
+    /// What the user types, `XXXX-XXXX` (twenty consonants, any case, the dash optional).
+    public var userCode: String
+    /// The page where the user types it: `{public_url}/device`.
+    public var verificationURI: String
+    /// The page with the code filled in, for a QR code; the user still confirms it there.
+    public var verificationURIComplete: String?
+    /// Seconds until both codes expire.
+    public var expiresIn: Int
+    /// Seconds to wait between polls; `slow_down` adds 5.
+    public var interval: Int
+
+    public init(
+        deviceCode: String, userCode: String, verificationURI: String, verificationURIComplete: String?, expiresIn: Int, interval: Int
+    ) {
+        self.deviceCode = deviceCode
+        self.userCode = userCode
+        self.verificationURI = verificationURI
+        self.verificationURIComplete = verificationURIComplete
+        self.expiresIn = expiresIn
+        self.interval = interval
+    }
+
+    public var json: JSONValue {
+        var members: [String: JSONValue] = [
+            "device_code": .string(deviceCode), "user_code": .string(userCode), "verification_uri": .string(verificationURI),
+            "expires_in": .integer(expiresIn), "interval": .integer(interval),
+        ]
+        if let verificationURIComplete { members["verification_uri_complete"] = .string(verificationURIComplete) }
+        return .object(members)
+    }
+
+    public init(json: JSONValue) throws(WireDecodingError) {
+        let object = try WireObject(json)
+        self.init(
+            deviceCode: try object.string("device_code"), userCode: try object.string("user_code"),
+            verificationURI: try object.string("verification_uri"), verificationURIComplete: try object.optionalString("verification_uri_complete"),
+            expiresIn: try object.int("expires_in"),
+            // RFC 8628 §3.2: without an interval, the client waits 5 seconds.
+            interval: try object.optionalInt("interval") ?? 5)
+    }
+}

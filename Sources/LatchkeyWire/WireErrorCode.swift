@@ -38,6 +38,15 @@ public struct WireErrorCode: RawRepresentable, Sendable, Hashable, CustomStringC
     public static let invalidScope = WireErrorCode(rawValue: "invalid_scope")
     /// 403: the access token's grant lacks the scope the endpoint needs.
     public static let insufficientScope = WireErrorCode(rawValue: "insufficient_scope")
+    /// 400 from `/oauth/token` (RFC 8628 §3.5): the user has not answered the device
+    /// authorization yet; poll again after the interval.
+    public static let authorizationPending = WireErrorCode(rawValue: "authorization_pending")
+    /// 400 from `/oauth/token` (RFC 8628 §3.5): polled too soon; the interval is now 5 seconds longer.
+    public static let slowDown = WireErrorCode(rawValue: "slow_down")
+    /// 400 from `/oauth/token` (RFC 8628 §3.5): the user denied the device authorization.
+    public static let accessDenied = WireErrorCode(rawValue: "access_denied")
+    /// 400 from `/oauth/token` (RFC 8628 §3.5): the device code expired; start again.
+    public static let expiredToken = WireErrorCode(rawValue: "expired_token")
     /// 405, with `Allow`.
     public static let methodNotAllowed = WireErrorCode(rawValue: "method_not_allowed")
     /// 409: a username, device key or confirmed TOTP already exists.

@@ -30,13 +30,16 @@ struct DiscoveryTests {
                     "authorization_endpoint": "/oauth/authorize", "token_endpoint": "/oauth/token", "userinfo_endpoint": "/oauth/userinfo",
                     "revocation_endpoint": "/oauth/revoke", "introspection_endpoint": "/oauth/introspect",
                     "end_session_endpoint": "/oauth/logout", "jwks_uri": "/.well-known/jwks.json",
+                    "device_authorization_endpoint": "/oauth/device_authorization",
                 ]
                 for (member, endpoint) in endpoints {
                     #expect(document[member]?.stringValue == iss + endpoint, "\(path) \(member)")
                 }
                 #expect(Self.strings(document["response_types_supported"]) == ["code"])
                 #expect(Self.strings(document["response_modes_supported"]) == ["query", "form_post"])
-                #expect(Set(Self.strings(document["grant_types_supported"]) ?? []) == ["authorization_code", "refresh_token", "client_credentials"])
+                #expect(
+                    Set(Self.strings(document["grant_types_supported"]) ?? [])
+                        == ["authorization_code", "refresh_token", "client_credentials", "urn:ietf:params:oauth:grant-type:device_code"])
                 #expect(Self.strings(document["subject_types_supported"]) == ["public"])
                 #expect(Self.strings(document["id_token_signing_alg_values_supported"]) == ["RS256", "ES256"])
                 #expect(

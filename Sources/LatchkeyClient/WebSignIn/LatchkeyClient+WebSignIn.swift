@@ -74,11 +74,23 @@ extension LatchkeyClient {
         let code = try request.code(from: callbackURL)
         let issuedAt = configuration.now()
         let response = try await exchange(code, for: request)
-        // Tokens this client will not store are revoked rather than left live at the server with
-        // nobody holding them: a response that fails the checks, or one whose user cannot be read.
+        return try await land(response, issuedAt: issuedAt, issuer: request.issuer, clientID: request.clientID, nonce: request.nonce, linkingTo: userID)
+    }
+
+    /// Checks a token response of `/oauth/token` (``WebSignInTokens``), reads the user with
+    /// `GET /v1/me`, and stores the session and announces it as every other sign-in does.
+    /// Tokens this client will not store are revoked rather than left live at the server with
+    /// nobody holding them: a response that fails the checks, or one whose user cannot be read.
+    ///
+    /// - Parameters:
+    ///   - nonce: the nonce the ID token must echo; `nil` for a grant without one (a device's).
+    ///   - userID: as in ``completeWebSignIn(_:callbackURL:linkingTo:)``.
+    func land(
+        _ response: WireOAuthTokenResponse, issuedAt: Date, issuer: String, clientID: String, nonce: String?, linkingTo userID: String?
+    ) async throws -> Session {
         let tokens: WebSignInTokens
         do {
-            tokens = try WebSignInTokens(response, request: request)
+            tokens = try WebSignInTokens(response, issuer: issuer, clientID: clientID, nonce: nonce)
         } catch {
             if let refreshToken = response.refreshToken { await revoke(refreshToken) }
             throw error
@@ -143,28 +155,38 @@ extension LatchkeyClient {
 
     /// `POST /oauth/token` with `grant_type=authorization_code`, form-encoded, as a public client.
     private func exchange(_ code: String, for request: WebSignInRequest) async throws -> WireOAuthTokenResponse {
-        var post = URLRequest(url: api.url("/oauth/token"))
+        try await postForm(
+            "/oauth/token",
+            [
+                ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", request.redirectURI),
+                ("client_id", request.clientID), ("code_verifier", request.verifier),
+            ], as: WireOAuthTokenResponse.self)
+    }
+
+    /// Posts `fields` form-encoded to an OAuth endpoint (as a public client) and reads the answer.
+    ///
+    /// - Throws: ``LatchkeyError/Code/server(code:)`` with the OAuth error body's `error` (its
+    ///   description in the message); ``LatchkeyError/Code/invalidResponse`` for a 200 the wire
+    ///   contract does not describe; ``LatchkeyError/Code/network``.
+    func postForm<Answer: WireCodable>(_ path: String, _ fields: [(String, String)], as answer: Answer.Type) async throws -> Answer {
+        var post = URLRequest(url: api.url(path))
         post.httpMethod = "POST"
         post.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
         post.setValue("application/json", forHTTPHeaderField: "Accept")
-        post.httpBody = Data(
-            FormEncoding.encode([
-                ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", request.redirectURI),
-                ("client_id", request.clientID), ("code_verifier", request.verifier),
-            ]).utf8)
+        post.httpBody = Data(FormEncoding.encode(fields).utf8)
         let (data, response) = try await api.perform(post)
         guard response.statusCode == 200 else {
             guard let body = try? WireOAuthError(parsing: Array(data)) else {
                 let code = response.statusCode >= 500 ? "server_error" : "http_\(response.statusCode)"
-                throw LatchkeyError(.server(code: code), "/oauth/token answered HTTP \(response.statusCode)", status: response.statusCode)
+                throw LatchkeyError(.server(code: code), "\(path) answered HTTP \(response.statusCode)", status: response.statusCode)
             }
-            let message = body.errorDescription.map { "/oauth/token refused the code: " + $0 } ?? "/oauth/token answered \(body.error)"
+            let message = body.errorDescription.map { "\(path) refused: " + $0 } ?? "\(path) answered \(body.error)"
             throw LatchkeyError(.server(code: body.error), message, status: response.statusCode)
         }
         do {
-            return try WireOAuthTokenResponse(parsing: Array(data))
+            return try Answer(parsing: Array(data))
         } catch {
-            throw LatchkeyError(.invalidResponse, "/oauth/token answered a body the wire contract does not describe: \(error)")
+            throw LatchkeyError(.invalidResponse, "\(path) answered a body the wire contract does not describe: \(error)")
         }
     }
 }
@@ -178,8 +200,9 @@ struct WebSignInTokens {
     var sessionID: String
     var subject: String
 
+    /// - Parameter nonce: what the ID token must echo; `nil` for a grant without a nonce.
     /// - Throws: ``LatchkeyError/Code/invalidResponse`` naming the first thing missing or wrong.
-    init(_ response: WireOAuthTokenResponse, request: WebSignInRequest) throws {
+    init(_ response: WireOAuthTokenResponse, issuer: String, clientID: String, nonce: String?) throws {
         guard response.tokenType.lowercased() == "bearer" else {
             throw LatchkeyError(.invalidResponse, "/oauth/token answered token_type \(response.tokenType), not Bearer")
         }
@@ -195,11 +218,13 @@ struct WebSignInTokens {
         if let idToken = response.idToken {
             guard let id = JWTClaims.unverifiedPayload(of: idToken) else { throw LatchkeyError(.invalidResponse, "the ID token is not a JWT") }
             let audience = id["aud"]?.stringValue.map { [$0] } ?? id["aud"]?.arrayValue?.compactMap(\.stringValue) ?? []
-            guard id["iss"]?.stringValue == request.issuer, audience.contains(request.clientID), id["sub"]?.stringValue == subject else {
+            guard id["iss"]?.stringValue == issuer, audience.contains(clientID), id["sub"]?.stringValue == subject else {
                 throw LatchkeyError(.invalidResponse, "the ID token is not for this client and user from this server")
             }
-            guard let nonce = id["nonce"]?.stringValue, WebSignInRequest.constantTimeEqual(nonce, request.nonce) else {
-                throw LatchkeyError(.invalidResponse, "the ID token does not echo this request's nonce")
+            if let nonce {
+                guard let echoed = id["nonce"]?.stringValue, WebSignInRequest.constantTimeEqual(echoed, nonce) else {
+                    throw LatchkeyError(.invalidResponse, "the ID token does not echo this request's nonce")
+                }
             }
         }
         self.accessToken = response.accessToken

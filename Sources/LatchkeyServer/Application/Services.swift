@@ -21,6 +21,8 @@ package struct Services: Sendable {
     /// The OAuth provider's registered clients.
     package let clients: ClientService
     let tokens: TokenService
+    /// The device authorization grant (RFC 8628).
+    package let devices: DeviceAuthorizationService
     package let authorization: AuthorizationService
     let appleWeb: AppleWebSignIn
     /// Sign-in through upstream providers (`providers`).
@@ -72,8 +74,12 @@ package struct Services: Sendable {
         clients = ClientService(database: database, clock: clock)
         tokens = TokenService(
             dependencies: dependencies, sessions: sessions, signIns: signIns, refreshTokens: refreshTokens, accessTokens: accessTokens, keys: keys)
+        devices = DeviceAuthorizationService(
+            dependencies: dependencies, signIns: signIns, tokens: tokens, codeTTL: configuration.device.codeTTL,
+            publicURL: { [accessTokens] in accessTokens.issuer })
         authorization = AuthorizationService(
-            dependencies: dependencies, accessTokens: accessTokens, keys: keys, browserSessions: browserSessions, clients: clients)
+            dependencies: dependencies, accessTokens: accessTokens, keys: keys, browserSessions: browserSessions, clients: clients,
+            devices: devices)
         appleWeb = AppleWebSignIn(apple: apple, masterKey: masterKey, clock: clock)
         let upstream = UpstreamClient(http: httpClient)
         federation = FederationService(
@@ -123,14 +129,14 @@ package struct Services: Sendable {
         if let email { EmailRoutes(email: email, bearer: bearer, binding: binding).register(on: router) }
         if let mailbox { SandboxMailRoutes(mailbox: mailbox).register(on: router) }
         OAuthTokenRoutes(
-            tokens: tokens, clients: clients, accessTokens: accessTokens,
+            tokens: tokens, devices: devices, clients: clients, accessTokens: accessTokens,
             userinfoBearer: BearerAuthenticator(accessTokens: accessTokens, dpop: dpop, clock: clock, audiences: [.api, .userinfo]),
             binding: binding
         ).register(on: router)
         AuthorizeRoutes(
             authorization: authorization, browserSessions: browserSessions, csrf: CSRFProtection(masterKey: masterKey),
             passwords: configuration.password.enabled ? passwords : nil, factors: factors, appleWeb: appleWeb, email: email,
-            passkeys: configuration.passkeys.enabled ? passkeys : nil, federation: federation
+            passkeys: configuration.passkeys.enabled ? passkeys : nil, federation: federation, devices: devices
         ).register(on: router)
     }
 }

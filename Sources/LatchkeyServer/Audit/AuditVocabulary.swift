@@ -29,6 +29,19 @@ extension AuditEvent {
     static let oauthCodeReplayed = AuditEvent(rawValue: "oauth.code_replayed")
     static let oauthClientCredentials = AuditEvent(rawValue: "oauth.client_credentials")
 
+    // The device authorization grant (RFC 8628)
+    /// A device asked for a device code and a user code (`client_id`, `scope`).
+    static let deviceGrantIssued = AuditEvent(rawValue: "device_grant.issued")
+    /// A wrong user code typed on `/device` (`failures`: in the address's window), or a refused
+    /// one after too many (`rate_limited`) (S45).
+    static let deviceGrantCodeFailed = AuditEvent(rawValue: "device_grant.code_failed")
+    /// The signed-in user allowed a device on the consent page (`client_id`, `scope`).
+    static let deviceGrantApproved = AuditEvent(rawValue: "device_grant.approved")
+    /// The signed-in user denied a device on the consent page (`client_id`, `scope`).
+    static let deviceGrantDenied = AuditEvent(rawValue: "device_grant.denied")
+    /// The device got its tokens, once (`client_id`, `session_id`).
+    static let deviceGrantRedeemed = AuditEvent(rawValue: "device_grant.redeemed")
+
     // Browser sessions of the hosted pages
     static let browserSessionStarted = AuditEvent(rawValue: "browser_session.started")
     /// Signed out on a hosted page, or ended with all of the user's sessions.

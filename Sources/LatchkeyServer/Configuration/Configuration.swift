@@ -57,6 +57,8 @@ package struct Configuration: Sendable, Equatable {
     package var rateLimits = RateLimits()
     /// `email`: the email flows and their mail.
     package var email = Email()
+    /// `device`: the device authorization grant (RFC 8628).
+    package var device = Device()
     /// `passkeys`: WebAuthn passkeys (docs/reference.md, "Passkeys").
     package var passkeys = Passkeys()
     /// `dpop`: sender-constrained tokens (RFC 9449; docs/dpop.md).
@@ -127,6 +129,12 @@ package struct Configuration: Sendable, Equatable {
         package var emailPerAddressHour = 5
         /// `email_per_ip_hour`: email-flow requests per client address in an hour.
         package var emailPerIPHour = 50
+    }
+
+    /// The device authorization grant (docs/oauth.md, "Devices without a browser").
+    package struct Device: Sendable, Equatable {
+        /// `code_ttl`: seconds a device code and its user code stay good.
+        package var codeTTL = 600
     }
 
     /// The email flows (docs/reference.md, "Email").

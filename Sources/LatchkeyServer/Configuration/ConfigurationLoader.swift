@@ -97,6 +97,7 @@ package enum ConfigurationLoader {
         ("rate_limits.email_per_address_hour", .int(\.rateLimits.emailPerAddressHour, 1...1_000)),
         ("rate_limits.email_per_ip_hour", .int(\.rateLimits.emailPerIPHour, 1...100_000)),
         ("email.code_ttl", .int(\.email.codeTTL, 60...3_600)),
+        ("device.code_ttl", .int(\.device.codeTTL, 5...3_600)),
         ("email.from", .string(\.email.from)),
         ("email.product_name", .string(\.email.productName)),
         ("email.smtp_url", .optionalString(\.email.smtpURL)),

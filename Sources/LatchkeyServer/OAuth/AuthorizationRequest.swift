@@ -31,12 +31,21 @@ package struct AuthorizationRequest: Sendable, Hashable {
     /// The request's parameters as they came, carried through the hosted pages (a hidden field),
     /// so each form post checks the whole request again.
     package var parameters: [String: String]
+    /// For a device's sign-in (RFC 8628), the reference of its pending device authorization
+    /// (parameter ``deviceParameter``): the hosted pages sign the user in as for any request,
+    /// then ask on the device consent page instead of answering a redirect URI, which such a
+    /// request does not have.
+    package var deviceAuthorizationID: String?
 
     /// The scopes space-separated, as tokens and the database store them.
     package var scope: String { scopes.joined(separator: " ") }
 
     /// The longest value a parameter may have.
     static let maximumParameterLength = 2048
+
+    /// The parameter naming a pending device authorization, set by `/device` once the user typed
+    /// its code.
+    package static let deviceParameter = "device_authorization"
 
     /// Checks the parameters of an authorization request against the registered client.
     ///
@@ -53,6 +62,7 @@ package struct AuthorizationRequest: Sendable, Hashable {
             throw .untrusted("The request names no client (client_id is missing).")
         }
         guard let client, client.id == clientID else { throw .untrusted("No application with this client_id is registered.") }
+        if let device = parameters[deviceParameter] { return try checkDevice(device, parameters: parameters, client: client) }
         guard let redirectURI = parameters["redirect_uri"], !redirectURI.isEmpty else {
             throw .untrusted("The request has no redirect_uri.")
         }
@@ -108,6 +118,23 @@ package struct AuthorizationRequest: Sendable, Hashable {
             client: client, redirectURI: redirectURI, scopes: Set(requested).sorted(), state: state, nonce: parameters["nonce"],
             codeChallenge: challenge, prompts: prompts, maxAge: maxAge, loginHint: parameters["login_hint"], responseMode: mode,
             parameters: parameters)
+    }
+
+    /// A device's sign-in: its client and device authorization, and at most `prompt` `login` or
+    /// `create` (the sign-in page's links); every other parameter is dropped, and every failure
+    /// is an error page, as there is no redirect URI to answer. The scopes are the device
+    /// authorization's, filled in by ``AuthorizationService/check(_:)``.
+    private static func checkDevice(
+        _ device: String, parameters: [String: String], client: OAuthClient
+    ) throws(AuthorizationFailure) -> AuthorizationRequest {
+        guard client.grantTypes.contains(.deviceCode) else { throw .untrusted("\(client.name) may not sign in devices.") }
+        let prompts = Set((parameters["prompt"] ?? "").split(separator: " ").compactMap { Prompt(rawValue: String($0)) })
+            .intersection([.login, .create])
+        var kept = ["client_id": client.id, deviceParameter: device]
+        if !prompts.isEmpty { kept["prompt"] = prompts.map(\.rawValue).sorted().joined(separator: " ") }
+        return AuthorizationRequest(
+            client: client, redirectURI: "", scopes: [], state: nil, nonce: nil, codeChallenge: "", prompts: prompts, maxAge: nil,
+            loginHint: nil, responseMode: .query, parameters: kept, deviceAuthorizationID: device)
     }
 
     /// The parameters to come back to `GET /oauth/authorize` with once the user has signed in on

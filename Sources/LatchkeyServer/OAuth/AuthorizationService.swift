@@ -10,6 +10,8 @@ package struct AuthorizationService: Sendable {
         case signUp
         /// A third-party client asks for scopes the user has not granted it.
         case consent
+        /// A device's sign-in (RFC 8628): the user, signed in, allows or denies the device.
+        case deviceConsent
         /// Back to the client, with a code or an error.
         case respond(AuthorizationResponse)
     }
@@ -21,13 +23,16 @@ package struct AuthorizationService: Sendable {
     let keys: SigningKeyRing
     let browserSessions: BrowserSessionService
     let clients: ClientService
+    /// The device authorizations of devices' sign-ins.
+    let devices: DeviceAuthorizationService
     let codes = AuthorizationCodeRepository()
     let consents = ConsentRepository()
 
     package init(
         dependencies: Dependencies, accessTokens: AccessTokens, keys: SigningKeyRing, browserSessions: BrowserSessionService,
-        clients: ClientService
+        clients: ClientService, devices: DeviceAuthorizationService
     ) {
+        self.devices = devices
         self.dependencies = dependencies
         self.accessTokens = accessTokens
         self.keys = keys
@@ -47,6 +52,13 @@ package struct AuthorizationService: Sendable {
         let client: OAuthClient? =
             if let id = parameters["client_id"], !id.isEmpty, id.utf8.count <= 256 { try await clients.client(id: id) } else { nil }
         var request = try AuthorizationRequest.check(parameters, client: client)
+        if let id = request.deviceAuthorizationID {
+            guard let device = try await devices.pending(id: id), device.clientID == request.client.id else {
+                throw AuthorizationFailure.untrusted("This code has expired or has already been answered. Start again on your device.")
+            }
+            request.scopes = device.scope.split(separator: " ").map(String.init)
+            return request
+        }
         // OpenID Connect Core §3.1.2.1: id_token_hint is an ID token this server issued (an
         // expired one will do), naming the user the client expects; anything else is
         // invalid_request, told to the client now that its redirect URI is proven.
@@ -75,6 +87,9 @@ package struct AuthorizationService: Sendable {
             if request.prompts.contains(.none) { return .respond(error(request, "login_required", "the user is not signed in")) }
             return request.prompts.contains(.create) ? .signUp : .signIn
         }
+        // S46: a device is allowed only by the user's own answer on the device consent page,
+        // first-party client or not, consent given before or not (RFC 8628 §5.4).
+        if request.deviceAuthorizationID != nil { return .deviceConsent }
         if let refusal = hintRefusal(request, browserSession: browserSession) { return .respond(refusal) }
         if try await needsConsent(request, userID: browserSession.userID) {
             if request.prompts.contains(.none) { return .respond(error(request, "consent_required", "the user has not granted these scopes")) }

@@ -6,6 +6,8 @@ package struct OAuthClient: Sendable, Hashable {
     /// A grant a client may use at the token endpoint.
     package enum GrantType: String, Sendable, Hashable, CaseIterable {
         case authorizationCode = "authorization_code", refreshToken = "refresh_token", clientCredentials = "client_credentials"
+        /// RFC 8628: a device polls for the tokens a user allowed on another screen.
+        case deviceCode = "urn:ietf:params:oauth:grant-type:device_code"
     }
 
     /// The `client_id`.

@@ -25,8 +25,12 @@ package struct ProviderMetadata: Sendable, Hashable {
         package static let endSession = Endpoints(rawValue: 1 << 5)
         /// `/.well-known/jwks.json`.
         package static let jwks = Endpoints(rawValue: 1 << 6)
+        /// `/oauth/device_authorization` (RFC 8628).
+        package static let deviceAuthorization = Endpoints(rawValue: 1 << 7)
         /// Every endpoint above.
-        package static let all: Endpoints = [.authorization, .token, .userinfo, .revocation, .introspection, .endSession, .jwks]
+        package static let all: Endpoints = [
+            .authorization, .token, .userinfo, .revocation, .introspection, .endSession, .jwks, .deviceAuthorization,
+        ]
     }
 
     /// `issuer`: the `iss` of every token this server signs.
@@ -45,6 +49,8 @@ package struct ProviderMetadata: Sendable, Hashable {
     package var endSessionEndpoint: String?
     /// `jwks_uri`.
     package var jwksURI: String?
+    /// `device_authorization_endpoint` (RFC 8628 §4).
+    package var deviceAuthorizationEndpoint: String?
 
     /// The URLs of the `mounted` endpoints under `issuer`, which has no trailing slash.
     package init(issuer: String, mounted: Endpoints) {
@@ -57,6 +63,7 @@ package struct ProviderMetadata: Sendable, Hashable {
         introspectionEndpoint = url(.introspection, "/oauth/introspect")
         endSessionEndpoint = url(.endSession, "/oauth/logout")
         jwksURI = url(.jwks, "/.well-known/jwks.json")
+        deviceAuthorizationEndpoint = url(.deviceAuthorization, "/oauth/device_authorization")
     }
 
     /// How clients authenticate at the token and revocation endpoints.
@@ -81,7 +88,8 @@ package struct ProviderMetadata: Sendable, Hashable {
             "issuer": .string(issuer),
             "response_types_supported": strings(["code"]),
             "response_modes_supported": strings(["query", "form_post"]),
-            "grant_types_supported": strings(["authorization_code", "refresh_token", "client_credentials"]),
+            "grant_types_supported": strings(
+                ["authorization_code", "refresh_token", "client_credentials"] + (deviceAuthorizationEndpoint == nil ? [] : [OAuthClient.GrantType.deviceCode.rawValue])),
             "subject_types_supported": strings(["public"]),
             "id_token_signing_alg_values_supported": strings(Self.signingAlgorithms),
             "token_endpoint_auth_methods_supported": strings(Self.clientAuthenticationMethods),
@@ -101,7 +109,7 @@ package struct ProviderMetadata: Sendable, Hashable {
             ("authorization_endpoint", authorizationEndpoint), ("token_endpoint", tokenEndpoint),
             ("userinfo_endpoint", userinfoEndpoint), ("revocation_endpoint", revocationEndpoint),
             ("introspection_endpoint", introspectionEndpoint), ("end_session_endpoint", endSessionEndpoint),
-            ("jwks_uri", jwksURI),
+            ("jwks_uri", jwksURI), ("device_authorization_endpoint", deviceAuthorizationEndpoint),
         ]
         for (name, url) in endpoints {
             if let url { members[name] = .string(url) }

@@ -168,7 +168,7 @@ package struct TokenService: Sendable {
 
     /// The token response for a grant's session: a refresh token only with `offline_access` or
     /// for a first-party client, an ID token only with `openid`.
-    private func tokens(
+    func tokens(
         session: Session, grant: OAuthGrant, refreshToken: String, accessToken: String? = nil, client: OAuthClient, authTime: Date, nonce: String?,
         now: Date
     ) async throws -> OAuthTokens {

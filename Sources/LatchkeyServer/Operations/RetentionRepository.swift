@@ -4,12 +4,13 @@ import LatchkeyStore
 /// Deleting rows that have served their purpose, across the tables that keep them for a while:
 /// `apple_identity_tokens` and `apple_notifications` (replay records), `ended_refresh_tokens`
 /// (tombstones), `challenges`, `mfa_tokens`, `rate_limits`, the OAuth provider's codes,
-/// client-assertion `jti`s and browser sessions, email flows, passkey ceremonies and upstream sign-in states.
+/// client-assertion `jti`s and browser sessions, email flows, passkey ceremonies, upstream sign-in states and device
+/// authorizations.
 struct RetentionRepository: Sendable {
     /// The tables whose rows live until `expires_at`.
     static let expiringTables = [
         "apple_identity_tokens", "apple_notifications", "ended_refresh_tokens", "challenges", "mfa_tokens", "oauth_codes",
-        "oauth_client_assertions", "browser_sessions", "passkey_ceremonies", "provider_states",
+        "oauth_client_assertions", "browser_sessions", "passkey_ceremonies", "provider_states", "device_authorizations",
         "dpop_proofs",
     ]
 
@@ -19,7 +20,9 @@ struct RetentionRepository: Sendable {
     /// codes past their 60 s (S22: an expired code cannot be exchanged, so its replay has
     /// nothing left to revoke), assertion `jti`s that no longer verify (their `expires_at` is the
     /// assertion's `exp` plus the leeway), browser sessions over, passkey ceremonies and upstream
-    /// sign-in states no longer answerable, and DPoP proofs whose `iat` is out of the window.
+    /// sign-in states no longer answerable, device authorizations past their `device.code_ttl`
+    /// (a device code can be redeemed only before it expires, so the row has nothing left to guard),
+    /// and DPoP proofs whose `iat` is out of the window.
     ///
     /// - Returns: How many rows went.
     @discardableResult

@@ -8,6 +8,7 @@ extension AuthError: HTTPResponseError {
     package var status: Int {
         switch code {
         case .invalidRequest, .invalidGrant, .unsupportedGrantType, .unauthorizedClient, .invalidScope: 400
+        case .authorizationPending, .slowDown, .accessDenied, .expiredToken: 400
         // At a token endpoint; on a resource ``DPoPChallenge`` answers them 401 (RFC 9449 §7.1).
         case .invalidDPoPProof, .useDPoPNonce: 400
         case .invalidToken, .invalidCredentials, .invalidIdentityToken, .invalidClient: 401

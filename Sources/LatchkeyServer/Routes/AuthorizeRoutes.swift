@@ -25,6 +25,8 @@ struct AuthorizeRoutes {
     let passkeys: PasskeyService?
     /// Upstream providers (AuthorizeRoutes+Providers.swift): a button each on the pages.
     let federation: FederationService
+    /// Devices' sign-ins: `/device` and the device consent page (AuthorizeRoutes+Device.swift).
+    let devices: DeviceAuthorizationService
 
     static let signInPath = "/oauth/authorize/sign-in"
     static let signUpPath = "/oauth/authorize/sign-up"
@@ -49,6 +51,7 @@ struct AuthorizeRoutes {
         add(.post, Self.logoutPath, on: router) { request, caller in try await routes.logout(request, parameters: try request.formBody(), posted: true, caller: caller) }
         registerEmailFlows(on: router)
         registerPasskeyForms(on: router)
+        registerDevicePages(on: router)
     }
 
     /// Adds a front-channel route whose ``AuthorizationFailure``, wherever it is thrown, becomes
@@ -162,6 +165,12 @@ struct AuthorizeRoutes {
                 action: Self.consentPath, csrfToken: csrf.token(binding: browserSession.id),
                 hidden: [HiddenField(name: "request", value: Self.encode(authorizationRequest.parameters))])
             response = .page(ConsentPage(clientName: authorizationRequest.client.name, scopes: authorizationRequest.scopes, form: form).render())
+        case .deviceConsent:
+            guard let browserSession else { return respond(.untrusted("The sign-in ended; start again from the application.")) }
+            let form = HostedForm(
+                action: Self.consentPath, csrfToken: csrf.token(binding: browserSession.id),
+                hidden: [HiddenField(name: "request", value: Self.encode(authorizationRequest.parameters))])
+            response = .page(DeviceConsentPage(clientName: authorizationRequest.client.name, scopes: authorizationRequest.scopes, form: form).render())
         }
         if flash != nil { HostedFlash.clear(on: &response) }
         return response
@@ -271,6 +280,9 @@ struct AuthorizeRoutes {
         guard let browserSession = try await currentBrowserSession(request),
             csrf.verify(form["csrf_token"] ?? "", binding: browserSession.id)
         else { return .seeOther(Self.authorizeURL(authorizationRequest.parameters)) }
+        if let id = authorizationRequest.deviceAuthorizationID {
+            return try await deviceDecision(allow: form["decision"] == "allow", id: id, browserSession: browserSession, caller: caller)
+        }
         let answer = try await authorization.decide(
             allow: form["decision"] == "allow", request: authorizationRequest, browserSession: browserSession, context: caller)
         return respond(answer)

@@ -10,6 +10,8 @@ import LatchkeyWire
 /// `/oauth/introspect` (RFC 7662) and `/oauth/userinfo` (OpenID Connect Core §5.3).
 struct OAuthTokenRoutes {
     let tokens: TokenService
+    /// The device authorization endpoint and the device code grant (RFC 8628).
+    let devices: DeviceAuthorizationService
     let clients: ClientService
     /// The issuer, which client assertions name as their audience.
     let accessTokens: AccessTokens
@@ -19,7 +21,7 @@ struct OAuthTokenRoutes {
     let binding: DPoPBinding
 
     func register(on router: Router) {
-        let (tokens, clients, accessTokens, binding) = (tokens, clients, accessTokens, binding)
+        let (tokens, devices, clients, accessTokens, binding) = (tokens, devices, clients, accessTokens, binding)
 
         Self.clientEndpoint("/oauth/token", on: router) { request, caller in
             let form = try request.formBody()
@@ -38,16 +40,33 @@ struct OAuthTokenRoutes {
                 issued = try await tokens.refresh(token, client: client, context: caller)
             case "client_credentials":
                 issued = try await tokens.clientCredentials(client: client, scope: form["scope"], context: caller)
+            case OAuthClient.GrantType.deviceCode.rawValue:
+                guard let code = form["device_code"], !code.isEmpty else { throw AuthError.invalidRequest("device_code is required") }
+                issued = try await devices.poll(deviceCode: code, client: client, context: caller)
             case nil:
                 throw AuthError.invalidRequest("grant_type is required")
             default:
-                throw AuthError(.unsupportedGrantType, "grant_type must be authorization_code, refresh_token or client_credentials")
+                throw AuthError(
+                    .unsupportedGrantType, "grant_type must be authorization_code, refresh_token, client_credentials or \(OAuthClient.GrantType.deviceCode.rawValue)")
             }
             return Self.noStore(
                 .json(
                     WireOAuthTokenResponse(
                         accessToken: issued.accessToken, tokenType: issued.tokenType, expiresIn: issued.expiresIn, refreshToken: issued.refreshToken,
                         idToken: issued.idToken, scope: issued.scope
+                    ).json))
+        }
+
+        // RFC 8628 §3.1, §3.2.
+        Self.clientEndpoint(DeviceAuthorizationService.endpointPath, on: router) { request, caller in
+            let form = try request.formBody()
+            let client = try await Self.authenticateClient(request, form: form, clients: clients, issuer: accessTokens.issuer)
+            let grant = try await devices.issue(client: client, scope: form["scope"], context: caller)
+            return Self.noStore(
+                .json(
+                    WireDeviceAuthorizationResponse(
+                        deviceCode: grant.deviceCode, userCode: grant.userCode, verificationURI: grant.verificationURI,
+                        verificationURIComplete: grant.verificationURIComplete, expiresIn: grant.expiresIn, interval: grant.interval
                     ).json))
         }
 

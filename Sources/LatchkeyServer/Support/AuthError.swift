@@ -57,6 +57,14 @@ package struct AuthError: CodedError {
         package static let unavailable = Code(rawValue: "unavailable")
         /// Apple cannot be reached or used now.
         package static let appleUnavailable = Code(rawValue: "apple_unavailable")
+        /// RFC 8628 §3.5: the user has not answered the device authorization yet.
+        package static let authorizationPending = Code(rawValue: "authorization_pending")
+        /// RFC 8628 §3.5: a device polled sooner than its interval, which grows by 5 seconds.
+        package static let slowDown = Code(rawValue: "slow_down")
+        /// RFC 8628 §3.5: the user denied the device authorization.
+        package static let accessDenied = Code(rawValue: "access_denied")
+        /// RFC 8628 §3.5: the device code expired before it was redeemed.
+        package static let expiredToken = Code(rawValue: "expired_token")
     }
 
     /// Why a grant or a password was refused, in the wire's words (`reused`, `password_common`).

@@ -17,7 +17,45 @@ package enum LatchkeySchema {
         Migration(version: 7, name: "passkeys", statements: passkeys),
         Migration(version: 8, name: "upstream providers", statements: upstreamProviders),
         Migration(version: 9, name: "dpop", statements: dpop),
+        Migration(version: 10, name: "device authorization grant", statements: deviceAuthorizations),
     ]
+
+    /// Migration 10: device authorizations (RFC 8628), one row per `device_code`, from issue to
+    /// redemption. The device code and the user code are stored only as SHA-256; `id` is the
+    /// random reference the hosted pages carry between the code page, the sign-in and the
+    /// consent page. Every change of `status` (`pending` → `approved` or `denied`, `approved` →
+    /// `redeemed`) is a compare-and-set on it.
+    @Sendable
+    static func deviceAuthorizations(_ dialect: SQLDialect) -> [String] {
+        let blob = dialect.blobType
+        let time = dialect.bigIntegerType
+        return [
+            """
+            CREATE TABLE device_authorizations (
+                id TEXT PRIMARY KEY NOT NULL,
+                device_code_hash \(blob) NOT NULL UNIQUE,
+                user_code_hash \(blob) NOT NULL UNIQUE,
+                client_id TEXT NOT NULL REFERENCES oauth_clients (id) ON DELETE CASCADE,
+                scope TEXT NOT NULL,
+                status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'approved', 'denied', 'redeemed')),
+                user_id TEXT REFERENCES users (id) ON DELETE CASCADE,
+                browser_session_id TEXT REFERENCES browser_sessions (id) ON DELETE SET NULL,
+                auth_time \(time),
+                amr TEXT NOT NULL DEFAULT '[]',
+                created_at \(time) NOT NULL,
+                expires_at \(time) NOT NULL,
+                decided_at \(time),
+                redeemed_at \(time),
+                session_id TEXT REFERENCES sessions (id) ON DELETE SET NULL
+            )
+            """,
+            "CREATE INDEX device_authorizations_client_id ON device_authorizations (client_id)",
+            "CREATE INDEX device_authorizations_user_id ON device_authorizations (user_id)",
+            "CREATE INDEX device_authorizations_browser_session_id ON device_authorizations (browser_session_id)",
+            "CREATE INDEX device_authorizations_session_id ON device_authorizations (session_id)",
+            "CREATE INDEX device_authorizations_expires_at ON device_authorizations (expires_at)",
+        ]
+    }
 
     /// Migration 9: DPoP (RFC 9449). The key thumbprint a session's refresh-token family is bound
     /// to; the clients that must present proofs; and the proofs already seen, one row per key and

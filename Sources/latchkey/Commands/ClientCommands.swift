@@ -13,7 +13,13 @@ enum ClientCommands {
         options: [
             config,
             Option(name: "name", valueName: "NAME", help: "the name users see on the consent page", isRequired: true),
-            Option(name: "redirect-uri", valueName: "URI", help: "where authorization responses may go (repeat for more)", isRequired: true, isRepeatable: true),
+            Option(
+                name: "redirect-uri", valueName: "URI", help: "where authorization responses may go (repeat for more; required but for --grant device_code alone)",
+                isRepeatable: true),
+            Option(
+                name: "grant", valueName: "G",
+                help: "a grant it may use: authorization_code, client_credentials, device_code (repeat; default authorization_code)",
+                isRepeatable: true),
             Option(name: "confidential", valueName: nil, help: "give it a secret (a web app's server side)"),
             Option(name: "first-party", valueName: nil, help: "one of ours: skips the consent page"),
             Option(name: "post-logout-redirect-uri", valueName: "URI", help: "where logout may send the browser (repeat for more)", isRepeatable: true),
@@ -32,7 +38,9 @@ enum ClientCommands {
             hash; `clients rotate-secret` makes a new one. A client registered with --jwks-file is
             confidential without a secret: it signs a client_assertion (private_key_jwt, RS256 or
             ES256) with one of those keys. A client registered with --require-dpop gets tokens
-            only with a DPoP proof. With --json the output is
+            only with a DPoP proof. --grant device_code is for a device without a browser (an
+            Apple TV): it signs in with a code typed on a phone (RFC 8628) and needs no redirect URI.
+            Every client with authorization_code or device_code may use refresh_token too. With --json the output is
             {"client_id": …, "client_secret": …}, without client_secret when there is none.
             """
     ) { arguments in
@@ -41,10 +49,11 @@ enum ClientCommands {
             guard let data = FileManager.default.contents(atPath: path) else { throw AuthError.invalidRequest("cannot read --jwks-file \(path)") }
             jwks = String(decoding: data, as: UTF8.self)
         }
+        let grants = try grantTypes(arguments[all: "grant"])
         var registration = ClientRegistration(
             name: arguments[option: "name"] ?? "", redirectURIs: arguments[all: "redirect-uri"],
             postLogoutRedirectURIs: arguments[all: "post-logout-redirect-uri"], confidential: arguments.flags.contains("confidential"),
-            firstParty: arguments.flags.contains("first-party"),
+            firstParty: arguments.flags.contains("first-party"), grantTypes: grants,
             scopes: arguments[all: "scope"].isEmpty ? nil : Set(arguments[all: "scope"]),
             idTokenAlgorithm: arguments[option: "id-token-alg"] ?? "RS256", jwks: jwks)
         registration.requiresDPoP = arguments.flags.contains("require-dpop")
@@ -138,6 +147,22 @@ enum ClientCommands {
     }
 
     static let all = [add, list, show, remove, rotateSecret]
+
+    /// The grants `--grant` names, with `refresh_token` beside a grant that signs a user in;
+    /// `nil` (the defaults) when it names none.
+    static func grantTypes(_ names: [String]) throws -> Set<OAuthClient.GrantType>? {
+        guard !names.isEmpty else { return nil }
+        var grants = Set<OAuthClient.GrantType>()
+        for name in names {
+            let grant = name == "device_code" ? .deviceCode : OAuthClient.GrantType(rawValue: name)
+            guard let grant, grant != .refreshToken else {
+                throw AuthError.invalidRequest("--grant must be authorization_code, client_credentials or device_code, not \(name.debugDescription)")
+            }
+            grants.insert(grant)
+        }
+        if grants.contains(.authorizationCode) || grants.contains(.deviceCode) { grants.insert(.refreshToken) }
+        return grants
+    }
 
     /// Opens the configured database as the other operator commands do, runs `body` with the
     /// client service, and turns a refusal (a bad redirect URI, an unknown client) into one line

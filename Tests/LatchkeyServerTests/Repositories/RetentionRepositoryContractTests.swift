@@ -50,6 +50,11 @@ struct RetentionRepositoryContractTests {
                 [.text("pkc-\(index)"), .blob(key), .time(now.addingTimeInterval(-300)), .time(expires)])
             _ = try ProviderStateRepository().spend(id: "state-\(index)", provider: "corp", expiresAt: expires, at: now, on: connection)
             _ = try DPoPReplayRepository().spend(proofHash: key, expiresAt: expires, on: connection)
+            try DeviceAuthorizationRepository().insert(
+                DeviceAuthorization(
+                    id: "dva-\(index)", clientID: "cl_1", scope: "openid", status: .pending, userID: nil, browserSessionID: nil, authTime: nil,
+                    amr: [], createdAt: now.addingTimeInterval(-600), expiresAt: expires),
+                deviceCodeHash: key, userCodeHash: key, on: connection)
         }
     }
 
