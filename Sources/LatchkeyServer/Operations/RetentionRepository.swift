@@ -4,12 +4,12 @@ import LatchkeyStore
 /// Deleting rows that have served their purpose, across the tables that keep them for a while:
 /// `apple_identity_tokens` and `apple_notifications` (replay records), `ended_refresh_tokens`
 /// (tombstones), `challenges`, `mfa_tokens`, `rate_limits`, the OAuth provider's codes,
-/// client-assertion `jti`s and browser sessions, email flows, passkey ceremonies and upstream sign-in states.
+/// client-assertion `jti`s and browser sessions, email flows, passkey ceremonies, upstream sign-in states and App Attest challenges.
 struct RetentionRepository: Sendable {
     /// The tables whose rows live until `expires_at`.
     static let expiringTables = [
         "apple_identity_tokens", "apple_notifications", "ended_refresh_tokens", "challenges", "mfa_tokens", "oauth_codes",
-        "oauth_client_assertions", "browser_sessions", "passkey_ceremonies", "provider_states",
+        "oauth_client_assertions", "browser_sessions", "passkey_ceremonies", "provider_states", "app_attest_challenges",
     ]
 
     /// Deletes the rows of ``expiringTables`` whose `expires_at` is before `now`: remembered
@@ -17,8 +17,8 @@ struct RetentionRepository: Sendable {
     /// sessions that would have ended, spent or expired challenges and MFA tokens, authorization
     /// codes past their 60 s (S22: an expired code cannot be exchanged, so its replay has
     /// nothing left to revoke), assertion `jti`s that no longer verify (their `expires_at` is the
-    /// assertion's `exp` plus the leeway), browser sessions over, passkey ceremonies and upstream
-    /// sign-in states no longer answerable.
+    /// assertion's `exp` plus the leeway), browser sessions over, passkey ceremonies, upstream
+    /// sign-in states and App Attest challenges no longer answerable.
     ///
     /// - Returns: How many rows went.
     @discardableResult

@@ -8,7 +8,7 @@ extension AuthError: HTTPResponseError {
     package var status: Int {
         switch code {
         case .invalidRequest, .invalidGrant, .unsupportedGrantType, .unauthorizedClient, .invalidScope: 400
-        case .invalidToken, .invalidCredentials, .invalidIdentityToken, .invalidClient: 401
+        case .invalidToken, .invalidCredentials, .invalidIdentityToken, .invalidClient, .appCheckFailed: 401
         case .secondFactorRequired, .insufficientAuthentication, .insufficientScope: 403
         case .notFound: 404
         case .conflict: 409

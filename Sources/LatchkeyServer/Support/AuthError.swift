@@ -52,6 +52,8 @@ package struct AuthError: CodedError {
         package static let unavailable = Code(rawValue: "unavailable")
         /// Apple cannot be reached or used now.
         package static let appleUnavailable = Code(rawValue: "apple_unavailable")
+        /// An endpoint under `app_attest.enforce` got no valid `X-Latchkey-App-Check` token (S50).
+        package static let appCheckFailed = Code(rawValue: "app_check_failed")
     }
 
     /// Why a grant or a password was refused, in the wire's words (`reused`, `password_common`).

@@ -16,7 +16,40 @@ package enum LatchkeySchema {
         Migration(version: 6, name: "email flows and the outbox", statements: email),
         Migration(version: 7, name: "passkeys", statements: passkeys),
         Migration(version: 8, name: "upstream providers", statements: upstreamProviders),
+        Migration(version: 11, name: "app attest", statements: appAttest),
     ]
+
+    /// Migration 11: App Attest. A challenge is stored as its SHA-256 (which is also the
+    /// `clientDataHash` the app signs) and deleted when spent; a key is what its attestation
+    /// proved, with the last assertion counter accepted (advanced by compare-and-set).
+    @Sendable
+    static func appAttest(_ dialect: SQLDialect) -> [String] {
+        let blob = dialect.blobType
+        let time = dialect.bigIntegerType
+        return [
+            """
+            CREATE TABLE app_attest_challenges (
+                challenge_hash \(blob) PRIMARY KEY NOT NULL,
+                created_at \(time) NOT NULL,
+                expires_at \(time) NOT NULL
+            )
+            """,
+            "CREATE INDEX app_attest_challenges_expires_at ON app_attest_challenges (expires_at)",
+            // key_id is SHA-256 of public_key, an uncompressed P-256 point; receipt is Apple's.
+            """
+            CREATE TABLE app_attest_keys (
+                key_id \(blob) PRIMARY KEY NOT NULL,
+                app_id TEXT NOT NULL,
+                environment TEXT NOT NULL CHECK (environment IN ('production', 'development')),
+                public_key \(blob) NOT NULL,
+                receipt \(blob) NOT NULL,
+                counter \(time) NOT NULL DEFAULT 0,
+                created_at \(time) NOT NULL,
+                last_asserted_at \(time)
+            )
+            """,
+        ]
+    }
 
     /// Migration 8: the states of sign-ins at upstream providers that came back. A state carries
     /// everything itself (sealed and bound to its browser); the row is what makes it answerable

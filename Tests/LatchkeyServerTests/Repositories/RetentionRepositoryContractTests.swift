@@ -49,6 +49,7 @@ struct RetentionRepositoryContractTests {
                 "INSERT INTO passkey_ceremonies (id, kind, challenge, created_at, expires_at) VALUES (?, 'sign-in', ?, ?, ?)",
                 [.text("pkc-\(index)"), .blob(key), .time(now.addingTimeInterval(-300)), .time(expires)])
             _ = try ProviderStateRepository().spend(id: "state-\(index)", provider: "corp", expiresAt: expires, at: now, on: connection)
+            try AppAttestRepository().insertChallenge(hash: key, createdAt: now.addingTimeInterval(-300), expiresAt: expires, on: connection)
         }
     }
 
