@@ -332,6 +332,42 @@ struct AppAttestEndpointTests {
         }
     }
 
+    @Test("app_attest settings: each bad entry stops the load with a line naming it; a root file is read at load")
+    func settings() throws {
+        let bad: [(String, String, String)] = [
+            ("LATCHKEY_APP_ATTEST_APP_IDS", "com.example.app", "app_attest.app_ids"),
+            ("LATCHKEY_APP_ATTEST_ENVIRONMENT", "staging", "app_attest.environment"),
+            ("LATCHKEY_APP_ATTEST_ENFORCE", "signup,login", "app_attest.enforce"),
+            ("LATCHKEY_APP_ATTEST_ENFORCE_MODE", "warn", "app_attest.enforce_mode"),
+            ("LATCHKEY_APP_ATTEST_TOKEN_TTL", "10", "app_attest.token_ttl"),
+            ("LATCHKEY_APP_ATTEST_ROOT_CA_FILE", "/nonexistent/root.pem", "app_attest.root_ca_file"),
+        ]
+        for (name, value, setting) in bad {
+            var environment = ["LATCHKEY_APP_ATTEST_APP_IDS": Self.appID]
+            environment[name] = value
+            do {
+                _ = try ConfigurationLoader.load(file: nil, environment: environment)
+                Issue.record("\(name)=\(value) loaded")
+            } catch {
+                #expect(error.problems.count == 1 && (error.problems[0].hasPrefix(setting + ":") || error.problems[0].hasPrefix(name + ":")), "\(error.problems)")
+            }
+        }
+        #expect(throws: ConfigurationError.self) { try ConfigurationLoader.load(file: nil, environment: ["LATCHKEY_APP_ATTEST_ENFORCE": "signup"]) }
+
+        let double = AppAttestDouble()
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("app-attest-root-\(UUID()).pem")
+        try Data(double.rootPEM.utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let configuration = try ConfigurationLoader.load(
+            file: nil,
+            environment: [
+                "LATCHKEY_APP_ATTEST_APP_IDS": Self.appID, "LATCHKEY_APP_ATTEST_ROOT_CA_FILE": file.path,
+                "LATCHKEY_APP_ATTEST_ENFORCE": "signup,sign_in,token", "LATCHKEY_APP_ATTEST_ENFORCE_MODE": "log",
+            ])
+        #expect(configuration.appAttest.rootCertificates.map(\.certificate.derRepresentation) == [double.root.derRepresentation])
+        #expect(configuration.appAttest.enforce == ["signup", "sign_in", "token"] && configuration.appAttest.enforceMode == "log")
+    }
+
     @Test("S48: without app_attest.app_ids the endpoints answer 404")
     func off() async throws {
         try await TestServer.with { server in
