@@ -12,21 +12,8 @@ import Testing
 struct AppAttestTests {
     static let appID = "ABCDE12345.com.example.app"
 
-    static func bytes(_ value: JSONValue?) throws -> [UInt8] {
-        let text = try #require(value?.stringValue)
-        return try #require(Base64.decode(Array(text.utf8), alphabet: .urlSafe, padded: false))
-    }
-
-    static func outcome(_ body: () throws -> Void) -> String {
-        do {
-            try body()
-            return "accepted"
-        } catch let error as WebAuthnError {
-            return error.reason
-        } catch {
-            return "unexpected \(error)"
-        }
-    }
+    static func bytes(_ value: JSONValue?) throws -> [UInt8] { try RecordedVectorTests.bytes(value) }
+    static func outcome(_ body: () throws -> Void) -> String { RecordedVectorTests.outcome(body) }
 
     @Test("the shipped root is Apple App Attestation Root CA by its SHA-256 fingerprint")
     func appleRoot() {

@@ -50,6 +50,8 @@ final class AppAttestService: Sendable {
     static let challengeByteCount = 32
     /// The `typ` of an app check token.
     static let tokenType = "app-check+jwt"
+    /// A challenge that is unknown, spent or expired.
+    static let unknownChallenge = AuthError.invalidGrant(AuthError.Reason(rawValue: "unknown_challenge"), "no such challenge, or it expired or was used")
 
     init(dependencies: Dependencies, keys: SigningKeyRing, configuration: Configuration, issuer: @escaping @Sendable () -> String) {
         let settings = configuration.appAttest
@@ -111,7 +113,7 @@ final class AppAttestService: Sendable {
                 return .failure(error)
             }
             guard try self.repository.spendChallenge(hash: clientDataHash, at: now, on: connection) else {
-                return try refuse(.invalidGrant(AuthError.Reason(rawValue: "unknown_challenge"), "no such challenge, or it expired or was used"), "unknown_challenge")
+                return try refuse(Self.unknownChallenge, "unknown_challenge")
             }
             let key: AppAttestedKey
             switch verified {
@@ -155,7 +157,7 @@ final class AppAttestService: Sendable {
                 return .failure(error)
             }
             guard try self.repository.spendChallenge(hash: clientDataHash, at: now, on: connection) else {
-                return try refuse(.invalidGrant(AuthError.Reason(rawValue: "unknown_challenge"), "no such challenge, or it expired or was used"))
+                return try refuse(Self.unknownChallenge)
             }
             switch verified {
             case .failure(let error):
