@@ -55,6 +55,17 @@ package struct WebAuthnError: CodedError {
         package static let invalidAttestation = Code(rawValue: "invalid_attestation")
         /// The attestation certificate chain does not verify to a configured root.
         package static let untrustedAttestation = Code(rawValue: "untrusted_attestation")
+        /// App Attest: the credential certificate's nonce is not SHA-256(authData ‖
+        /// clientDataHash), or an assertion's signature is not over that nonce.
+        package static let nonceMismatch = Code(rawValue: "nonce_mismatch")
+        /// App Attest: the key id is not SHA-256 of the certified public point, or the
+        /// credential id is not the key id.
+        package static let keyIDMismatch = Code(rawValue: "key_id_mismatch")
+        /// App Attest: the AAGUID is not the configured environment's.
+        package static let environmentMismatch = Code(rawValue: "environment_mismatch")
+        /// App Attest: an attestation's counter is not 0, or an assertion's counter does not
+        /// exceed the last one accepted for the key.
+        package static let counterMismatch = Code(rawValue: "counter_mismatch")
     }
 
     /// The reason.

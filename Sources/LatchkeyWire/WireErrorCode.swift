@@ -63,6 +63,9 @@ public struct WireErrorCode: RawRepresentable, Sendable, Hashable, CustomStringC
     public static let unavailable = WireErrorCode(rawValue: "unavailable")
     /// 503: Apple is unreachable, slow or failing, or code exchange is not configured.
     public static let appleUnavailable = WireErrorCode(rawValue: "apple_unavailable")
+    /// 401: an endpoint that needs an app check token (`X-Latchkey-App-Check`) got none, or
+    /// one that does not verify.
+    public static let appCheckFailed = WireErrorCode(rawValue: "app_check_failed")
     /// 503 from `GET /readyz`.
     public static let notReady = WireErrorCode(rawValue: "not_ready")
     /// 500: a defect; the body carries only `request_id`.

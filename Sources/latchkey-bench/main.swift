@@ -16,6 +16,8 @@
 
 import Foundation
 import LatchkeyCrypto
+import LatchkeyJOSE
+import LatchkeyJSON
 import LatchkeyServer
 import LatchkeyWebAuthn
 
@@ -123,6 +125,32 @@ let passkeyResponse = try AuthenticationResponse(
     json: try passkey.assertion(challenge: passkeyChallenge, rpID: "example.com", origin: "https://example.com"))
 let passkeyCredential = StoredCredential(
     credentialID: passkey.credentialID, publicKey: passkey.coseKey, signCount: 0, userHandle: passkey.userHandle)
+// An app check token as `POST /v1/app-attest/assertions` issues one, apart from the database: the
+// App Attest assertion verified (ES256 over SHA-256(authData ‖ clientDataHash), the app id, the
+// counter) and an ES256 `app-check+jwt` signed.
+let appAttestKey = P256.Signing.PrivateKey()
+let appAttestAppID = "ABCDE12345.com.example.app"
+let appAttestClientDataHash = HashFunction.sha256.hash(message)
+let appAttestData = HashFunction.sha256.hash(Array(appAttestAppID.utf8)) + [0x40, 0, 0, 0, 1]
+let appAttestAssertion = CBOREncoder.encode(
+    .map([
+        CBORMapEntry(.text("signature"), .bytes(try appAttestKey.signature(for: HashFunction.sha256.hash(appAttestData + appAttestClientDataHash)).derRepresentation)),
+        CBORMapEntry(.text("authenticatorData"), .bytes(appAttestData)),
+    ]))
+let appCheckSigner = JWSSigner.es256(P256.Signing.PrivateKey(), keyID: "bench")
+func issueAppCheckToken() throws -> Bool {
+    let counter = try AppAttest.verifyAssertion(
+        appAttestAssertion, publicKey: appAttestKey.publicKey.x963Representation, clientDataHash: appAttestClientDataHash, appID: appAttestAppID,
+        previousCounter: 0)
+    var claims = JWTClaims()
+    claims.issuer = "https://auth.example.com"
+    claims.subject = appAttestAppID
+    claims["key_id"] = .string(Base64URL.encode(HashFunction.sha256.hash(appAttestKey.publicKey.x963Representation)))
+    claims.issuedAt = Date()
+    claims.expiresAt = Date().addingTimeInterval(3_600)
+    let token = try appCheckSigner.sign(claims, type: "app-check+jwt")
+    return counter == 1 && !token.isEmpty
+}
 let password = Array("password".utf8)
 let salt = Array("somesalt16bytes!".utf8)
 
@@ -130,6 +158,7 @@ let benchmarks: [(name: String, run: () throws -> Bool)] = [
     ("es256_sign", { try ecKey.signature(for: message).rawRepresentation.count == 64 }),
     ("es256_verify", { ecPublicKey.isValidSignature(ecSignature, for: message) }),
     ("challenge_verify", { DeviceSignature.isValid(deviceSignature, publicKey: deviceKey, digest: challengeDigest) }),
+    ("app_check_token_issue", { try issueAppCheckToken() }),
     ("passkey_assertion_verify", { (try? passkeyCeremony.verify(passkeyResponse, credential: passkeyCredential))?.userVerified == true }),
     ("rs256_sign", { try rsaKey.signature(for: message, padding: .pkcs1v1_5).count == 256 }),
     ("rs256_verify", { rsaPublicKey.isValidSignature(rsaSignature, for: message, padding: .pkcs1v1_5) }),

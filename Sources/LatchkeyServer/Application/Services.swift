@@ -27,6 +27,8 @@ package struct Services: Sendable {
     let appleWeb: AppleWebSignIn
     /// Sign-in through upstream providers (`providers`).
     let federation: FederationService
+    /// App Attest keys and the app check tokens they earn (`app_attest`).
+    let appAttest: AppAttestService
     /// The email flows, when mail can be delivered: to `email.smtp_url`, or in development mode
     /// to ``mailbox``.
     package let email: EmailService?
@@ -81,6 +83,8 @@ package struct Services: Sendable {
             dependencies: dependencies, accessTokens: accessTokens, keys: keys, browserSessions: browserSessions, clients: clients,
             devices: devices)
         appleWeb = AppleWebSignIn(apple: apple, masterKey: masterKey, clock: clock)
+        appAttest = AppAttestService(
+            dependencies: dependencies, keys: keys, configuration: configuration, issuer: { [accessTokens] in accessTokens.issuer })
         let upstream = UpstreamClient(http: httpClient)
         federation = FederationService(
             dependencies: dependencies, signIns: signIns, masterKey: masterKey,
@@ -133,6 +137,7 @@ package struct Services: Sendable {
             userinfoBearer: BearerAuthenticator(accessTokens: accessTokens, dpop: dpop, clock: clock, audiences: [.api, .userinfo]),
             binding: binding
         ).register(on: router)
+        AppAttestRoutes(appAttest: appAttest).register(on: router)
         AuthorizeRoutes(
             authorization: authorization, browserSessions: browserSessions, csrf: CSRFProtection(masterKey: masterKey),
             passwords: configuration.password.enabled ? passwords : nil, factors: factors, appleWeb: appleWeb, email: email,

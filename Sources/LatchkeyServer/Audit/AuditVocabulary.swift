@@ -117,6 +117,18 @@ extension AuditEvent {
     static let passkeyRenamed = AuditEvent(rawValue: "passkey.renamed")
     static let passkeyRemoved = AuditEvent(rawValue: "passkey.removed")
 
+    // App Attest
+    /// A key attested and stored (`key_id`, `app_id`, `environment`).
+    static let appAttestKeyAttested = AuditEvent(rawValue: "app_attest.key_attested")
+    /// A refused attestation (`reason`: the failed check; `key_id` when it decoded); its
+    /// challenge is spent, nothing stored.
+    static let appAttestKeyRefused = AuditEvent(rawValue: "app_attest.key_refused")
+    /// A refused assertion (`reason`, `key_id`); its challenge is spent, no token issued.
+    static let appAttestAssertionRefused = AuditEvent(rawValue: "app_attest.assertion_refused")
+    /// An endpoint under `app_attest.enforce` got no valid app check token (`endpoint`,
+    /// `reason`); outcome `failure` when refused, `logged` in `log` mode.
+    static let appCheckFailed = AuditEvent(rawValue: "app_check.failed")
+
     // OAuth clients and consent
     /// An operator registered an OAuth client (`latchkey clients add`).
     static let clientRegistered = AuditEvent(rawValue: "client.registered")
@@ -137,4 +149,6 @@ extension AuditOutcome {
     /// The event ended a session (reuse, expiry).
     static let revoked = AuditOutcome(rawValue: "revoked")
     static let tooManyFailures = AuditOutcome(rawValue: "too_many_failures")
+    /// Let through, and written down, in `app_attest.enforce_mode: log`.
+    static let logged = AuditOutcome(rawValue: "logged")
 }

@@ -65,6 +65,8 @@ package struct Configuration: Sendable, Equatable {
     package var dpop = DPoP()
     /// `providers`: upstream identity providers people may sign in through (docs/providers.md).
     package var providers: [Provider] = []
+    /// `app_attest`: App Attest and app check tokens (docs/reference.md, "App Attest").
+    package var appAttest = AppAttestSettings()
     /// `associated_domains`: what `/.well-known/apple-app-site-association` lists.
     package var associatedDomains = AssociatedDomains()
     /// `trusted_proxies`: addresses or networks (`10.0.0.0/8`) of the reverse proxies in front
@@ -248,6 +250,25 @@ package struct Configuration: Sendable, Equatable {
         package var attestationRootCertificates: [TrustedRootCertificate] = []
         /// `timeout`: seconds a ceremony's challenge stays good.
         package var timeout = 300
+    }
+
+    /// App Attest: which apps may attest keys, and which endpoints need an app check token.
+    package struct AppAttestSettings: Sendable, Equatable {
+        /// `app_ids`: the apps allowed, each `TEAMID.bundle.id`; empty, App Attest is off.
+        package var appIDs: [String] = []
+        /// `environment`: `production` or `development`, the one App Attest environment accepted.
+        package var environment = "production"
+        /// `root_ca_file`: a PEM file of the root to trust instead of Apple App Attestation Root
+        /// CA (tests).
+        package var rootCAFile: String?
+        /// The certificates of ``rootCAFile``, read when the configuration is loaded.
+        package var rootCertificates: [TrustedRootCertificate] = []
+        /// `token_ttl`: seconds an app check token lives.
+        package var tokenTTL = 3_600
+        /// `enforce`: the endpoints that need an app check token: `signup`, `sign_in`, `token`.
+        package var enforce: [String] = []
+        /// `enforce_mode`: `enforce` (refuse without a valid token) or `log` (count and audit).
+        package var enforceMode = "enforce"
     }
 
     /// A root certificate attestation chains may lead to; equal when the DER bytes are.

@@ -115,6 +115,12 @@ package enum ConfigurationLoader {
         ("passkeys.timeout", .int(\.passkeys.timeout, 30...3_600)),
         ("dpop.required", .bool(\.dpop.required)),
         ("dpop.nonce", .string(\.dpop.nonce)),
+        ("app_attest.app_ids", .strings(\.appAttest.appIDs)),
+        ("app_attest.environment", .string(\.appAttest.environment)),
+        ("app_attest.root_ca_file", .optionalString(\.appAttest.rootCAFile)),
+        ("app_attest.token_ttl", .int(\.appAttest.tokenTTL, 60...86_400)),
+        ("app_attest.enforce", .strings(\.appAttest.enforce)),
+        ("app_attest.enforce_mode", .string(\.appAttest.enforceMode)),
         ("associated_domains.webcredentials", .strings(\.associatedDomains.webcredentials)),
         ("associated_domains.applinks", .strings(\.associatedDomains.applinks)),
         ("trusted_proxies", .strings(\.trustedProxies)),
@@ -198,6 +204,7 @@ package enum ConfigurationLoader {
             configuration.apple.webClientID = "com.example.web"
         }
         problems += readAttestationRoots(&configuration.passkeys)
+        problems += readAppAttestRoot(&configuration.appAttest)
         let providers = self.providers(fileValue: providersValue, environment: environment)
         configuration.providers = providers.providers
         problems += providers.problems
@@ -337,6 +344,7 @@ package enum ConfigurationLoader {
         }
         problems += smtpProblems(configuration.email)
         problems += passkeyProblems(configuration)
+        problems += appAttestProblems(configuration.appAttest)
         if configuration.email.templatesDir != nil, !configuration.email.isAvailable(dev: configuration.dev) {
             problems.append("email.templates_dir: applies only when mail can be sent; set email.smtp_url")
         }

@@ -26,6 +26,12 @@ package final class Metrics: Sendable {
             name: "latchkey_second_factor_checks_total", kind: .counter, help: "Second-factor proofs checked, by factor, use and outcome.")
         package static let passkeyRegistrations = Family(
             name: "latchkey_passkey_registrations_total", kind: .counter, help: "Passkey registrations answered, by outcome.")
+        /// Labelled `operation` (`attest`, `assert`) and `outcome` (`success`, `failure`).
+        package static let appAttest = Family(
+            name: "latchkey_app_attest_total", kind: .counter, help: "App Attest attestations and assertions answered, by operation and outcome.")
+        /// Labelled `endpoint` (`signup`, `sign_in`, `token`) and `outcome` (`passed`, `refused`, `logged`).
+        package static let appChecks = Family(
+            name: "latchkey_app_checks_total", kind: .counter, help: "App check tokens checked on enforced endpoints, by endpoint and outcome.")
 
         package static let jwksKeysSkipped = Family(
             name: "latchkey_jwks_keys_skipped_total", kind: .counter,
@@ -46,7 +52,7 @@ package final class Metrics: Sendable {
 
         static let all: [Family] = [
             httpRequests, httpDuration, httpConnections, signIns, refreshReuse, refreshReplays, rateLimitHits, queueDepth, secondFactors, passkeyRegistrations,
-            jwksKeysSkipped,
+            appAttest, appChecks, jwksKeysSkipped,
             backgroundFailures, emailMessages, smtpUp,
         ]
     }

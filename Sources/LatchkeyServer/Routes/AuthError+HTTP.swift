@@ -11,7 +11,7 @@ extension AuthError: HTTPResponseError {
         case .authorizationPending, .slowDown, .accessDenied, .expiredToken: 400
         // At a token endpoint; on a resource ``DPoPChallenge`` answers them 401 (RFC 9449 §7.1).
         case .invalidDPoPProof, .useDPoPNonce: 400
-        case .invalidToken, .invalidCredentials, .invalidIdentityToken, .invalidClient: 401
+        case .invalidToken, .invalidCredentials, .invalidIdentityToken, .invalidClient, .appCheckFailed: 401
         case .secondFactorRequired, .insufficientAuthentication, .insufficientScope: 403
         case .notFound: 404
         case .conflict: 409

@@ -18,7 +18,40 @@ package enum LatchkeySchema {
         Migration(version: 8, name: "upstream providers", statements: upstreamProviders),
         Migration(version: 9, name: "dpop", statements: dpop),
         Migration(version: 10, name: "device authorization grant", statements: deviceAuthorizations),
+        Migration(version: 11, name: "app attest", statements: appAttest),
     ]
+
+    /// Migration 11: App Attest. A challenge is stored as its SHA-256 (which is also the
+    /// `clientDataHash` the app signs) and deleted when spent; a key is what its attestation
+    /// proved, with the last assertion counter accepted (advanced by compare-and-set).
+    @Sendable
+    static func appAttest(_ dialect: SQLDialect) -> [String] {
+        let blob = dialect.blobType
+        let time = dialect.bigIntegerType
+        return [
+            """
+            CREATE TABLE app_attest_challenges (
+                challenge_hash \(blob) PRIMARY KEY NOT NULL,
+                created_at \(time) NOT NULL,
+                expires_at \(time) NOT NULL
+            )
+            """,
+            "CREATE INDEX app_attest_challenges_expires_at ON app_attest_challenges (expires_at)",
+            // key_id is SHA-256 of public_key, an uncompressed P-256 point; receipt is Apple's.
+            """
+            CREATE TABLE app_attest_keys (
+                key_id \(blob) PRIMARY KEY NOT NULL,
+                app_id TEXT NOT NULL,
+                environment TEXT NOT NULL CHECK (environment IN ('production', 'development')),
+                public_key \(blob) NOT NULL,
+                receipt \(blob) NOT NULL,
+                counter \(time) NOT NULL DEFAULT 0,
+                created_at \(time) NOT NULL,
+                last_asserted_at \(time)
+            )
+            """,
+        ]
+    }
 
     /// Migration 10: device authorizations (RFC 8628), one row per `device_code`, from issue to
     /// redemption. The device code and the user code are stored only as SHA-256; `id` is the

@@ -161,8 +161,21 @@ enum AttestationVerifier {
             throw WebAuthnError(.invalidAttestation, "an apple statement needs x5c")
         }
         let nonce = HashFunction.sha256.hash(object.authenticatorData.bytes + clientDataHash)
-        // Apple's extension value: SEQUENCE { [1] EXPLICIT OCTET STRING nonce }.
-        guard let item = chain[0].extension(appleNonceExtension) else {
+        guard ConstantTime.equals(try appleNonce(of: chain[0]), nonce) else {
+            throw WebAuthnError(.invalidAttestation, "the apple nonce is not SHA-256(authData ‖ clientDataHash)")
+        }
+        guard let spki = credentialKey.subjectPublicKeyInfo, (try? chain[0].subjectPublicKeyInfo()) == spki else {
+            throw WebAuthnError(.invalidAttestation, "the credential key is not the apple certificate's key")
+        }
+        try checkChain(chain, format: .apple, trust: trust)
+        return .verified
+    }
+
+    /// The nonce in Apple's extension 1.2.840.113635.100.8.2 of `certificate`, read as DER:
+    /// SEQUENCE { [1] EXPLICIT OCTET STRING nonce }, nothing before or after any part. Both
+    /// Apple's `apple` passkey statements and App Attest credential certificates carry it.
+    static func appleNonce(of certificate: X509Certificate) throws(WebAuthnError) -> [UInt8] {
+        guard let item = certificate.extension(appleNonceExtension) else {
             throw WebAuthnError(.invalidAttestation, "the apple certificate has no nonce extension")
         }
         var outer = item.value[...]
@@ -177,13 +190,6 @@ enum AttestationVerifier {
         guard let string = DER.read(&octets), string.tag == 0x04, octets.isEmpty else {
             throw WebAuthnError(.invalidAttestation, "the apple nonce is not an OCTET STRING")
         }
-        guard ConstantTime.equals(Array(string.content), nonce) else {
-            throw WebAuthnError(.invalidAttestation, "the apple nonce is not SHA-256(authData ‖ clientDataHash)")
-        }
-        guard let spki = credentialKey.subjectPublicKeyInfo, (try? chain[0].subjectPublicKeyInfo()) == spki else {
-            throw WebAuthnError(.invalidAttestation, "the credential key is not the apple certificate's key")
-        }
-        try checkChain(chain, format: .apple, trust: trust)
-        return .verified
+        return Array(string.content)
     }
 }

@@ -55,6 +55,7 @@ struct RetentionRepositoryContractTests {
                     id: "dva-\(index)", clientID: "cl_1", scope: "openid", status: .pending, userID: nil, browserSessionID: nil, authTime: nil,
                     amr: [], createdAt: now.addingTimeInterval(-600), expiresAt: expires),
                 deviceCodeHash: key, userCodeHash: key, on: connection)
+            try AppAttestRepository().insertChallenge(hash: key, createdAt: now.addingTimeInterval(-300), expiresAt: expires, on: connection)
         }
     }
 
