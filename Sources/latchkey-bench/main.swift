@@ -6,6 +6,7 @@
 //   latchkey-bench apple-tokens DIR COUNT         (Apple keys and identity tokens for sign-ins)
 //   latchkey-bench apple-codes URL COUNT          (sandbox authorizations, for code exchange)
 //   latchkey-bench seed-oauth CONFIG DIR KIND N   (authorization codes for /oauth/token)
+//   latchkey-bench seed-device CONFIG N           (pending device codes, for polling /oauth/token)
 //   latchkey-bench passkey-sign-ins URL ORIGIN DIR N  (passkeys, and answered sign-in flows)
 //   latchkey-bench provider-sign-ins URL CLIENT_ID N C  (sign-ins through upstream `bench`, timed)
 //   latchkey-bench sandbox-tokens ISSUER SECRET_FILE N C  (the sandbox upstream's token endpoint, timed)
@@ -86,6 +87,9 @@ if CommandLine.arguments.dropFirst().first == "apple-tokens" {
 }
 if CommandLine.arguments.dropFirst().first == "seed-oauth" {
     exit(await AuthorizationCodeSeeder.run(Array(CommandLine.arguments.dropFirst(2))))
+}
+if CommandLine.arguments.dropFirst().first == "seed-device" {
+    exit(await DeviceCodeSeeder.run(Array(CommandLine.arguments.dropFirst(2))))
 }
 if CommandLine.arguments.dropFirst().first == "apple-codes" {
     exit(await AppleCodeCollector.run(Array(CommandLine.arguments.dropFirst(2))))

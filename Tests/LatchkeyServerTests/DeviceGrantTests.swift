@@ -388,6 +388,13 @@ struct DeviceGrantTests {
             // A made-up reference in the authorization request is an error page, not a sign-in.
             let madeUp = try await browser.send("/oauth/authorize?client_id=\(client.id)&device_authorization=dva_madeup")
             #expect(madeUp.status == 400 && madeUp.text.contains("expired or has already been answered"))
+            // A device's sign-in has no redirect URI: a refusal meant for a client (here: the
+            // provider of a "Continue with" link that the server does not have) is an error page
+            // in words, never a redirect.
+            let id = try #require(try await Self.row(server, deviceCode: codes.deviceCode)?.string("id"))
+            let unknown = try await browser.send("/oauth/authorize?client_id=\(client.id)&device_authorization=\(id)&provider=nope")
+            #expect(unknown.status == 400 && unknown.headers["Location"] == nil)
+            #expect(unknown.text.contains("This sign-in cannot go on") && unknown.text.contains("names no provider"))
         }
     }
 

@@ -121,9 +121,9 @@ package struct AuthorizationRequest: Sendable, Hashable {
     }
 
     /// A device's sign-in: its client and device authorization, and at most `prompt` `login` or
-    /// `create` (the sign-in page's links); every other parameter is dropped, and every failure
-    /// is an error page, as there is no redirect URI to answer. The scopes are the device
-    /// authorization's, filled in by ``AuthorizationService/check(_:)``.
+    /// `create` and `provider` (the sign-in page's links); every other parameter is dropped, and
+    /// every failure is an error page, as there is no redirect URI to answer. The scopes are the
+    /// device authorization's, filled in by ``AuthorizationService/check(_:)``.
     private static func checkDevice(
         _ device: String, parameters: [String: String], client: OAuthClient
     ) throws(AuthorizationFailure) -> AuthorizationRequest {
@@ -132,6 +132,7 @@ package struct AuthorizationRequest: Sendable, Hashable {
             .intersection([.login, .create])
         var kept = ["client_id": client.id, deviceParameter: device]
         if !prompts.isEmpty { kept["prompt"] = prompts.map(\.rawValue).sorted().joined(separator: " ") }
+        kept["provider"] = parameters["provider"]
         return AuthorizationRequest(
             client: client, redirectURI: "", scopes: [], state: nil, nonce: nil, codeChallenge: "", prompts: prompts, maxAge: nil,
             loginHint: nil, responseMode: .query, parameters: kept, deviceAuthorizationID: device)

@@ -347,6 +347,11 @@ struct AuthorizeRoutes {
     }
 
     func respond(_ answer: AuthorizationResponse) -> HTTPResponse {
+        // A device's sign-in has no redirect URI: a refusal meant for the client is said on a page.
+        if answer.redirectURI.isEmpty {
+            let message = if case .error(_, let description) = answer.result { description } else { "" }
+            return .page(ErrorPage(title: "This sign-in cannot go on", message: message + ". Start again on your device.").render(), status: 400)
+        }
         let parameters = answer.parameters(issuer: authorization.issuer)
         switch answer.mode {
         case .query:
