@@ -22,6 +22,10 @@ struct AppAttestTests {
         #expect(root.subjectAttributes.first { $0.oid == "2.5.4.3" }?.value == "Apple App Attestation Root CA")
     }
 
+    /// Each case gives its `clientDataHash`. Apple's sample (from its "Attestation Object
+    /// Validation Guide", challenge `test_server_challenge`) uses the 21 bytes of the challenge
+    /// themselves as `clientDataHash`, not their SHA-256; node-app-attest's recordings, like
+    /// Latchkey's apps, use SHA-256 of the challenge bytes.
     @Test("recorded attestations and assertions give the expected outcome; executed + skipped == numberOfTests")
     func vectors() throws {
         let document = try JSONValue(parsing: Array(try Vectors.data(named: "app_attest_vectors.json")))
