@@ -11,7 +11,7 @@ struct PortabilityTests {
     @Test("Every import of Sources/LatchkeyClient is Foundation, the platform's libc or the wire models; Apple frameworks only in Apple/")
     func imports() throws {
         let portable: Set<String> = ["Foundation", "FoundationNetworking", "Darwin", "Glibc", "Musl", "LatchkeyWire", "LatchkeyJSON"]
-        let apple: Set<String> = ["AuthenticationServices", "LocalAuthentication", "Security"]
+        let apple: Set<String> = ["AuthenticationServices", "DeviceCheck", "LocalAuthentication", "Security"]
         let files = try #require(FileManager.default.enumerator(atPath: Self.sources.path)).compactMap { $0 as? String }.filter { $0.hasSuffix(".swift") }
         #expect(files.count > 20, "found the sources at \(Self.sources.path)")
         for file in files {

@@ -22,6 +22,10 @@ struct AppAttestTests {
         #expect(root.subjectAttributes.first { $0.oid == "2.5.4.3" }?.value == "Apple App Attestation Root CA")
     }
 
+    /// Each case gives its `clientDataHash`. Apple's sample (from its "Attestation Object
+    /// Validation Guide", challenge `test_server_challenge`) uses the 21 bytes of the challenge
+    /// themselves as `clientDataHash`, not their SHA-256; node-app-attest's recordings, like
+    /// Latchkey's apps, use SHA-256 of the challenge bytes.
     @Test("recorded attestations and assertions give the expected outcome; executed + skipped == numberOfTests")
     func vectors() throws {
         let document = try JSONValue(parsing: Array(try Vectors.data(named: "app_attest_vectors.json")))
@@ -189,6 +193,20 @@ struct AppAttestTests {
             #expect(check(Array(first.prefix(length)), previous: 0) != "accepted")
         }
         #expect(check(first + [0], previous: 0) == "malformed")
+        // Devices set AT in assertions without credential data; after the counter only an
+        // extension map (ED set) may follow, and it is signed like the rest.
+        func signed(_ data: [UInt8]) -> [UInt8] {
+            let signature = try! key.signature(for: HashFunction.sha256.hash(data + clientDataHash)).derRepresentation
+            return CBOREncoder.encode(.map([CBORMapEntry(.text("signature"), .bytes(signature)), CBORMapEntry(.text("authenticatorData"), .bytes(data))]))
+        }
+        let base = HashFunction.sha256.hash(Array(Self.appID.utf8)) + [0x40, 0, 0, 0, 9]
+        #expect(check(signed(base), previous: 0) == "accepted")
+        #expect(check(signed(base + [0xA0]), previous: 0) == "malformed", "extensions without ED")
+        var withED = base
+        withED[32] |= 0x80
+        #expect(check(signed(withED + CBOREncoder.encode(.map([]))), previous: 0) == "accepted")
+        #expect(check(signed(withED + [0x01]), previous: 0) == "malformed", "ED with no map")
+        #expect(check(signed(Array(base.prefix(36))), previous: 0) == "malformed")
         #expect(check(CBOREncoder.encode(.map([])), previous: 0) == "malformed")
     }
 }

@@ -99,7 +99,7 @@ package enum AppAttest {
     /// - Throws: ``WebAuthnError`` whose code names the failed step: `malformed`,
     ///   `unsupported_attestation`, `invalid_attestation`, `untrusted_attestation`,
     ///   `nonce_mismatch`, `key_id_mismatch`, `rp_id_mismatch`, `counter_mismatch`,
-    ///   `environment_mismatch`.
+    ///   `missing_credential_data`, `environment_mismatch`.
     package static func verifyAttestation(
         _ bytes: [UInt8], keyID: [UInt8], clientDataHash: [UInt8], policy: AppAttestPolicy, at time: Date
     ) throws(WebAuthnError) -> AppAttestedKey {
