@@ -13,23 +13,14 @@ Prints one JSON object with what the browser saw; the password, the TOTP secret 
 printed.
 """
 
-import base64
-import hashlib
-import hmac
 import json
 import os
-import struct
 import sys
-import tempfile
-import time
 import urllib.parse
 
-from selenium import webdriver
-from selenium.common.exceptions import WebDriverException
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support import expected_conditions
-from selenium.webdriver.support.ui import WebDriverWait
+
+from browser_harness import Page, chromium, totp
 
 flow = sys.argv[1]
 config = json.load(sys.stdin)
@@ -39,38 +30,9 @@ os.makedirs(shots, exist_ok=True)
 out = {}
 
 
-def chromium():
-    options = webdriver.ChromeOptions()
-    options.binary_location = config.get("chromium", "/usr/bin/chromium")
-    for argument in [
-        "--headless=new", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=420,900",
-        "--no-first-run", "--no-default-browser-check", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--disable-default-apps", "--disable-extensions",
-        "--metrics-recording-only", "--password-store=basic", "--lang=en-US",
-        # Loopback only: any other host name resolves to nothing.
-        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-        f"--user-data-dir={tempfile.mkdtemp(prefix='latchkey-chromium-')}",
-    ]:
-        options.add_argument(argument)
-    if os.geteuid() == 0:
-        # Chromium's sandbox cannot run as root; the tests run as root in CI.
-        options.add_argument("--no-sandbox")
-    service = Service(config.get("chromedriver", "/usr/bin/chromedriver"))
-    driver = webdriver.Chrome(options=options, service=service)
-    driver.set_page_load_timeout(30)
-    return driver
-
-
-browser = chromium()
-
-
-def screenshot(name):
-    browser.save_screenshot(os.path.join(shots, name + ".png"))
-
-
-def heading():
-    headings = browser.find_elements(By.TAG_NAME, "h1")
-    return headings[0].text if headings else None
+browser = chromium(config)
+page = Page(browser, shots)
+screenshot, heading, click_and_wait, submit = page.screenshot, page.heading, page.click_and_wait, page.submit
 
 
 def where():
@@ -82,35 +44,6 @@ def where():
 
 def paragraphs():
     return [p.text for p in browser.find_elements(By.CSS_SELECTOR, "main p")]
-
-
-def click_and_wait(element):
-    """Clicks and waits until the next page has replaced this one and finished loading."""
-    page = browser.find_element(By.TAG_NAME, "html")
-    element.click()
-    wait = WebDriverWait(browser, 30, ignored_exceptions=[WebDriverException])
-    wait.until(expected_conditions.staleness_of(page))
-    wait.until(lambda d: d.execute_script("return document.readyState") == "complete")
-
-
-def submit(fields, button=None):
-    """Types into the fields (by name) and presses the form's submit button (or the one named)."""
-    for name, value in fields.items():
-        field = browser.find_element(By.NAME, name)
-        field.clear()
-        field.send_keys(value)
-    selector = f'button[type="submit"][value="{button}"]' if button else 'button[type="submit"]'
-    click_and_wait(browser.find_element(By.CSS_SELECTOR, selector))
-
-
-def totp(secret_base32):
-    """RFC 6238 with SHA-1, six digits, 30-second steps: what an authenticator app shows."""
-    key = base64.b32decode(secret_base32 + "=" * (-len(secret_base32) % 8))
-    counter = int(time.time() // 30)
-    digest = hmac.new(key, struct.pack(">Q", counter), hashlib.sha1).digest()
-    offset = digest[-1] & 0x0F
-    number = struct.unpack(">I", digest[offset:offset + 4])[0] & 0x7FFFFFFF
-    return f"{number % 1_000_000:06d}"
 
 
 def device_flow():

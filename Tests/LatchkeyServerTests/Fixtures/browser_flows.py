@@ -32,26 +32,18 @@ Codes, tokens and passwords are never printed.
 
 import base64
 import hashlib
-import hmac
-import http.server
 import json
 import os
 import re
 import secrets
-import struct
 import sys
-import tempfile
-import threading
 import time
 import urllib.parse
 import urllib.request
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
-from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support import expected_conditions
-from selenium.webdriver.support.ui import WebDriverWait
+
+from browser_harness import Callback, Page, chromium, start_callback, totp
 
 flow = sys.argv[1]
 config = json.load(sys.stdin)
@@ -63,67 +55,14 @@ out = {}
 
 # MARK: The relying party's callback
 
-class Callback(http.server.BaseHTTPRequestHandler):
-    """Answers every GET with a small page and records the path and query it got."""
-
-    hits = []
-
-    def do_GET(self):
-        parts = urllib.parse.urlsplit(self.path)
-        Callback.hits.append({"path": parts.path, "query": dict(urllib.parse.parse_qsl(parts.query))})
-        body = b"<!DOCTYPE html><title>Relying party</title><h1>Back at the application</h1>"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-
-callback_server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Callback)
-threading.Thread(target=callback_server.serve_forever, daemon=True).start()
-rp = f"http://127.0.0.1:{callback_server.server_port}"
+callback_server, rp = start_callback()
 
 
 # MARK: The browser
 
-def chromium():
-    options = webdriver.ChromeOptions()
-    options.binary_location = config.get("chromium", "/usr/bin/chromium")
-    for argument in [
-        "--headless=new", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=420,900",
-        "--no-first-run", "--no-default-browser-check", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--disable-default-apps", "--disable-extensions",
-        "--metrics-recording-only", "--password-store=basic",
-        # English pages and mail (Accept-Language: en-US) whatever the machine's LANG: the mail's
-        # language follows the browser's, and the flows read "Your code: ".
-        "--lang=en-US",
-        # Loopback only: any other host name resolves to nothing.
-        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-        f"--user-data-dir={tempfile.mkdtemp(prefix='latchkey-chromium-')}",
-    ]:
-        options.add_argument(argument)
-    if os.geteuid() == 0:
-        # Chromium's sandbox cannot run as root; the tests run as root in CI.
-        options.add_argument("--no-sandbox")
-    service = Service(config.get("chromedriver", "/usr/bin/chromedriver"))
-    driver = webdriver.Chrome(options=options, service=service)
-    driver.set_page_load_timeout(30)
-    return driver
-
-
-browser = chromium()
-
-
-def screenshot(name):
-    browser.save_screenshot(os.path.join(shots, name + ".png"))
-
-
-def heading():
-    headings = browser.find_elements(By.TAG_NAME, "h1")
-    return headings[0].text if headings else None
+browser = chromium(config)
+page = Page(browser, shots)
+screenshot, heading, click_and_wait, submit = page.screenshot, page.heading, page.click_and_wait, page.submit
 
 
 def path():
@@ -144,27 +83,6 @@ def query():
 def callback_seen(q):
     """What a callback's query shows, with the code reduced to whether it is there."""
     return {"has_code": bool(q.get("code")), "state": q.get("state"), "iss": q.get("iss"), "error": q.get("error")}
-
-
-def click_and_wait(element):
-    """Clicks and waits until the next page has replaced this one and finished loading. While
-    redirects are under way the driver may refuse a script: it asks again."""
-    page = browser.find_element(By.TAG_NAME, "html")
-    element.click()
-    wait = WebDriverWait(browser, 30, ignored_exceptions=[WebDriverException])
-    wait.until(expected_conditions.staleness_of(page))
-    wait.until(lambda d: d.execute_script("return document.readyState") == "complete")
-
-
-def submit(fields, button=None):
-    """Types into the fields (by name) and presses the form's submit button (or the one named);
-    every form answers 303 (S23), so the next page replaces this one."""
-    for name, value in fields.items():
-        field = browser.find_element(By.NAME, name)
-        field.clear()
-        field.send_keys(value)
-    selector = f'button[type="submit"][value="{button}"]' if button else 'button[type="submit"]'
-    click_and_wait(browser.find_element(By.CSS_SELECTOR, selector))
 
 
 def follow_link(text):
@@ -243,16 +161,6 @@ def authorize_url(client_id, redirect_uri, state, scope="openid profile email", 
         "nonce": secrets.token_urlsafe(16), "code_challenge": challenge, "code_challenge_method": "S256", **extra,
     }
     return base + "/oauth/authorize?" + urllib.parse.urlencode(parameters, quote_via=urllib.parse.quote)
-
-
-def totp(secret_base32, at=None):
-    """RFC 6238 with SHA-1, six digits, 30-second steps: what an authenticator app shows."""
-    key = base64.b32decode(secret_base32 + "=" * (-len(secret_base32) % 8))
-    counter = int((time.time() if at is None else at) // 30)
-    digest = hmac.new(key, struct.pack(">Q", counter), hashlib.sha1).digest()
-    offset = digest[-1] & 0x0F
-    number = struct.unpack(">I", digest[offset:offset + 4])[0] & 0x7FFFFFFF
-    return f"{number % 1_000_000:06d}"
 
 
 # MARK: Flows

@@ -29,24 +29,21 @@ are there.
 
 import base64
 import hashlib
-import http.server
 import json
 import os
 import secrets
 import sys
-import tempfile
-import threading
 import time
 import urllib.parse
 import urllib.request
 
-from selenium import webdriver
 from selenium.common.exceptions import WebDriverException
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.virtual_authenticator import Protocol, Transport, VirtualAuthenticatorOptions
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
+
+from browser_harness import Callback, Page, chromium, start_callback
 
 config = json.load(sys.stdin)
 base = config["base"]
@@ -55,57 +52,12 @@ os.makedirs(shots, exist_ok=True)
 out = {}
 
 
-class Callback(http.server.BaseHTTPRequestHandler):
-    """The client's redirect URI: a small page; records each query."""
-
-    hits = []
-
-    def do_GET(self):
-        parts = urllib.parse.urlsplit(self.path)
-        if parts.path != "/favicon.ico":
-            Callback.hits.append(dict(urllib.parse.parse_qsl(parts.query)))
-        body = b"<!DOCTYPE html><title>Relying party</title><h1>Back at the application</h1>"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-
-callback_server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Callback)
-threading.Thread(target=callback_server.serve_forever, daemon=True).start()
-rp = f"http://127.0.0.1:{callback_server.server_port}"
+callback_server, rp = start_callback()
 callback = rp + "/callback"
 
 
-def chromium():
-    options = webdriver.ChromeOptions()
-    options.binary_location = config.get("chromium", "/usr/bin/chromium")
-    for argument in [
-        "--headless=new", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=420,900",
-        "--no-first-run", "--no-default-browser-check", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--disable-default-apps", "--disable-extensions",
-        "--metrics-recording-only", "--password-store=basic", "--lang=en-US",
-        # Loopback only: the server is at localhost, the client's callback at 127.0.0.1.
-        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",
-        f"--user-data-dir={tempfile.mkdtemp(prefix='latchkey-chromium-')}",
-    ]:
-        options.add_argument(argument)
-    if os.geteuid() == 0:
-        options.add_argument("--no-sandbox")
-    driver = webdriver.Chrome(options=options, service=Service(config.get("chromedriver", "/usr/bin/chromedriver")))
-    driver.set_page_load_timeout(30)
-    return driver
-
-
-browser = chromium()
-
-
-def screenshot(name):
-    browser.save_screenshot(os.path.join(shots, name + ".png"))
+browser = chromium(config, hosts=("127.0.0.1", "localhost"))
+screenshot = Page(browser, shots).screenshot
 
 
 def where():
@@ -159,7 +111,7 @@ def authorize(state, **extra):
 def exchange(verifier):
     """The client's side: the callback's code for tokens; what came back, tokens reduced to
     whether they are there, and the ID token's `amr` and `sub`."""
-    code = Callback.hits[-1].get("code")
+    code = Callback.hits[-1]["query"].get("code")
     if not code:
         return {"error": "no code"}
     body = urllib.parse.urlencode({
@@ -250,7 +202,7 @@ def run():
     screenshot("passkey-sign-up")
     press_passkey_button()
     out["after_sign_up"] = where()
-    out["sign_up_callback"] = {k: (bool(v) if k == "code" else v) for k, v in Callback.hits[-1].items()} if Callback.hits else None
+    out["sign_up_callback"] = {k: (bool(v) if k == "code" else v) for k, v in Callback.hits[-1]["query"].items()} if Callback.hits else None
     out["sign_up_tokens"] = exchange(verifier)
     out["credentials_after_sign_up"] = [
         {"resident": c.is_resident_credential, "rp_id": c.rp_id, "user_handle": bool(c.user_handle), "sign_count": c.sign_count}
@@ -266,7 +218,7 @@ def run():
     screenshot("passkey-sign-in")
     press_passkey_button()
     out["after_button"] = where()
-    out["button_callback_state"] = Callback.hits[-1].get("state") if Callback.hits else None
+    out["button_callback_state"] = Callback.hits[-1]["query"].get("state") if Callback.hits else None
     out["button_tokens"] = exchange(verifier)
 
     # 3. Conditional mediation: the page hands a request to AutoFill on load.
@@ -337,7 +289,7 @@ def run():
         out["tampered_" + how] = {"page": where(), "alert": alert(), "reached_rp": len(Callback.hits) > hits}
         screenshot("passkey-refused-" + how)
     out["authenticator_replaced"] = authenticator != browser.virtual_authenticator_id
-    out["callback_states"] = [hit.get("state") for hit in Callback.hits]
+    out["callback_states"] = [hit["query"].get("state") for hit in Callback.hits]
 
 
 try:
