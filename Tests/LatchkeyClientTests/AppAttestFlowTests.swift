@@ -50,7 +50,7 @@ struct AppAttestFlowTests {
         return try JSONValue(parsing: try #require(Base64URL.decode(segment)))
     }
 
-    @Test("S48, S49: attestAppKey, then appCheckToken twice: ES256 app-check+jwt tokens for the app and key, the counter advancing")
+    @Test("S47, S48: attestAppKey, then appCheckToken twice: ES256 app-check+jwt tokens for the app and key, the counter advancing")
     func attestAndEarnTokens() async throws {
         let keys = DoubleAppAttestKeys(appID: Self.appID)
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("app-attest-root-\(UUID()).pem")

@@ -10,7 +10,7 @@ import LatchkeyWebAuthn
 import LatchkeyWire
 import Testing
 
-/// App Attest over HTTP with the test double's PKI as the root (docs/security.md S48–S50):
+/// App Attest over HTTP with the test double's PKI as the root (docs/security.md S47–S49):
 /// challenges, attestation, assertions, app check tokens checked against the JWKS, and the
 /// enforcement of `app_attest.enforce` in both modes.
 @Suite("App Attest endpoints")
@@ -89,7 +89,7 @@ struct AppAttestEndpointTests {
         return try JWTVerifier(keys: try JWSKeySet(jwks: jwks, defaultAlgorithm: nil), policy: policy).verify(token, now: server.clock.now)
     }
 
-    @Test("S48, S49, S50: a challenge, an attestation and an assertion earn an app check token that verifies against the JWKS")
+    @Test("S47, S48, S49: a challenge, an attestation and an assertion earn an app check token that verifies against the JWKS")
     func attestAssertAndVerify() async throws {
         let double = AppAttestDouble()
         try await Self.with(double) { server in
@@ -119,7 +119,7 @@ struct AppAttestEndpointTests {
         }
     }
 
-    @Test("S48: each wrong piece of an attestation is refused with its reason, nothing stored, the challenge spent, audited")
+    @Test("S47: each wrong piece of an attestation is refused with its reason, nothing stored, the challenge spent, audited")
     func refusedAttestations() async throws {
         let double = AppAttestDouble()
         try await Self.with(double) { server in
@@ -158,7 +158,7 @@ struct AppAttestEndpointTests {
         }
     }
 
-    @Test("S48: a reused or expired challenge, and a second attestation of the same key, are refused")
+    @Test("S47: a reused or expired challenge, and a second attestation of the same key, are refused")
     func reusedChallengeAndSecondAttestation() async throws {
         let double = AppAttestDouble()
         try await Self.with(double) { server in
@@ -184,7 +184,7 @@ struct AppAttestEndpointTests {
         }
     }
 
-    @Test("S49: a replayed, out-of-order, unknown-key or reused-challenge assertion is refused and the counter holds")
+    @Test("S48: a replayed, out-of-order, unknown-key or reused-challenge assertion is refused and the counter holds")
     func refusedAssertions() async throws {
         let double = AppAttestDouble()
         try await Self.with(double) { server in
@@ -219,7 +219,7 @@ struct AppAttestEndpointTests {
         }
     }
 
-    @Test("S49: of concurrent assertions with one counter, exactly one earns a token (compare-and-set)")
+    @Test("S48: of concurrent assertions with one counter, exactly one earns a token (compare-and-set)")
     func concurrentAssertions() async throws {
         let double = AppAttestDouble()
         try await Self.with(double) { server in
@@ -241,7 +241,7 @@ struct AppAttestEndpointTests {
         }
     }
 
-    @Test("S50: enforced sign-up and sign-in need a valid app check token; a missing, forged or access token is refused with 401 app_check_failed")
+    @Test("S49: enforced sign-up and sign-in need a valid app check token; a missing, forged or access token is refused with 401 app_check_failed")
     func enforcement() async throws {
         let double = AppAttestDouble()
         try await Self.with(double, { $0.appAttest.enforce = ["signup", "sign_in"] }) { server in
@@ -283,7 +283,7 @@ struct AppAttestEndpointTests {
         }
     }
 
-    @Test("S50: in log mode a request without a token goes through, counted and audited as logged")
+    @Test("S49: in log mode a request without a token goes through, counted and audited as logged")
     func logMode() async throws {
         try await Self.with(AppAttestDouble(), { $0.appAttest.enforce = ["signup", "token"]; $0.appAttest.enforceMode = "log" }) { server in
             let signUp = try await server.request(.post, "/v1/auth/password/signup", json: ["username": "ada@example.com", "password": "correct horse battery"])
@@ -299,7 +299,7 @@ struct AppAttestEndpointTests {
         }
     }
 
-    @Test("S48: malformed, truncated and oversized bodies are documented 4xx answers, never a 500")
+    @Test("S47: malformed, truncated and oversized bodies are documented 4xx answers, never a 500")
     func malformedBodies() async throws {
         let double = AppAttestDouble()
         try await Self.with(double) { server in
@@ -368,7 +368,7 @@ struct AppAttestEndpointTests {
         #expect(configuration.appAttest.enforce == ["signup", "sign_in", "token"] && configuration.appAttest.enforceMode == "log")
     }
 
-    @Test("S48: without app_attest.app_ids the endpoints answer 404")
+    @Test("S47: without app_attest.app_ids the endpoints answer 404")
     func off() async throws {
         try await TestServer.with { server in
             let response = try await server.request(.post, "/v1/app-attest/challenge")

@@ -11,7 +11,7 @@ struct AppAttestKey: Sendable, Hashable {
     var lastAssertedAt: Date?
 }
 
-/// The `app_attest_challenges` and `app_attest_keys` tables (S48, S49).
+/// The `app_attest_challenges` and `app_attest_keys` tables (S47, S48).
 struct AppAttestRepository: Sendable {
     /// Stores a new challenge by its SHA-256.
     func insertChallenge(hash: [UInt8], createdAt: Date, expiresAt: Date, on connection: any SQLConnection) throws {
@@ -51,7 +51,7 @@ struct AppAttestRepository: Sendable {
     }
 
     /// Compare-and-set: advances the key's counter to `counter` only if the stored one is
-    /// smaller, so of two assertions with one counter, on any instances, one wins (S49).
+    /// smaller, so of two assertions with one counter, on any instances, one wins (S48).
     ///
     /// - Returns: Whether this call advanced it.
     func advanceCounter(keyID: [UInt8], to counter: UInt32, at now: Date, on connection: any SQLConnection) throws -> Bool {

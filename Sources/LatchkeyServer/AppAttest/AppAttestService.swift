@@ -26,7 +26,7 @@ enum AppCheckEndpoint: String, Sendable, CaseIterable {
     case token
 }
 
-/// App Attest (S48, S49) and the app check tokens it earns (S50): one-time challenges, key
+/// App Attest (S47, S48) and the app check tokens it earns (S49): one-time challenges, key
 /// attestation, assertions with strictly increasing counters, and the token check of the
 /// endpoints under `app_attest.enforce`.
 ///
@@ -219,7 +219,7 @@ final class AppAttestService: Sendable {
         }
     }
 
-    /// The app check of an endpoint under `app_attest.enforce` (S50): passes when `token` is a
+    /// The app check of an endpoint under `app_attest.enforce` (S49): passes when `token` is a
     /// valid app check token; otherwise refuses with 401 `app_check_failed`, or in `log` mode
     /// lets the request through. Either way a failure is counted and audited.
     ///

@@ -51,7 +51,7 @@ struct AppAttestRoutes {
     }
 }
 
-/// The app check of `app_attest.enforce` (S50): a request to an enforced endpoint needs a valid
+/// The app check of `app_attest.enforce` (S49): a request to an enforced endpoint needs a valid
 /// app check token in `X-Latchkey-App-Check`, or it is refused with 401 `app_check_failed`
 /// (`enforce_mode: enforce`) or let through, counted and audited (`log`).
 ///

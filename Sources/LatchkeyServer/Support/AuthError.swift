@@ -65,7 +65,7 @@ package struct AuthError: CodedError {
         package static let accessDenied = Code(rawValue: "access_denied")
         /// RFC 8628 §3.5: the device code expired before it was redeemed.
         package static let expiredToken = Code(rawValue: "expired_token")
-        /// An endpoint under `app_attest.enforce` got no valid `X-Latchkey-App-Check` token (S50).
+        /// An endpoint under `app_attest.enforce` got no valid `X-Latchkey-App-Check` token (S49).
         package static let appCheckFailed = Code(rawValue: "app_check_failed")
     }
 
