@@ -430,10 +430,12 @@ struct DPoPTests {
 
     // MARK: Hostile input and vectors
 
-    @Test("S40: hostile DPoP headers get 4xx, never 500: two headers, garbage, oversized, a JWE, a JSON array header, an oct jwk")
+    @Test("S40: hostile DPoP headers get 4xx, never 500, at a token endpoint (400) and on /v1/me (401): two headers, garbage, oversized, a JWE, a JSON array header, an oct jwk")
     func hostileHeaders() async throws {
         try await Self.withServer { server in
             let (good, _) = try Self.proof(server, .post, "/v1/auth/password/signup", key: "app")
+            let (tokens, _) = try await Self.boundSession(server, key: "app")
+            let access = try #require(tokens["access_token"]?.stringValue)
             let header = Base64URL.encode(Array(#"{"typ":"dpop+jwt","alg":"ES256","jwk":{"kty":"oct","k":"AAAA"}}"#.utf8))
             for (name, proof) in [
                 ("garbage", "not a jwt"), ("oversized", String(repeating: "a", count: 9_000) + ".b.c"), ("jwe", "a.b.c.d.e"),
@@ -442,6 +444,9 @@ struct DPoPTests {
                 let response = try await Self.signUp(server, username: "\(name.replacingOccurrences(of: " ", with: "-"))@example.com", proof: proof)
                 #expect(response.status == 400, "\(name): \(response.text)")
                 #expect(try response.json["error"] == "invalid_dpop_proof", "\(name)")
+                let resource = try await Self.me(server, "DPoP " + access, proof: proof)
+                #expect(resource.status == 401, "\(name): \(resource.text)")
+                #expect(try resource.json["error"] == "invalid_dpop_proof", "\(name)")
             }
             let twice = try await server.request(
                 .post, "/v1/auth/password/signup", json: ["username": "twice@example.com", "password": "correct horse battery"],

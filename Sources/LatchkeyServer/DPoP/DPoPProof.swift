@@ -6,7 +6,7 @@ import LatchkeyJSON
 /// A DPoP proof (RFC 9449 §4) whose signature and claims held for one request: which key proved
 /// possession, and what the replay cache and the nonce check still need.
 ///
-/// ``verify(_:for:now:)`` checks everything a single proof can show by itself (§4.3): `typ`
+/// ``verify(_:for:now:keys:)`` checks everything a single proof can show by itself (§4.3): `typ`
 /// `dpop+jwt`, an allowed asymmetric `alg`, a public `jwk` in the header that the signature
 /// verifies with, `jti`, `htm` and `htu` of this request, `iat` within ``leeway``, and `ath` when
 /// the request carries an access token. Whether the `jti` was seen before and whether the
@@ -49,8 +49,9 @@ struct DPoPProof: Sendable {
 
     /// Verifies a proof for `target` at `now`.
     ///
+    /// - Parameter keys: Keys of earlier proofs, so a client's key is read once.
     /// - Throws: ``AuthError`` `invalid_dpop_proof`, with a message that says which check failed.
-    static func verify(_ compact: String, for target: Target, now: Date) throws(AuthError) -> DPoPProof {
+    static func verify(_ compact: String, for target: Target, now: Date, keys: DPoPKeyCache) throws(AuthError) -> DPoPProof {
         guard compact.utf8.count <= maxLength else { throw .invalidDPoPProof("the DPoP proof is longer than \(maxLength) bytes") }
         let jws: JWS
         do {
@@ -62,9 +63,16 @@ struct DPoPProof: Sendable {
         guard algorithms.contains(jws.algorithm) else {
             throw .invalidDPoPProof("the DPoP proof's alg must be one of \(algorithmNames.joined(separator: ", "))")
         }
-        let jwk = try publicKey(jws.header["jwk"], algorithm: jws.algorithm)
+        guard case .object(let members)? = jws.header["jwk"] else { throw .invalidDPoPProof("the DPoP proof's header needs a jwk object") }
+        if privateMembers.contains(where: { members[$0] != nil }) {
+            throw .invalidDPoPProof("the DPoP proof's jwk holds private key material")
+        }
+        let key = try keys.entry(for: JSONValue.object(members).serialized) { () throws(AuthError) in
+            try load(members, algorithm: jws.algorithm)
+        }
         do {
-            try jws.verify(with: try verificationKey(jwk, algorithm: jws.algorithm))
+            // The key's algorithm is the first proof's: another alg with the same jwk fails here.
+            try jws.verify(with: key.key)
         } catch {
             throw .invalidDPoPProof("the DPoP proof's signature does not verify with its jwk")
         }
@@ -97,21 +105,11 @@ struct DPoPProof: Sendable {
         case .string(let value)?: nonce = value
         default: throw .invalidDPoPProof("the DPoP proof's nonce must be a string")
         }
-        let thumbprint: String
-        do {
-            thumbprint = try jwk.thumbprint()
-        } catch {
-            throw .invalidDPoPProof("the DPoP proof's jwk has no thumbprint")
-        }
-        return DPoPProof(keyThumbprint: thumbprint, tokenID: tokenID, issuedAt: issuedAt, nonce: nonce)
+        return DPoPProof(keyThumbprint: key.thumbprint, tokenID: tokenID, issuedAt: issuedAt, nonce: nonce)
     }
 
-    /// The header's `jwk`: a public key of a type that fits `algorithm`, without private members.
-    private static func publicKey(_ member: JSONValue?, algorithm: JWSAlgorithm) throws(AuthError) -> JWK {
-        guard case .object(let members)? = member else { throw .invalidDPoPProof("the DPoP proof's header needs a jwk object") }
-        if privateMembers.contains(where: { members[$0] != nil }) {
-            throw .invalidDPoPProof("the DPoP proof's jwk holds private key material")
-        }
+    /// The header's public `jwk` as a verification key for `algorithm`, and its thumbprint.
+    private static func load(_ members: [String: JSONValue], algorithm: JWSAlgorithm) throws(AuthError) -> DPoPKeyCache.Entry {
         let jwk: JWK
         do {
             jwk = try JWK(json: .object(members))
@@ -119,7 +117,11 @@ struct DPoPProof: Sendable {
             throw .invalidDPoPProof("the DPoP proof's jwk is malformed")
         }
         if let declared = jwk.algorithm, declared != algorithm { throw .invalidDPoPProof("the DPoP proof's jwk is for another alg") }
-        return jwk
+        do {
+            return DPoPKeyCache.Entry(key: try verificationKey(jwk, algorithm: algorithm), thumbprint: try jwk.thumbprint())
+        } catch {
+            throw .invalidDPoPProof("the DPoP proof's jwk is not a usable \(algorithm) key")
+        }
     }
 
     /// The key that checks the signature, loaded as a published key would be, but for Ed25519,

@@ -3,7 +3,7 @@ import LatchkeyCrypto
 import LatchkeyStore
 
 /// DPoP (RFC 9449): accepting a proof for a request, once. A proof that verifies
-/// (``DPoPProof/verify(_:for:now:)``) must also carry the current server nonce when nonces are
+/// (``DPoPProof/verify(_:for:now:keys:)``) must also carry the current server nonce when nonces are
 /// on (`dpop.nonce`), and its `jti` must be new for its key: the replay cache is a table, so a
 /// proof spent on one instance is refused on every other (S41).
 ///
@@ -16,6 +16,8 @@ package struct DPoPService: Sendable {
     /// The server nonces, when `dpop.nonce` is `on`.
     let nonces: DPoPNonces?
     let proofs = DPoPReplayRepository()
+    /// The keys of recent proofs, read once each.
+    let keys = DPoPKeyCache()
 
     init(dependencies: Dependencies, masterKey: MasterKey, configuration: Configuration) {
         self.dependencies = dependencies
@@ -30,7 +32,7 @@ package struct DPoPService: Sendable {
     /// - Throws: ``AuthError`` `invalid_dpop_proof`, or `use_dpop_nonce` with a nonce to use.
     func accept(_ compact: String, for target: DPoPProof.Target, context: RequestContext) async throws -> String {
         let now = dependencies.clock()
-        let proof = try DPoPProof.verify(compact, for: target, now: now)
+        let proof = try DPoPProof.verify(compact, for: target, now: now, keys: keys)
         if let nonces {
             guard let nonce = proof.nonce, nonces.isValid(nonce, now: now) else {
                 var error = AuthError(.useDPoPNonce, "the DPoP proof must carry the nonce of the DPoP-Nonce header")
