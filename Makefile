@@ -57,11 +57,11 @@ SERIAL += LatchkeyServerTests.CrashSafetyTests       # kill -9 under refresh loa
 SERIAL += LatchkeyServerTests.ServeTests             # SIGTERM under load: no answer cut in half
 SERIAL += LatchkeyServerTests.PostgreSQLInstancesTests # kill -9 under load; a database restart under load, timed
 SERIAL_SUITES := ^($(subst $(space),|,$(subst .,\.,$(strip $(SERIAL)))))/
-# CPU-heavy suites that time nothing: in a process of their own beside the parallel passes, one
-# test per core, at a lower priority (nice 10), so they fill the cores the parallel passes leave
-# idle while those wait on servers, browsers and databases. In the serial pass they kept one core
-# busy and the other idle; inside the parallel pass their synchronous loops held the task pool's
-# threads (one per core) for tens of seconds and stalled every other test of that process.
+# CPU-heavy suites that time nothing: they run after the parallel passes, in a process of their
+# own, one test per core. In the serial pass they kept one core busy and the other idle; in the
+# parallel pass their synchronous loops held the task pool's threads (one per core) for tens of
+# seconds and stalled every other test of that process; beside the parallel passes, even at nice
+# 10, they slowed those by about as much time as they took.
 HEAVY += LatchkeyCryptoTests.HostileInputTests       # 100,000 mutated inputs per decoder
 HEAVY += LatchkeyJOSETests.HostileInputTests         # 100,000 mutated inputs per decoder
 HEAVY += LatchkeyJSONTests.JSONTests                 # 100,000 mutated documents
@@ -85,8 +85,8 @@ test: bootstrap
 		[ $$built -eq 0 ] && [ $$installed -eq 0 ]
 	# The Swift tests (scripts/test-passes): the suites but SERIAL, HEAVY and LONG, in parallel,
 	# on SQLite; beside them POSTGRES_SUITES but SERIAL on PostgreSQL (a private cluster the tests
-	# start; without PostgreSQL every one of them fails), LONG, and HEAVY at a lower priority; then
-	# SERIAL alone, one test at a time.
+	# start; without PostgreSQL every one of them fails) and LONG; then HEAVY, one test per core;
+	# then SERIAL alone, one test at a time.
 	# POSTGRES_SUITES leaves out the suites that pin SQLite (backup, durability, crash safety, full
 	# disk, serve, CLI, database copy), those that already run on PostgreSQL (PostgreSQLServerTests,
 	# AppleOutboxInstancesTests, the contract suites), those whose subject is not storage (HTTP
