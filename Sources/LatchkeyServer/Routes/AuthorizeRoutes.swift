@@ -121,7 +121,8 @@ struct AuthorizeRoutes {
     ) async throws -> HTTPResponse {
         let flash = HostedFlash(request)
         var response: HTTPResponse
-        switch try await authorization.next(authorizationRequest, browserSession: browserSession, context: caller) {
+        let step = try await authorization.next(authorizationRequest, browserSession: browserSession, context: caller)
+        switch step {
         case .respond(let answer):
             response = respond(answer)
         case .signIn, .signUp:
@@ -159,18 +160,16 @@ struct AuthorizeRoutes {
             response = .page(html)
             if passkey != nil { response.allowPasskeyScript() }
             if let token { try response.setPreSessionCSRFCookie(token) }
-        case .consent:
+        case .consent, .deviceConsent:
             guard let browserSession else { return respond(.untrusted("The sign-in ended; start again from the application.")) }
             let form = HostedForm(
                 action: Self.consentPath, csrfToken: csrf.token(binding: browserSession.id),
                 hidden: [HiddenField(name: "request", value: Self.encode(authorizationRequest.parameters))])
-            response = .page(ConsentPage(clientName: authorizationRequest.client.name, scopes: authorizationRequest.scopes, form: form).render())
-        case .deviceConsent:
-            guard let browserSession else { return respond(.untrusted("The sign-in ended; start again from the application.")) }
-            let form = HostedForm(
-                action: Self.consentPath, csrfToken: csrf.token(binding: browserSession.id),
-                hidden: [HiddenField(name: "request", value: Self.encode(authorizationRequest.parameters))])
-            response = .page(DeviceConsentPage(clientName: authorizationRequest.client.name, scopes: authorizationRequest.scopes, form: form).render())
+            let (name, scopes) = (authorizationRequest.client.name, authorizationRequest.scopes)
+            response = .page(
+                step == .deviceConsent
+                    ? DeviceConsentPage(clientName: name, scopes: scopes, form: form).render()
+                    : ConsentPage(clientName: name, scopes: scopes, form: form).render())
         }
         if flash != nil { HostedFlash.clear(on: &response) }
         return response
