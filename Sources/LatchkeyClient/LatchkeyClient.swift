@@ -31,7 +31,9 @@ public actor LatchkeyClient {
     /// A client for `configuration`, sending requests through `transport`.
     public init(configuration: LatchkeyConfiguration, transport: any HTTPTransport = URLSessionTransport()) {
         self.configuration = configuration
-        self.api = ServerAPI(baseURL: configuration.baseURL, transport: transport, dpop: configuration.dpop.map(DPoPProver.init))
+        var api = ServerAPI(baseURL: configuration.baseURL, transport: transport, dpop: configuration.dpop.map(DPoPProver.init))
+        api.appCheck = configuration.appAttest.map { AppCheckTokens($0, api: api) }
+        self.api = api
         do {
             self.cached = try configuration.store.load()
             self.loaded = true
@@ -365,7 +367,7 @@ public actor LatchkeyClient {
     /// server's `mfa_required` answer asks for.
     func firstFactor(_ path: String, _ body: some WireEncodable, appleUserID: String?) async throws -> SignInResult {
         do {
-            let response = try await api.call("POST", path, body: body, as: WireTokenResponse.self)
+            let response = try await api.call("POST", path, body: body, appCheck: true, as: WireTokenResponse.self)
             return .signedIn(signedIn(response, appleUserID: appleUserID).session)
         } catch let failure as ServerAPI.Failure {
             guard let body = failure.body, body.error == .mfaRequired, let mfaToken = body.mfaToken else { throw failure.error }
@@ -486,7 +488,8 @@ public actor LatchkeyClient {
         case .present(let token):
             let response: WireTokenResponse
             do {
-                response = try await api.call("POST", "/v1/token", body: WireRefreshRequest(refreshToken: token), as: WireTokenResponse.self)
+                response = try await api.call(
+                    "POST", "/v1/token", body: WireRefreshRequest(refreshToken: token), appCheck: true, as: WireTokenResponse.self)
             } catch let failure as ServerAPI.Failure {
                 var error = failure.error
                 switch SessionMachine.verdict(status: failure.status, serverCode: failure.body?.error.rawValue, reason: failure.body?.reason) {

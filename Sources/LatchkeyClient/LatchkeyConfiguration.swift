@@ -19,11 +19,17 @@ public struct LatchkeyConfiguration: Sendable {
     /// session's tokens to this device (``DPoPKeySource/secureEnclave`` on a device); `nil` for
     /// plain bearer tokens.
     public var dpop: DPoPKeySource?
+    /// App Attest for the client's own calls: an app check token goes with every sign-up,
+    /// sign-in and token request (for a server with `app_attest.enforce`); `nil` for none.
+    public var appAttest: AppAttestSetup?
 
     /// A configuration for the server at `baseURL` with the session in `store`, and DPoP-bound
-    /// tokens when `dpop` names a key.
-    public init(baseURL: URL, store: any CredentialStore, clientID: String? = nil, dpop: DPoPKeySource? = nil) {
+    /// tokens when `dpop` names a key, and app check tokens on sign-in and token calls with `appAttest`.
+    public init(
+        baseURL: URL, store: any CredentialStore, clientID: String? = nil, dpop: DPoPKeySource? = nil, appAttest: AppAttestSetup? = nil
+    ) {
         self.dpop = dpop
+        self.appAttest = appAttest
         self.baseURL = baseURL
         self.store = store
         self.clientID = clientID

@@ -73,4 +73,43 @@ struct AppAttestFlowTests {
             #expect(unknown?.status == 400)
         }
     }
+
+    /// The key id kept in memory.
+    final class KeptKeyID: AppAttestKeyIDStore {
+        let kept: Mutex<String?>
+        init(_ keyID: String? = nil) { kept = Mutex(keyID) }
+        func load() -> String? { kept.withLock { $0 } }
+        func save(_ keyID: String?) { kept.withLock { $0 = keyID } }
+    }
+
+    @Test("S49: with appAttest set up, sign-up, sign-in and refresh carry an app check token to a server that enforces it on all three; one key is attested, and a key the server does not know is replaced")
+    func signInCallsCarryTheToken() async throws {
+        let keys = DoubleAppAttestKeys(appID: Self.appID)
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("app-attest-root-\(UUID()).pem")
+        try Data(keys.double.rootPEM.utf8).write(to: root)
+        defer { try? FileManager.default.removeItem(at: root) }
+        let environment = [
+            "LATCHKEY_APP_ATTEST_APP_IDS": Self.appID, "LATCHKEY_APP_ATTEST_ROOT_CA_FILE": root.path,
+            "LATCHKEY_APP_ATTEST_ENFORCE": "signup,sign_in,token",
+        ]
+        try await DevServer.with(environment: environment) { server in
+            let refused = await #expect(throws: LatchkeyError.self) { try await server.client().signUp(username: "ada", password: "correct horse battery") }
+            #expect(refused?.code == .server(code: "app_check_failed") && refused?.status == 401)
+
+            let kept = KeptKeyID()
+            let client = server.client { $0.appAttest = AppAttestSetup(keys: keys, keyIDStore: kept) }
+            #expect(try await client.signUp(username: "ada", password: "correct horse battery").session != nil)
+            let keyID = try #require(kept.load())
+            #expect(try await client.signIn(username: "ada", password: "correct horse battery").session != nil)
+            _ = try await client.refresh()
+            #expect(kept.load() == keyID, "the key is attested once")
+
+            // A key id the server never saw (a restored backup, say): forgotten, and a new key attested.
+            let unknown = try await keys.generateKey()
+            let stale = KeptKeyID(unknown)
+            let restored = server.client { $0.appAttest = AppAttestSetup(keys: keys, keyIDStore: stale) }
+            #expect(try await restored.signIn(username: "ada", password: "correct horse battery").session != nil)
+            #expect(stale.load() != nil && stale.load() != unknown)
+        }
+    }
 }

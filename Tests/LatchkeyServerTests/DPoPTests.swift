@@ -362,7 +362,7 @@ struct DPoPTests {
 
     // MARK: Nonces (S43)
 
-    @Test("S43: with dpop.nonce on, a proof without the nonce gets use_dpop_nonce and a DPoP-Nonce; a proof with it passes, on this instance and on a second one with the same master key")
+    @Test("S43: with dpop.nonce on, a proof without the nonce gets use_dpop_nonce and a DPoP-Nonce; a proof with it passes, on this instance and on a second one with the same master key; a success hands out the current nonce")
     func nonces() async throws {
         try await Self.withServer({ $0.dpop.nonce = "on" }) { server in
             let (first, _) = try Self.proof(server, .post, "/v1/auth/password/signup", key: "app")
@@ -384,8 +384,17 @@ struct DPoPTests {
                 let (proof, _) = try Self.proof(server, .get, "/v1/me", key: "app", ["access_token": .string(access), "nonce": .string(nonce)])
                 let response = try await Self.me(other, "DPoP " + access, proof: proof)
                 #expect(response.status == 200, "the other instance takes this one's nonce: \(response.text)")
+                #expect(response.headers["DPoP-Nonce"] == nonce, "a success carries the nonce of the window")
             }
-            server.clock.advance(by: 2 * DPoPNonces.window)
+            // A window later the old nonce still passes, and the answer hands out the new one (RFC 9449 §8.2).
+            server.clock.advance(by: DPoPNonces.window)
+            let (previous, _) = try Self.proof(server, .get, "/v1/me", key: "app", ["access_token": .string(access), "nonce": .string(nonce)])
+            let passed = try await Self.me(server, "DPoP " + access, proof: previous)
+            let fresh = try #require(passed.headers["DPoP-Nonce"])
+            #expect(passed.status == 200 && fresh != nonce)
+            let (renewed, _) = try Self.proof(server, .get, "/v1/me", key: "app", ["access_token": .string(access), "nonce": .string(fresh)])
+            #expect(try await Self.me(server, "DPoP " + access, proof: renewed).status == 200)
+            server.clock.advance(by: DPoPNonces.window)
             let (late, _) = try Self.proof(server, .get, "/v1/me", key: "app", ["access_token": .string(access), "nonce": .string(nonce)])
             let expired = try await Self.me(server, "DPoP " + access, proof: late)
             #expect(expired.status == 401 && expired.headers["DPoP-Nonce"] != nonce, "two windows later the nonce is gone")

@@ -12,6 +12,9 @@ struct ServerAPI: Sendable {
     let transport: any HTTPTransport
     /// Signs a DPoP proof for every request, when the configuration names a key.
     var dpop: DPoPProver? = nil
+    /// Earns the app check tokens of the sign-in and token calls, when the configuration sets up
+    /// App Attest.
+    var appCheck: AppCheckTokens? = nil
 
     /// A successful answer: its status and body.
     struct Answer {
@@ -36,8 +39,13 @@ struct ServerAPI: Sendable {
     /// status) or ``LatchkeyError`` (no answer).
     ///
     /// With DPoP, every request carries a proof (and the access token goes as `DPoP`); a
-    /// `use_dpop_nonce` answer is sent once more with the server's nonce (RFC 9449 §8).
-    func send(_ method: String, _ path: String, body: (any WireEncodable)? = nil, bearer: String? = nil) async throws -> Answer {
+    /// `use_dpop_nonce` answer is sent once more with the server's nonce (RFC 9449 §8), and a
+    /// nonce on any answer is kept for the next proof. With `appCheck` (a sign-in or token call)
+    /// and App Attest set up, the request carries an app check token; an `app_check_failed`
+    /// answer is sent once more with a new one.
+    func send(
+        _ method: String, _ path: String, body: (any WireEncodable)? = nil, bearer: String? = nil, appCheck attach: Bool = false
+    ) async throws -> Answer {
         var request = URLRequest(url: url(path))
         request.httpMethod = method
         request.setValue("application/json", forHTTPHeaderField: "Accept")
@@ -46,21 +54,30 @@ struct ServerAPI: Sendable {
             request.httpBody = Data(body.json.serialized)
         }
         if let bearer { request.setValue((dpop == nil ? "Bearer " : "DPoP ") + bearer, forHTTPHeaderField: "Authorization") }
-        for attempt in 0..<2 {
+        let appCheck = attach ? self.appCheck : nil
+        var (nonceRetried, appCheckRetried) = (false, false)
+        while true {
             if let dpop {
                 request.setValue(try await dpop.proof(method: method, url: url(path), accessToken: bearer), forHTTPHeaderField: "DPoP")
             }
+            let appCheckToken = try await appCheck?.token()
+            if let appCheckToken { request.setValue(appCheckToken, forHTTPHeaderField: "X-Latchkey-App-Check") }
             let (data, response) = try await perform(request)
+            if let dpop, let nonce = response.value(forHTTPHeaderField: "DPoP-Nonce") { await dpop.remember(nonce: nonce) }
             if (200..<300).contains(response.statusCode) { return Answer(status: response.statusCode, body: data) }
             let failure = try? WireErrorBody(parsing: Array(data))
-            if let dpop, let nonce = response.value(forHTTPHeaderField: "DPoP-Nonce") {
-                await dpop.remember(nonce: nonce)
-                if attempt == 0, failure?.error == .useDPoPNonce { continue }
+            if !nonceRetried, dpop != nil, failure?.error == .useDPoPNonce, response.value(forHTTPHeaderField: "DPoP-Nonce") != nil {
+                nonceRetried = true
+                continue
+            }
+            if !appCheckRetried, let appCheck, let appCheckToken, failure?.error == .appCheckFailed {
+                await appCheck.discard(appCheckToken)
+                appCheckRetried = true
+                continue
             }
             let retryAfter = response.value(forHTTPHeaderField: "Retry-After").flatMap(Int.init).map { Duration.seconds($0) }
             throw Failure(status: response.statusCode, body: failure, retryAfter: retryAfter)
         }
-        preconditionFailure("the second attempt answers or throws")
     }
 
     /// Sends `request` as it is and returns the answer, whatever its status.
@@ -83,9 +100,10 @@ struct ServerAPI: Sendable {
 
     /// Sends and decodes the answer as `Model`.
     func call<Model: WireDecodable>(
-        _ method: String, _ path: String, body: (any WireEncodable)? = nil, bearer: String? = nil, as type: Model.Type = Model.self
+        _ method: String, _ path: String, body: (any WireEncodable)? = nil, bearer: String? = nil, appCheck: Bool = false,
+        as type: Model.Type = Model.self
     ) async throws -> Model {
-        let answer = try await send(method, path, body: body, bearer: bearer)
+        let answer = try await send(method, path, body: body, bearer: bearer, appCheck: appCheck)
         do {
             return try Model(parsing: Array(answer.body))
         } catch {

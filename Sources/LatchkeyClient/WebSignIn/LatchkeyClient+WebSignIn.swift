@@ -164,6 +164,8 @@ extension LatchkeyClient {
     }
 
     /// Posts `fields` form-encoded to an OAuth endpoint (as a public client) and reads the answer.
+    /// With App Attest set up, a token request (`/oauth/token`) carries an app check token; an
+    /// `app_check_failed` answer is sent once more with a new one.
     ///
     /// - Throws: ``LatchkeyError/Code/server(code:)`` with the OAuth error body's `error` (its
     ///   description in the message); ``LatchkeyError/Code/invalidResponse`` for a 200 the wire
@@ -174,9 +176,21 @@ extension LatchkeyClient {
         post.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
         post.setValue("application/json", forHTTPHeaderField: "Accept")
         post.httpBody = Data(FormEncoding.encode(fields).utf8)
-        let (data, response) = try await api.perform(post)
+        let appCheck = path == "/oauth/token" ? api.appCheck : nil
+        var answer: (data: Data, response: HTTPURLResponse, refusal: WireOAuthError?)
+        var retried = false
+        repeat {
+            let token = try await appCheck?.token()
+            if let token { post.setValue(token, forHTTPHeaderField: "X-Latchkey-App-Check") }
+            let (data, response) = try await api.perform(post)
+            answer = (data, response, response.statusCode == 200 ? nil : try? WireOAuthError(parsing: Array(data)))
+            guard !retried, let appCheck, let token, answer.refusal?.error == WireErrorCode.appCheckFailed.rawValue else { break }
+            await appCheck.discard(token)
+            retried = true
+        } while true
+        let (data, response) = (answer.data, answer.response)
         guard response.statusCode == 200 else {
-            guard let body = try? WireOAuthError(parsing: Array(data)) else {
+            guard let body = answer.refusal else {
                 let code = response.statusCode >= 500 ? "server_error" : "http_\(response.statusCode)"
                 throw LatchkeyError(.server(code: code), "\(path) answered HTTP \(response.statusCode)", status: response.statusCode)
             }

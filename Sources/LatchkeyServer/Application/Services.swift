@@ -138,6 +138,7 @@ package struct Services: Sendable {
             binding: binding
         ).register(on: router)
         AppAttestRoutes(appAttest: appAttest).register(on: router)
+        if dpop.currentNonce() != nil { router.add(middleware: DPoPNonceMiddleware(dpop: dpop)) }
         AuthorizeRoutes(
             authorization: authorization, browserSessions: browserSessions, csrf: CSRFProtection(masterKey: masterKey),
             passwords: configuration.password.enabled ? passwords : nil, factors: factors, appleWeb: appleWeb, email: email,

@@ -25,6 +25,11 @@ package struct DPoPService: Sendable {
         self.nonces = configuration.dpop.nonce == "on" ? DPoPNonces(masterKey: masterKey) : nil
     }
 
+    /// The nonce to hand out now, when nonces are on.
+    func currentNonce() -> String? {
+        nonces?.current(now: dependencies.clock())
+    }
+
     /// Accepts a proof for `target`: verified, with the current nonce when nonces are on, and
     /// its `jti` spent. A replay is audited (`dpop.proof_replayed`).
     ///

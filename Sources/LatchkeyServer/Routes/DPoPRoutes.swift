@@ -73,3 +73,28 @@ struct DPoPChallenge: HTTPResponseError {
         return headers
     }
 }
+
+/// A fresh server nonce on every successful answer to a request with a DPoP proof, when
+/// `dpop.nonce` is on (RFC 9449 §8.2): a client moves to the new nonce as soon as it is handed
+/// out, instead of after the old one has run out and a `use_dpop_nonce` refusal.
+///
+/// Router-wide, since proofs come to the token endpoints and to every resource; every other
+/// request passes untouched, synchronously.
+struct DPoPNonceMiddleware: HTTPSynchronousMiddleware {
+    let dpop: DPoPService
+
+    func respond(to request: HTTPRequest, next: any HTTPResponder) async throws -> HTTPResponse {
+        stamped(try await next.respond(to: request), request)
+    }
+
+    func respond(to request: HTTPRequest, next: (HTTPRequest) throws -> HTTPResponse) throws -> HTTPResponse {
+        stamped(try next(request), request)
+    }
+
+    private func stamped(_ response: HTTPResponse, _ request: HTTPRequest) -> HTTPResponse {
+        guard (200..<300).contains(response.status), request.headers["DPoP"] != nil, let nonce = dpop.currentNonce() else { return response }
+        var response = response
+        response.headers.set("DPoP-Nonce", nonce)
+        return response
+    }
+}
