@@ -16,11 +16,10 @@ printed.
 import json
 import os
 import sys
-import urllib.parse
 
 from selenium.webdriver.common.by import By
 
-from browser_harness import Page, chromium, totp
+from browser_harness import Page, chromium, run, totp
 
 flow = sys.argv[1]
 config = json.load(sys.stdin)
@@ -31,15 +30,10 @@ out = {}
 
 
 browser = chromium(config)
-page = Page(browser, shots)
-screenshot, heading, click_and_wait, submit = page.screenshot, page.heading, page.click_and_wait, page.submit
+page = Page(browser, shots, {base: "latchkey"})
+screenshot, heading, click_and_wait, submit, where = page.screenshot, page.heading, page.click_and_wait, page.submit, page.where
 
 
-def where():
-    """The page the browser shows: path and heading."""
-    parts = urllib.parse.urlsplit(browser.current_url)
-    origin = f"{parts.scheme}://{parts.netloc}"
-    return {"server": "latchkey" if origin == base else origin, "path": parts.path, "h1": heading()}
 
 
 def paragraphs():
@@ -81,16 +75,4 @@ def device_flow():
     screenshot("device-done")
 
 
-try:
-    {"device": device_flow}[flow]()
-except Exception as error:  # What the browser showed when a step failed, for the test's message.
-    out["failed"] = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
-    try:
-        out["failed_at"] = where()
-        screenshot("failed-" + flow)
-    except Exception:
-        pass
-finally:
-    browser.quit()
-
-print(json.dumps(out, sort_keys=True))
+run({"device": device_flow}[flow], page, out, flow)

@@ -43,7 +43,7 @@ import urllib.request
 
 from selenium.webdriver.common.by import By
 
-from browser_harness import Callback, Page, chromium, start_callback, totp
+from browser_harness import Callback, Page, chromium, run, start_callback, totp
 
 flow = sys.argv[1]
 config = json.load(sys.stdin)
@@ -61,19 +61,14 @@ callback_server, rp = start_callback()
 # MARK: The browser
 
 browser = chromium(config)
-page = Page(browser, shots)
-screenshot, heading, click_and_wait, submit = page.screenshot, page.heading, page.click_and_wait, page.submit
+page = Page(browser, shots, {base: "latchkey", rp: "rp"})
+screenshot, heading, click_and_wait, submit, where = page.screenshot, page.heading, page.click_and_wait, page.submit, page.where
 
 
 def path():
     return urllib.parse.urlsplit(browser.current_url).path
 
 
-def where():
-    """The page the browser shows: which server, path, heading."""
-    parts = urllib.parse.urlsplit(browser.current_url)
-    origin = f"{parts.scheme}://{parts.netloc}"
-    return {"server": "latchkey" if origin == base else ("rp" if origin == rp else origin), "path": parts.path, "h1": heading()}
 
 
 def query():
@@ -374,20 +369,8 @@ def mailed_link_flow():
     out["after_text"] = " ".join(p.text for p in browser.find_elements(By.CSS_SELECTOR, "main p"))
 
 
-try:
+run(
     {
         "sign-in": sign_in_flow, "sign-up": sign_up_flow, "apache": apache_flow, "forgot-password": forgot_password_flow,
         "email-code": email_code_flow, "mailed-link": mailed_link_flow,
-    }[flow]()
-except Exception as error:  # What the browser showed when a step failed, for the test's message.
-    out["failed"] = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
-    try:
-        out["failed_at"] = where()
-        screenshot("failed-" + flow)
-    except Exception:
-        pass
-finally:
-    browser.quit()
-    callback_server.shutdown()
-
-print(json.dumps(out, sort_keys=True))
+    }[flow], page, out, flow, servers=[callback_server])

@@ -9,6 +9,7 @@ import base64
 import hashlib
 import hmac
 import http.server
+import json
 import os
 import struct
 import tempfile
@@ -78,11 +79,19 @@ def start_callback():
 
 
 class Page:
-    """What a person does on the page `browser` shows; screenshots go to the folder `shots`."""
+    """What a person does on the page `browser` shows; screenshots go to the folder `shots`;
+    `servers` names the origins the flow visits (`{base: "latchkey", rp: "rp"}`)."""
 
-    def __init__(self, browser, shots):
+    def __init__(self, browser, shots, servers):
         self.browser = browser
         self.shots = shots
+        self.servers = servers
+
+    def where(self):
+        """The page the browser shows: which server (its name, else its origin), path, heading."""
+        parts = urllib.parse.urlsplit(self.browser.current_url)
+        origin = f"{parts.scheme}://{parts.netloc}"
+        return {"server": self.servers.get(origin, origin), "path": parts.path, "h1": self.heading()}
 
     def screenshot(self, name):
         self.browser.save_screenshot(os.path.join(self.shots, name + ".png"))
@@ -118,3 +127,25 @@ def totp(secret_base32, at=None):
     offset = digest[-1] & 0x0F
     number = struct.unpack(">I", digest[offset:offset + 4])[0] & 0x7FFFFFFF
     return f"{number % 1_000_000:06d}"
+
+
+def run(flow, page, out, name, servers=(), on_failure=None):
+    """Runs `flow`, then prints `out` as one JSON object. When a step fails, `out` records the
+    error (`failed`), the page it happened on (`failed_at`) and what `on_failure(out)` adds, and
+    the screenshot `failed-NAME` shows it; the browser quits and `servers` stop either way."""
+    try:
+        flow()
+    except Exception as error:
+        out["failed"] = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+        try:
+            out["failed_at"] = page.where()
+            if on_failure:
+                on_failure(out)
+            page.screenshot("failed-" + name)
+        except Exception:
+            pass
+    finally:
+        page.browser.quit()
+        for server in servers:
+            server.shutdown()
+    print(json.dumps(out, sort_keys=True))

@@ -43,7 +43,7 @@ from selenium.webdriver.common.virtual_authenticator import Protocol, Transport,
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 
-from browser_harness import Callback, Page, chromium, start_callback
+from browser_harness import Callback, Page, chromium, run, start_callback
 
 config = json.load(sys.stdin)
 base = config["base"]
@@ -57,17 +57,10 @@ callback = rp + "/callback"
 
 
 browser = chromium(config, hosts=("127.0.0.1", "localhost"))
-screenshot = Page(browser, shots).screenshot
+page = Page(browser, shots, {base: "latchkey", rp: "rp"})
+screenshot, where = page.screenshot, page.where
 
 
-def where():
-    parts = urllib.parse.urlsplit(browser.current_url)
-    origin = f"{parts.scheme}://{parts.netloc}"
-    headings = browser.find_elements(By.TAG_NAME, "h1")
-    return {
-        "server": "latchkey" if origin == base else ("rp" if origin == rp else origin), "path": parts.path,
-        "h1": headings[0].text if headings else None,
-    }
 
 
 def alert():
@@ -188,7 +181,7 @@ HTMLFormElement.prototype.submit = function () {
 """
 
 
-def run():
+def passkeys_flow():
     options = VirtualAuthenticatorOptions(
         protocol=Protocol.CTAP2, transport=Transport.INTERNAL, has_resident_key=True, has_user_verification=True,
         is_user_verified=True)
@@ -292,18 +285,4 @@ def run():
     out["callback_states"] = [hit["query"].get("state") for hit in Callback.hits]
 
 
-try:
-    run()
-except Exception as error:
-    out["failed"] = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
-    try:
-        out["failed_at"] = where()
-        out["failed_alert"] = alert()
-        screenshot("failed-passkeys")
-    except Exception:
-        pass
-finally:
-    browser.quit()
-    callback_server.shutdown()
-
-print(json.dumps(out, sort_keys=True))
+run(passkeys_flow, page, out, "passkeys", servers=[callback_server], on_failure=lambda out: out.update(failed_alert=alert()))

@@ -37,7 +37,7 @@ import urllib.request
 
 from selenium.webdriver.common.by import By
 
-from browser_harness import Callback, Page, chromium, start_callback
+from browser_harness import Callback, Page, chromium, run, start_callback
 
 flow = sys.argv[1]
 config = json.load(sys.stdin)
@@ -57,18 +57,12 @@ callback = rp + "/callback"
 # MARK: The browser
 
 browser = chromium(config)
-page = Page(browser, shots)
-screenshot, heading, click_and_wait, submit = page.screenshot, page.heading, page.click_and_wait, page.submit
+page = Page(browser, shots, {base: "latchkey", upstream: "upstream", rp: "rp"})
+screenshot, heading, click_and_wait, submit, where = page.screenshot, page.heading, page.click_and_wait, page.submit, page.where
 # The loopback, never through a proxy the environment may name.
 opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
-def where():
-    """The page the browser shows: which server (`latchkey`, `upstream`, `rp`), path, heading."""
-    parts = urllib.parse.urlsplit(browser.current_url)
-    origin = f"{parts.scheme}://{parts.netloc}"
-    names = {base: "latchkey", upstream: "upstream", rp: "rp"}
-    return {"server": names.get(origin, origin), "path": parts.path, "h1": heading()}
 
 
 def query():
@@ -201,17 +195,4 @@ def provider_flow():
     ]
 
 
-try:
-    {"provider": provider_flow}[flow]()
-except Exception as error:  # What the browser showed when a step failed, for the test's message.
-    out["failed"] = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
-    try:
-        out["failed_at"] = where()
-        screenshot("provider-failed-" + flow)
-    except Exception:
-        pass
-finally:
-    browser.quit()
-    callback_server.shutdown()
-
-print(json.dumps(out, sort_keys=True))
+run({"provider": provider_flow}[flow], page, out, flow, servers=[callback_server])
