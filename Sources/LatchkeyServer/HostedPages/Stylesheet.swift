@@ -65,5 +65,10 @@ enum Stylesheet {
         .separator { text-align: center; color: var(--muted); margin: 0.5rem 0 0.75rem; }
         ul.scopes { margin: 0 0 1.25rem; padding-left: 1.25rem; }
         ul.scopes li { margin: 0 0 0.4rem; }
+        svg.chart { display: block; width: 100%; height: auto; margin: 0 0 1rem; }
+        .chart-ok { fill: var(--accent); }
+        .chart-failed { fill: var(--error); }
+        .chart-label { fill: var(--muted); }
+        .chart-axis { stroke: var(--border); }
         """
 }
