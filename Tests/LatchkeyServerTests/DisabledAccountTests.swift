@@ -205,6 +205,29 @@ struct DisabledAccountTests {
         }
     }
 
+    @Test("S50: the hosted second-factor page of a sign-in begun before the account was disabled goes back to the sign-in page, saying so, without a code")
+    func s50HostedSecondFactor() async throws {
+        try await OAuthProtocolTests.with { server, client, userID, browser in
+            let login = try await PasswordAccountTests.logIn(server, OAuthBrowser.username, OAuthBrowser.password)
+            let bearer = try login.bearer
+            let begin = try await server.request(.post, "/v1/totp", headers: bearer).decode(WireTOTPEnrollment.self)
+            let secret = TOTPTests.base32Decode(begin.secret)
+            let confirmed = try await server.request(
+                .post, "/v1/totp/confirm", json: ["code": .string(TOTP.code(secret: secret, step: TOTP.step(at: server.clock.now)))], headers: bearer)
+            #expect(confirmed.status == 200)
+            server.clock.advance(by: 60)
+            let signInPage = try await browser.open(AuthorizationAttempt(client))
+            let secondFactor = try await browser.submit(signInPage, ["username": OAuthBrowser.username, "password": OAuthBrowser.password])
+            #expect(secondFactor.text.contains(#"autocomplete="one-time-code""#))
+            try await Self.disable(server, userID)
+            let refused = try await browser.submit(secondFactor, ["code": TOTP.code(secret: secret, step: TOTP.step(at: server.clock.now))])
+            #expect(try OAuthBrowser.callback(refused) == nil)
+            #expect(refused.text.contains(#"name="password""#) && refused.text.contains("This account is disabled."), "\(refused.text.prefix(800))")
+            #expect(try await Self.count(server, "SELECT count(*) AS n FROM browser_sessions WHERE user_id = ? AND ended_at IS NULL", userID) == 0)
+            #expect(try await Self.liveSessions(server, userID) == 0)
+        }
+    }
+
     @Test("S50: a passkey sign-in of a disabled account is refused with 403 account_disabled")
     func s50Passkey() async throws {
         try await PasskeyRegistrationTests.with { server in
@@ -218,7 +241,7 @@ struct DisabledAccountTests {
         }
     }
 
-    @Test("S50: an email code sign-in of a disabled account is refused with 403 account_disabled")
+    @Test("S50: an email code or link sign-in of a disabled account is refused with 403 account_disabled")
     func s50EmailCode() async throws {
         try await TestServer.with { server in
             let user = try await server.createUser(email: "ada@example.com")
@@ -227,6 +250,8 @@ struct DisabledAccountTests {
             try await Self.disable(server, user.id)
             let response = try await server.request(.post, "/v1/auth/email/verify", json: ["flow_id": .string(flow.flowID), "code": .string(mail.code)])
             try Self.expectRefused(response)
+            // The refusal spent nothing: the message's link is refused the same way.
+            try Self.expectRefused(try await server.request(.post, "/v1/auth/email/verify", json: ["token": .string(mail.token)]))
             #expect(try await Self.liveSessions(server, user.id) == 0)
         }
     }
