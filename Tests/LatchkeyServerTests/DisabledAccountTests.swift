@@ -95,7 +95,10 @@ struct DisabledAccountTests {
     func s51CompareAndSetAndEnable() async throws {
         try await TestServer.with { server in
             let (userID, signUp) = try await server.passwordUser()
-            #expect(try await Self.disable(server, userID))
+            // Concurrent disablings: exactly one changes the account.
+            async let first = Self.disable(server, userID)
+            async let second = Self.disable(server, userID)
+            #expect(try await [first, second].filter { $0 }.count == 1)
             #expect(try await Self.disable(server, userID) == false)
             let audit = AuditLog(database: server.database)
             #expect(try await audit.entries(userID: userID, event: "account.disabled").count == 1)
@@ -306,6 +309,8 @@ struct DisabledAccountTests {
             let twice = try #require(await run(["users", "disable", userID]))
             #expect(twice.status == 0 && twice.output == "\(userID) was already disabled; nothing changed\n")
             #expect(try await Self.liveSessions(server, userID) == 0)
+            let show = try #require(await run(["users", "show", userID]))
+            #expect(show.output.contains("disabled    "), "\(show.output)")
             // Another process disabled it: this server's bearer checks see that within the liveness bound (S52).
             server.clock.advance(by: AccessTokens.livenessTTL)
             #expect(try await server.request(.get, "/v1/me", headers: ["Authorization": "Bearer \(signUp.accessToken)"]).status == 401)

@@ -1,4 +1,4 @@
-import FoundationEssentials
+package import FoundationEssentials
 import LatchkeyBasics
 import LatchkeyStore
 
@@ -240,6 +240,11 @@ package struct AccountService: Sendable {
                 .accountEnabled, .success, userID: userID, context: context, now: now, details: ["actor": actor.auditValue], on: connection)
             return true
         }
+    }
+
+    /// When the account was disabled; nil when it is not (`latchkey users show`).
+    package func disabledAt(userID: String) async throws -> Date? {
+        try await dependencies.database.read { try self.dependencies.users.disabledAt(userID, on: $0) }
     }
 
     /// The `revoked_reason` of the sessions a disabling ends, and the `reason` a refresh of

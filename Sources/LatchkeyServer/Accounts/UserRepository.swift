@@ -66,9 +66,10 @@ package struct UserRepository: Sendable {
             "UPDATE users SET disabled_at = NULL, updated_at = ? WHERE id = ? AND disabled_at IS NOT NULL", [.time(now), .text(id)]) == 1
     }
 
-    /// Whether the user is disabled, read inside the caller's transaction (false for no such user).
-    func isDisabled(_ id: String, on connection: any SQLConnection) throws -> Bool {
-        try connection.queryOne("SELECT disabled_at FROM users WHERE id = ?", [.text(id)])?.optionalDate("disabled_at") != nil
+    /// When the user was disabled, read inside the caller's transaction; nil when they are not
+    /// (or there is no such user).
+    func disabledAt(_ id: String, on connection: any SQLConnection) throws -> Date? {
+        try connection.queryOne("SELECT disabled_at FROM users WHERE id = ?", [.text(id)])?.optionalDate("disabled_at")
     }
 
     /// The ids of the users whose email is `email`, oldest first (several accounts may share one).

@@ -142,7 +142,7 @@ package struct SignInPipeline: Sendable {
     ) throws -> Admission {
         // Read in the sign-in's transaction, so a concurrent disabling either sees the session
         // this sign-in makes and ends it, or this sign-in sees the account disabled (S51).
-        if try dependencies.users.isDisabled(authentication.user.id, on: connection) {
+        if try dependencies.users.disabledAt(authentication.user.id, on: connection) != nil {
             if case .grant = target { throw AuthError.invalidGrant(.accountDisabled, "the account is disabled") }
             throw AuthError.accountDisabled()
         }

@@ -78,6 +78,9 @@ enum OperatorCommands {
             print("email       \(user.email ?? "-") (verified: \(user.emailVerified), private relay: \(user.isPrivateEmail))")
             print("name        \([user.givenName, user.familyName].compactMap { $0 }.joined(separator: " "))")
             print("created     \(date(user.createdAt))")
+            if let disabledAt = try await application.services.accounts.disabledAt(userID: user.id) {
+                print("disabled    \(date(disabledAt)); it cannot sign in until enabled")
+            }
             let identities = try await application.identities(userID: user.id)
             print("identities  \(identities.count)")
             for identity in identities {
