@@ -30,6 +30,9 @@ public struct WireErrorCode: RawRepresentable, Sendable, Hashable, CustomStringC
     public static let mfaRequired = WireErrorCode(rawValue: "mfa_required")
     /// 403: the action needs a second factor proved in the last five minutes.
     public static let insufficientAuthentication = WireErrorCode(rawValue: "insufficient_authentication")
+    /// 403: the account is disabled and cannot sign in by any method; at a token endpoint the
+    /// refusal is `invalid_grant` with reason ``GrantFailureReason/accountDisabled``.
+    public static let accountDisabled = WireErrorCode(rawValue: "account_disabled")
     /// 404.
     public static let notFound = WireErrorCode(rawValue: "not_found")
     /// 400: an OAuth client asked for a grant it is not registered for.
@@ -92,6 +95,9 @@ public struct GrantFailureReason: RawRepresentable, Sendable, Hashable, CustomSt
     public static let consentRevoked = GrantFailureReason(rawValue: "consent_revoked")
     /// The account was deleted.
     public static let accountDeleted = GrantFailureReason(rawValue: "account_deleted")
+    /// The account was disabled: its sessions ended, and no grant is answered until it is
+    /// enabled again (a new sign-in is needed then).
+    public static let accountDisabled = GrantFailureReason(rawValue: "account_disabled")
     /// The app moved to another Apple developer team.
     public static let transferred = GrantFailureReason(rawValue: "transferred")
     /// A device signature did not verify.

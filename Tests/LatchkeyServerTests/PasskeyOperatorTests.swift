@@ -58,7 +58,7 @@ struct PasskeyOperatorTests {
             #expect(try #require(await run(["passkeys", "list", "--user", ada.id])).output == list.output, "the user id names the same account")
 
             let nobody = try #require(await run(["passkeys", "list", "--user", "nobody"]))
-            #expect(nobody.status == 1 && nobody.error.contains("no user with the id or username nobody"))
+            #expect(nobody.status == 1 && nobody.error.contains("no user with the id, username or email nobody"))
             let wrongID = try #require(await run(["passkeys", "remove", "--user", "ada", "pk_nope"]))
             #expect(wrongID.status == 1 && wrongID.error.contains("has no passkey pk_nope"), "\(wrongID.error)")
 

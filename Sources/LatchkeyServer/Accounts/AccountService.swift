@@ -1,4 +1,4 @@
-import FoundationEssentials
+package import FoundationEssentials
 import LatchkeyBasics
 import LatchkeyStore
 
@@ -40,7 +40,24 @@ struct NameChange: Sendable, Hashable {
     }
 }
 
-/// A user's own account: reading it, changing its names, and deleting it.
+/// Who disables or enables an account, as the audit entry's `actor` names them.
+package enum AccountActor: Sendable, Hashable {
+    /// An admin or support account, through the admin API: its user id.
+    case admin(userID: String)
+    /// The operator, through the CLI on the server's machine.
+    case `operator`
+
+    /// The `actor` detail of the audit entry: the admin's user id, or `operator`.
+    var auditValue: String {
+        switch self {
+        case .admin(let userID): userID
+        case .operator: "operator"
+        }
+    }
+}
+
+/// A user's own account: reading it, changing its names, and deleting it; disabling and
+/// enabling it (an operator's or an admin's).
 package struct AccountService: Sendable {
     let dependencies: Dependencies
     let sessions: SessionService
@@ -157,6 +174,82 @@ package struct AccountService: Sendable {
             try self.dependencies.record(.identityUnlinked, .success, userID: userID, context: context, now: now, details: ["provider": provider], on: connection)
         }
     }
+
+    /// The account an operator names (`latchkey users disable USER`, `passkeys list --user`): by
+    /// user id, else by password username (normalised as at sign-in), else by email when exactly
+    /// one account has it.
+    ///
+    /// - Returns: The user id, or nil when no account has this id, username or email.
+    /// - Throws: ``AuthError/Code/conflict`` when several accounts share the email.
+    package func account(named name: String) async throws -> String? {
+        let username = try? Username(name).value
+        return try await dependencies.database.read { connection in
+            if let user = try self.dependencies.users.find(name, on: connection) { return user.id }
+            guard let username else { return nil }
+            if let credential = try self.credentials.find(username: username, on: connection) { return credential.userID }
+            let owners = try self.dependencies.users.ids(email: username, on: connection)
+            guard owners.count <= 1 else {
+                throw AuthError.conflict("\(owners.count) accounts have the email \(username); name one by its id: \(owners.joined(separator: ", "))")
+            }
+            return owners.first
+        }
+    }
+
+    /// Disables an account (`POST /v1/admin/users/{id}/disable`, `latchkey users disable`) in one
+    /// write transaction: a compare-and-set on `users.disabled_at`, then every session of the
+    /// account ends (API sessions with their refresh tokens, OAuth grants' sessions, the hosted
+    /// pages' browser sessions) with reason `account_disabled`, and `account.disabled` is
+    /// audited with the actor (S51). From then on every sign-in is refused (S50).
+    ///
+    /// - Returns: Whether this call disabled the account; false when it was disabled already,
+    ///   and then nothing is written.
+    /// - Throws: ``AuthError/Code/notFound`` when there is no such user.
+    @discardableResult
+    package func disable(userID: String, actor: AccountActor, context: RequestContext) async throws -> Bool {
+        let now = dependencies.clock()
+        return try await dependencies.database.write { connection in
+            guard try self.dependencies.users.disable(userID, now: now, on: connection) else {
+                guard try self.dependencies.users.find(userID, on: connection) != nil else { throw AuthError.notFound("no such user") }
+                return false
+            }
+            let ended = try self.sessions.revokeAll(userID: userID, reason: Self.disabledReason, context: context, now: now, on: connection)
+            try self.dependencies.record(
+                .accountDisabled, .success, userID: userID, context: context, now: now,
+                details: ["actor": actor.auditValue, "sessions_ended": String(ended.count)], on: connection)
+            return true
+        }
+    }
+
+    /// Enables a disabled account (`POST /v1/admin/users/{id}/enable`, `latchkey users enable`)
+    /// in one write transaction: a compare-and-set on `users.disabled_at`, audited
+    /// `account.enabled` with the actor. The sessions that ended stay ended; the user signs in
+    /// again.
+    ///
+    /// - Returns: Whether this call enabled the account; false when it was not disabled, and
+    ///   then nothing is written.
+    /// - Throws: ``AuthError/Code/notFound`` when there is no such user.
+    @discardableResult
+    package func enable(userID: String, actor: AccountActor, context: RequestContext) async throws -> Bool {
+        let now = dependencies.clock()
+        return try await dependencies.database.write { connection in
+            guard try self.dependencies.users.enable(userID, now: now, on: connection) else {
+                guard try self.dependencies.users.find(userID, on: connection) != nil else { throw AuthError.notFound("no such user") }
+                return false
+            }
+            try self.dependencies.record(
+                .accountEnabled, .success, userID: userID, context: context, now: now, details: ["actor": actor.auditValue], on: connection)
+            return true
+        }
+    }
+
+    /// When the account was disabled; nil when it is not (`latchkey users show`).
+    package func disabledAt(userID: String) async throws -> Date? {
+        try await dependencies.database.read { try self.dependencies.users.disabledAt(userID, on: $0) }
+    }
+
+    /// The `revoked_reason` of the sessions a disabling ends, and the `reason` a refresh of
+    /// one of them is refused with.
+    static let disabledReason = "account_disabled"
 
     static let gone = AuthError.invalidToken("the account no longer exists")
 }

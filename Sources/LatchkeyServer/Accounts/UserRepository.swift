@@ -50,6 +50,33 @@ package struct UserRepository: Sendable {
         try connection.execute("UPDATE users SET updated_at = ? WHERE id = ?", [.time(now), .text(id)]) == 1
     }
 
+    /// Compare-and-set: marks the user disabled at `now` unless they already are.
+    ///
+    /// - Returns: Whether this call disabled them (false: no such user, or disabled already).
+    func disable(_ id: String, now: Date, on connection: any SQLConnection) throws -> Bool {
+        try connection.execute(
+            "UPDATE users SET disabled_at = ?, updated_at = ? WHERE id = ? AND disabled_at IS NULL", [.time(now), .time(now), .text(id)]) == 1
+    }
+
+    /// Compare-and-set: clears the user's `disabled_at` if it is set.
+    ///
+    /// - Returns: Whether this call enabled them (false: no such user, or not disabled).
+    func enable(_ id: String, now: Date, on connection: any SQLConnection) throws -> Bool {
+        try connection.execute(
+            "UPDATE users SET disabled_at = NULL, updated_at = ? WHERE id = ? AND disabled_at IS NOT NULL", [.time(now), .text(id)]) == 1
+    }
+
+    /// When the user was disabled, read inside the caller's transaction; nil when they are not
+    /// (or there is no such user).
+    func disabledAt(_ id: String, on connection: any SQLConnection) throws -> Date? {
+        try connection.queryOne("SELECT disabled_at FROM users WHERE id = ?", [.text(id)])?.optionalDate("disabled_at")
+    }
+
+    /// The ids of the users whose email is `email`, oldest first (several accounts may share one).
+    func ids(email: String, on connection: any SQLConnection) throws -> [String] {
+        try connection.query("SELECT id FROM users WHERE email = ? ORDER BY created_at, id", [.text(email)]).map { try $0.string("id") }
+    }
+
     /// Deletes the user and, by cascade, everything that hangs off it (identities, credentials,
     /// factors, sessions).
     ///

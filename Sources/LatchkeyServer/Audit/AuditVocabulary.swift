@@ -6,6 +6,11 @@ extension AuditEvent {
     // Accounts
     static let accountUpdated = AuditEvent(rawValue: "account.updated")
     static let accountDeleted = AuditEvent(rawValue: "account.deleted")
+    /// An operator or an admin disabled the account (`actor`, `sessions_ended`); its sessions
+    /// ended in the same transaction (S51).
+    static let accountDisabled = AuditEvent(rawValue: "account.disabled")
+    /// An operator or an admin enabled a disabled account again (`actor`).
+    static let accountEnabled = AuditEvent(rawValue: "account.enabled")
 
     // Sessions
     static let sessionCreated = AuditEvent(rawValue: "session.created")

@@ -25,18 +25,6 @@ package struct PasskeyRemoval: Sendable {
 }
 
 extension PasskeyService {
-    /// The account an operator names: by user id, else by username (normalised as at sign-in).
-    ///
-    /// - Returns: The user id, or nil when no account has this id or username.
-    package func account(named idOrUsername: String) async throws -> String? {
-        let username = try? Username(idOrUsername).value
-        return try await dependencies.database.read { connection in
-            if let user = try self.users.find(idOrUsername, on: connection) { return user.id }
-            guard let username else { return nil }
-            return try self.passwords.find(username: username, on: connection)?.userID
-        }
-    }
-
     /// The account's passkeys, oldest first, for the CLI.
     package func summaries(userID: String) async throws -> [PasskeySummary] {
         try await list(userID: userID).map { passkey in

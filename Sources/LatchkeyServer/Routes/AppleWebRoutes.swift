@@ -73,6 +73,10 @@ extension AuthorizeRoutes {
             switch error.code {
             case .appleUnavailable, .unavailable, .overloaded:
                 return appleRefusal("Apple cannot be reached just now. Please try again in a moment.", status: 503)
+            case .accountDisabled:
+                var response = Self.accountDisabledPage()
+                response.clearAppleCookie()
+                return response
             default:
                 return appleRefusal("Apple's answer could not be verified. Please go back to the application and try again.")
             }

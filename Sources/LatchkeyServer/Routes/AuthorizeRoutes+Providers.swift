@@ -99,6 +99,8 @@ extension AuthorizeRoutes {
         } catch let error as AuthError {
             if let secondFactor = Self.secondFactorPage(after: error, authorizationRequest.parameters) {
                 response = secondFactor
+            } else if error.code == .accountDisabled {
+                response = Self.accountDisabledPage()
             } else if [.unavailable, .overloaded].contains(error.code) {
                 return providerRefusal(provider, ProviderSignInFailure(.upstreamUnavailable, error.message), retry: parameters)
             } else {

@@ -251,6 +251,12 @@ struct AuthorizeRoutes {
             var response = try signedInResponse(signedIn, next: authorizationRequest)
             HostedFlash.clearMFAToken(on: &response)
             return response
+        } catch let error as AuthError where error.code == .accountDisabled {
+            // Disabled after the first factor held: the pending sign-in ends, and the page says why.
+            var response = HostedFlash(page: "sign_in", error: Self.accountDisabledSentence, username: nil)
+                .redirect(to: Self.authorizeURL(authorizationRequest.parameters))
+            HostedFlash.clearMFAToken(on: &response)
+            return response
         } catch let error as AuthError where error.code == .invalidGrant || error.code == .rateLimited || error.code == .notFound {
             guard ended(error) else {
                 let again = Self.secondFactorPath + "?" + Self.encode(authorizationRequest.parameters)
@@ -369,8 +375,18 @@ struct AuthorizeRoutes {
         case .conflict: "That username is taken. Please choose another."
         case .invalidGrant: "That code is not right. Please try again."
         case .invalidRequest: creating ? "The password cannot be used: \(error.message)." : "Please enter a username and a password."
+        case .accountDisabled: accountDisabledSentence
         default: "Something went wrong. Please try again."
         }
+    }
+
+    /// What the pages say to a disabled account's sign-in (S50).
+    static let accountDisabledSentence = "This account is disabled. Please contact the service's support."
+
+    /// The error page of a disabled account's sign-in that has no form to go back to (an
+    /// upstream provider's or Apple's answer): 403, as the API's `account_disabled`.
+    static func accountDisabledPage() -> HTTPResponse {
+        .page(ErrorPage(title: "This account is disabled", message: accountDisabledSentence).render(), status: 403)
     }
 
     static func encode(_ parameters: [String: String]) -> String { PercentEncoding.encodeForm(parameters) }

@@ -58,7 +58,7 @@ package struct SessionService: Sendable {
     }
 
     /// Revocation reasons stored in `sessions.revoked_reason` that the wire reports as such.
-    static let wireReasons: Set<String> = ["consent_revoked", "account_deleted", "transferred", "expired", "reused"]
+    static let wireReasons: Set<String> = ["consent_revoked", "account_deleted", "account_disabled", "transferred", "expired", "reused"]
 
     // MARK: Ending
 

@@ -133,9 +133,19 @@ package struct SignInPipeline: Sendable {
     /// transaction itself (MFA completion commits a refused proof; a code exchange spends its
     /// code): the second-factor decision, then the session `target` names with its audit entry.
     /// The caller answers with ``finish(_:user:created:now:)`` once the transaction has committed.
+    ///
+    /// - Throws: ``AuthError/Code/accountDisabled`` when the account is disabled (S50), or at a
+    ///   token endpoint (target ``SignInTarget/grant(_:)``) `invalid_grant` with reason
+    ///   `account_disabled`; the caller's transaction rolls back.
     func admit(
         _ authentication: Authentication, target: SignInTarget, context: RequestContext, now: Date, on connection: any SQLConnection
     ) throws -> Admission {
+        // Read in the sign-in's transaction, so a concurrent disabling either sees the session
+        // this sign-in makes and ends it, or this sign-in sees the account disabled (S51).
+        if try dependencies.users.disabledAt(authentication.user.id, on: connection) != nil {
+            if case .grant = target { throw AuthError.invalidGrant(.accountDisabled, "the account is disabled") }
+            throw AuthError.accountDisabled()
+        }
         let secondFactorAt: Date?
         switch authentication.secondFactor {
         case .notAsked:

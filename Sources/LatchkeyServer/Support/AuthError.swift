@@ -39,6 +39,8 @@ package struct AuthError: CodedError {
         package static let secondFactorRequired = Code(rawValue: "mfa_required")
         /// The action needs a second factor proved in the last five minutes.
         package static let insufficientAuthentication = Code(rawValue: "insufficient_authentication")
+        /// The account is disabled (by an operator or an admin) and cannot sign in by any method.
+        package static let accountDisabled = Code(rawValue: "account_disabled")
         /// No such resource of the caller's.
         package static let notFound = Code(rawValue: "not_found")
         /// An OAuth request the client is not registered for (RFC 6749 §5.2).
@@ -81,6 +83,7 @@ package struct AuthError: CodedError {
         package static let revoked = Reason(rawValue: "revoked")
         package static let consentRevoked = Reason(rawValue: "consent_revoked")
         package static let accountDeleted = Reason(rawValue: "account_deleted")
+        package static let accountDisabled = Reason(rawValue: "account_disabled")
         package static let transferred = Reason(rawValue: "transferred")
         package static let invalidSignature = Reason(rawValue: "invalid_signature")
         package static let invalidCode = Reason(rawValue: "invalid_code")
@@ -146,6 +149,11 @@ package struct AuthError: CodedError {
 
     package static func overloaded(retryAfter seconds: Int) -> AuthError {
         AuthError(.overloaded, "the server is busy; try again later", retryAfter: seconds)
+    }
+
+    /// The refusal of a sign-in of a disabled account (S50).
+    package static func accountDisabled() -> AuthError {
+        AuthError(.accountDisabled, "this account is disabled and cannot sign in")
     }
 
     package static func insufficientAuthentication() -> AuthError {

@@ -19,7 +19,17 @@ package enum LatchkeySchema {
         Migration(version: 9, name: "dpop", statements: dpop),
         Migration(version: 10, name: "device authorization grant", statements: deviceAuthorizations),
         Migration(version: 11, name: "app attest", statements: appAttest),
+        Migration(version: 12, name: "disabled accounts", statements: disabledAccounts),
     ]
+
+    /// Migration 12: disabled accounts. `users.disabled_at` is set when an operator or an admin
+    /// disables the account and cleared when they enable it again; each change is a
+    /// compare-and-set on it (`WHERE disabled_at IS NULL` / `IS NOT NULL`). A disabled account
+    /// cannot sign in by any method.
+    @Sendable
+    static func disabledAccounts(_ dialect: SQLDialect) -> [String] {
+        ["ALTER TABLE users ADD COLUMN disabled_at \(dialect.bigIntegerType)"]
+    }
 
     /// Migration 11: App Attest. A challenge is stored as its SHA-256 (which is also the
     /// `clientDataHash` the app signs) and deleted when spent; a key is what its attestation

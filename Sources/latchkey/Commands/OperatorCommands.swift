@@ -78,6 +78,9 @@ enum OperatorCommands {
             print("email       \(user.email ?? "-") (verified: \(user.emailVerified), private relay: \(user.isPrivateEmail))")
             print("name        \([user.givenName, user.familyName].compactMap { $0 }.joined(separator: " "))")
             print("created     \(date(user.createdAt))")
+            if let disabledAt = try await application.services.accounts.disabledAt(userID: user.id) {
+                print("disabled    \(date(disabledAt)); it cannot sign in until enabled")
+            }
             let identities = try await application.identities(userID: user.id)
             print("identities  \(identities.count)")
             for identity in identities {
@@ -160,6 +163,48 @@ enum OperatorCommands {
         }
     }
 
+    static let usersDisable = Command(
+        path: ["users", "disable"], summary: "Disable an account: it cannot sign in, and its sessions end at once.", arguments: ["USER"],
+        options: [config],
+        details: """
+            USER is a user id, a username or the email of one account. Every sign-in of the account
+            is refused with account_disabled, whatever the method; its sessions, OAuth grants and
+            hosted-page sessions end now, and its access tokens stop working within a second.
+            Audited as account.disabled with actor: operator. Exits 0 when the account is disabled
+            (saying so when it was already), 1 when there is no such account.
+            """
+    ) { arguments in
+        try await withApplication(arguments) { application in
+            guard let id = try await account(named: arguments[argument: "USER"], application) else { return 1 }
+            if try await application.services.accounts.disable(userID: id, actor: .operator, context: RequestContext(requestID: "cli")) {
+                print("disabled \(id); its sessions have ended")
+            } else {
+                print("\(id) was already disabled; nothing changed")
+            }
+            return 0
+        }
+    }
+
+    static let usersEnable = Command(
+        path: ["users", "enable"], summary: "Enable a disabled account again.", arguments: ["USER"], options: [config],
+        details: """
+            USER is a user id, a username or the email of one account. The account can sign in
+            again; the sessions that ended when it was disabled stay ended. Audited as
+            account.enabled with actor: operator. Exits 0 when the account is enabled (saying so
+            when it was not disabled), 1 when there is no such account.
+            """
+    ) { arguments in
+        try await withApplication(arguments) { application in
+            guard let id = try await account(named: arguments[argument: "USER"], application) else { return 1 }
+            if try await application.services.accounts.enable(userID: id, actor: .operator, context: RequestContext(requestID: "cli")) {
+                print("enabled \(id); it can sign in again")
+            } else {
+                print("\(id) was not disabled; nothing changed")
+            }
+            return 0
+        }
+    }
+
     static let sessionsList = Command(
         path: ["sessions", "list"], summary: "List a user's live sessions.",
         options: [config, Option(name: "user", valueName: "ID", help: "the user", isRequired: true)]
@@ -234,8 +279,24 @@ enum OperatorCommands {
     }
 
     static let all = [
-        keysList, keysRotate, usersList, usersShow, usersSetPassword, usersDelete, usersRemoveDevice, sessionsList, sessionsRevoke, appleImportTransfers,
+        keysList, keysRotate, usersList, usersShow, usersSetPassword, usersDelete, usersRemoveDevice, usersDisable, usersEnable, sessionsList,
+        sessionsRevoke, appleImportTransfers,
     ]
+
+    /// The user id an operator's USER names (an id, a username, or the email of one account), or
+    /// nil after saying why none.
+    static func account(named name: String, _ application: LatchkeyApplication) async throws -> String? {
+        do {
+            guard let userID = try await application.services.accounts.account(named: name) else {
+                printError("latchkey: no user with the id, username or email \(name)")
+                return nil
+            }
+            return userID
+        } catch let error as AuthError where error.code == .conflict {
+            printError("latchkey: \(error.message)")
+            return nil
+        }
+    }
 
     /// Opens the configured database (migrating it) without serving, runs `body`, closes.
     static func withApplication(_ arguments: ParsedArguments, _ body: (LatchkeyApplication) async throws -> Int32) async throws -> Int32 {

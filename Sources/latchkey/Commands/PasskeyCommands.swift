@@ -4,7 +4,7 @@ import LatchkeyServer
 /// `latchkey passkeys list` and `latchkey passkeys remove`: an account's passkeys, as an
 /// operator sees and removes them, through the service the server uses.
 enum PasskeyCommands {
-    static let user = Option(name: "user", valueName: "ID_OR_USERNAME", help: "the account: its user id or its username", isRequired: true)
+    static let user = Option(name: "user", valueName: "ID_OR_USERNAME", help: "the account: its user id, username or email", isRequired: true)
 
     static let list = Command(
         path: ["passkeys", "list"], summary: "List an account's passkeys.", options: [OperatorCommands.config, user],
@@ -74,11 +74,6 @@ enum PasskeyCommands {
 
     /// The user id `--user` names, or nil after saying that no account has it.
     static func account(_ arguments: ParsedArguments, _ application: LatchkeyApplication) async throws -> String? {
-        let name = arguments[option: "user"] ?? ""
-        guard let userID = try await application.services.passkeys.account(named: name) else {
-            printError("latchkey: no user with the id or username \(name)")
-            return nil
-        }
-        return userID
+        try await OperatorCommands.account(named: arguments[option: "user"] ?? "", application)
     }
 }
