@@ -40,6 +40,8 @@ package struct Services: Sendable {
     let masterKey: MasterKey
     /// DPoP proofs: binding at issue, enforcement on resource requests.
     let dpop: DPoPService
+    /// The admin API's roles and reads; `latchkey admins`.
+    package let admin: AdminService
 
     init(
         configuration: Configuration, dependencies: Dependencies, keys: SigningKeyRing, masterKey: MasterKey, appleSettings: AppleSettings,
@@ -73,6 +75,7 @@ package struct Services: Sendable {
             dependencies: dependencies, sessions: sessions, signIns: signIns, refreshTokens: refreshTokens, accessTokens: accessTokens,
             passkeys: passkeys, masterKey: masterKey, failuresPerAccount: configuration.rateLimits.loginPerAccount15m)
         grants = GrantService(dependencies: dependencies, sessions: sessions)
+        admin = AdminService(dependencies: dependencies, sessions: sessions, accounts: accounts, grants: grants)
         clients = ClientService(database: database, clock: clock)
         tokens = TokenService(
             dependencies: dependencies, sessions: sessions, signIns: signIns, refreshTokens: refreshTokens, accessTokens: accessTokens, keys: keys)
