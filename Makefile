@@ -8,7 +8,7 @@ SWIFTFLAGS := -Xswiftc -warnings-as-errors
 RELEASE    := $(SWIFT) build -c release --static-swift-stdlib $(SWIFTFLAGS)
 # The server suites `make test` runs a second time with LATCHKEY_TEST_ENGINE=postgres
 # (scripts/test-passes; the reasons for what is left out are at the test target).
-POSTGRES_SUITES := LatchkeyServerTests\.(AccountProfileTests|AppleLifecycleTests|AppleSignInTests|AppleUpstreamTests|BackgroundJobTests|BrowserSessionTests|ClientAssertionTests|ClientCacheTests|DeviceGrantTests|DeviceKeyTests|DPoPTests|EmailFlowTests|FactorCompareAndSetTests|GrantsTests|HousekeepingTests|IDTokenTests|MFATests|OAuthConformanceTests|OAuthProtocolTests|OAuthRelyingPartyTests|OperationsTests|PasswordAccountTests|PasswordRateLimitTests|PasswordTimingTests|EmailTimingTests|RefreshReuseGraceTests|SessionBindingTests|PasskeyRegistrationTests|PasskeySignInTests|PasskeyAttestationTests|PasskeyOperatorTests|SessionTests|TOTPTests|UpstreamSignInTests|AppAttestEndpointTests)/
+POSTGRES_SUITES := LatchkeyServerTests\.(AccountProfileTests|AppleLifecycleTests|AppleSignInTests|AppleUpstreamTests|BackgroundJobTests|BrowserSessionTests|ClientAssertionTests|ClientCacheTests|DeviceGrantTests|DeviceKeyTests|DPoPTests|EmailFlowTests|FactorCompareAndSetTests|GrantsTests|HousekeepingTests|IDTokenTests|MFATests|OAuthConformanceTests|OAuthProtocolTests|OAuthRelyingPartyTests|OperationsTests|PasswordAccountTests|PasswordRateLimitTests|PasswordTimingTests|EmailTimingTests|RefreshReuseGraceTests|SessionBindingTests|PasskeyRegistrationTests|PasskeySignInTests|PasskeyAttestationTests|PasskeyOperatorTests|SessionTests|TOTPTests|UpstreamSignInTests|AppAttestEndpointTests|AdminAPITests)/
 
 .PHONY: bootstrap build run test bench fuzz clean
 

@@ -39,6 +39,9 @@ package struct AuthError: CodedError {
         package static let secondFactorRequired = Code(rawValue: "mfa_required")
         /// The action needs a second factor proved in the last five minutes.
         package static let insufficientAuthentication = Code(rawValue: "insufficient_authentication")
+        /// The caller is signed in but may not do this: the admin API without the `admin` scope
+        /// or a role, or a support account on an admin-only action.
+        package static let forbidden = Code(rawValue: "forbidden")
         /// No such resource of the caller's.
         package static let notFound = Code(rawValue: "not_found")
         /// An OAuth request the client is not registered for (RFC 6749 §5.2).
