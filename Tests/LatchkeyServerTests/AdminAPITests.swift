@@ -164,6 +164,22 @@ struct AdminAPITests {
         }
     }
 
+    @Test("S55, S56: support mails an account the password reset of the email flow; the answer shows no link or code, and email.requested names the actor")
+    func s55s56SupportSendsAPasswordReset() async throws {
+        try await Self.with { server, client in
+            let support = try await Self.account(server, "help@example.com", role: .support)
+            let token = try await Self.token(server, client, "help@example.com")
+            let grace = try await Self.account(server, "grace@example.com", role: nil)
+            let sent = try await Self.post(server, "/v1/admin/users/\(grace)/password-reset", token)
+            #expect(sent.status == 202 && sent.body.isEmpty)
+            let mail = try await EmailFlowTests.mail(server, to: "grace@example.com")
+            #expect(mail.link.hasPrefix("/email/reset?token="))
+            let requested = try #require(try await Self.audit(server, "email.requested").first)
+            #expect(requested.userID == grace && requested.details["purpose"] == "reset" && requested.details["actor"] == support)
+            #expect(try await Self.post(server, "/v1/admin/users/usr_nobody/password-reset", token).status == 404)
+        }
+    }
+
     // MARK: S55, S56: admin-only actions
 
     @Test("S55: support is refused 403 forbidden on client, key and delete actions, and nothing changes")

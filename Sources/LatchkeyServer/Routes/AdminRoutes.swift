@@ -37,6 +37,8 @@ struct AdminRoutes {
     /// `latchkey clients`' service, for the admin-only client routes.
     let clients: ClientService
     let keys: SigningKeyRing
+    /// The email flows, when mail can be delivered; without, no password reset route.
+    let email: EmailService?
     let bearer: BearerAuthenticator
     let clock: @Sendable () -> Date
 
@@ -86,6 +88,16 @@ struct AdminRoutes {
             var response = HTTPResponse(status: 200, headers: ["Content-Type": "application/x-ndjson"], body: entries.flatMap { $0.json.serialized + [0x0A] })
             if let next = page.next { response.headers.set(Self.nextCursorHeader, next) }
             return response
+        }
+
+        if let email {
+            // The reset message of the email flow, to the account's address; 202, nothing to show.
+            group.post("/users/{id}/password-reset") { request, context in
+                _ = try context.requireRole(.support)
+                try await email.requestPasswordReset(
+                    userID: request.pathParameters["id"] ?? "", locale: EmailRoutes.locale(request, email), context: context.caller)
+                return .empty(status: 202)
+            }
         }
 
         // Admin only from here on.
