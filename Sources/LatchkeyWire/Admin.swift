@@ -327,3 +327,28 @@ public struct WireAdminSigningKey: WireEncodable, Hashable {
         ]
     }
 }
+
+/// The optional body of `POST /v1/admin/keys/rotate`: what `latchkey keys rotate` takes.
+public struct WireAdminKeyRotation: WireCodable, Hashable {
+    /// `ES256` or `RS256`; both when absent.
+    public var algorithm: String?
+    /// Seconds before the new key signs, at least 330; 900 when absent.
+    public var activateIn: Int?
+
+    public init(algorithm: String? = nil, activateIn: Int? = nil) {
+        self.algorithm = algorithm
+        self.activateIn = activateIn
+    }
+
+    public var json: JSONValue {
+        var members: [String: JSONValue] = [:]
+        if let algorithm { members["algorithm"] = .string(algorithm) }
+        if let activateIn { members["activate_in"] = .integer(activateIn) }
+        return .object(members)
+    }
+
+    public init(json: JSONValue) throws(WireDecodingError) {
+        let object = try WireObject(json)
+        self.init(algorithm: try object.optionalString("algorithm"), activateIn: try object.optionalInt("activate_in"))
+    }
+}

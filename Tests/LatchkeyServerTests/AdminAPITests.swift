@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyHTTP
+import LatchkeyJOSE
 import LatchkeyJSON
 @testable import LatchkeyServer
 import LatchkeyStore
@@ -198,6 +199,7 @@ struct AdminAPITests {
                 try await server.request(.delete, "/v1/admin/clients/\(client.id)", headers: auth),
                 try await server.request(.post, "/v1/admin/clients/\(client.id)/rotate-secret", headers: auth),
                 try await server.request(.get, "/v1/admin/keys", headers: auth),
+                try await server.request(.post, "/v1/admin/keys/rotate", json: [:], headers: auth),
             ]
             for refused in attempts {
                 #expect(refused.status == 403 && Self.error(refused) == "forbidden", "\(refused.text)")
@@ -259,6 +261,17 @@ struct AdminAPITests {
             let listedKeys = try keys.json["keys"]?.arrayValue ?? []
             #expect(Set(listedKeys.compactMap { $0["algorithm"]?.stringValue }) == ["ES256", "RS256"])
             #expect(listedKeys.allSatisfy { $0["state"]?.stringValue == "active" } && !keys.text.contains("\"d\""))
+
+            let rotation = try await server.request(.post, "/v1/admin/keys/rotate", json: ["algorithm": "ES256", "activate_in": 330], headers: auth)
+            #expect(rotation.status == 200)
+            let kid = try #require(try rotation.json["keys"]?.arrayValue?.first?["kid"]?.stringValue)
+            #expect(try rotation.json["keys"]?.arrayValue?.first?["state"]?.stringValue == "pending")
+            #expect(try await server.application.signingKeys.allKeys().contains { $0.id == kid && $0.algorithm == .es256 })
+            let keyRotated = try #require(try await Self.audit(server, "key.rotated").first)
+            #expect(keyRotated.details["kid"] == kid && keyRotated.details["actor"] == ada && keyRotated.ip == "127.0.0.1")
+            for bad: JSONValue in [["activate_in": 10], ["algorithm": "HS256"]] {
+                #expect(try await server.request(.post, "/v1/admin/keys/rotate", json: bad, headers: auth).status == 400)
+            }
         }
     }
 

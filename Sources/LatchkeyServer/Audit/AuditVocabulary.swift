@@ -141,6 +141,9 @@ extension AuditEvent {
     /// A user withdrew their consent to a client; that client's sessions of theirs ended.
     static let consentWithdrawn = AuditEvent(rawValue: "consent.withdrawn")
 
+    /// A new signing key was published (`kid`, `algorithm`); it signs after the activation delay.
+    static let keyRotated = AuditEvent(rawValue: "key.rotated")
+
     // The admin API's roles
     /// An operator gave an account a role of the admin API (`role`), from the CLI.
     static let adminGranted = AuditEvent(rawValue: "admin.granted")

@@ -154,6 +154,27 @@ struct AdminRoutes {
             let now = clock()
             return .json(["keys": .array(try await keys.allKeys().map { WireAdminSigningKey($0, now: now).json })])
         }
+
+        // As `latchkey keys rotate`: each algorithm's new key is published now and signs after
+        // the delay (at least 330 s: the JWKS max-age and the other processes' reload).
+        group.post("/keys/rotate") { request, context in
+            _ = try context.requireRole(.admin)
+            let body = request.body.isEmpty ? WireAdminKeyRotation() : try request.wireBody(WireAdminKeyRotation.self)
+            let delay = body.activateIn ?? 900
+            guard delay >= 330, delay <= 86_400 else { throw AuthError.invalidRequest("activate_in must be from 330 to 86400 seconds") }
+            var algorithms = SigningKeyRing.algorithms
+            if let name = body.algorithm {
+                guard let algorithm = algorithms.first(where: { $0.rawValue == name }) else { throw AuthError.invalidRequest("algorithm must be ES256 or RS256") }
+                algorithms = [algorithm]
+            }
+            let now = clock()
+            var rotated: [JSONValue] = []
+            for algorithm in algorithms {
+                let key = try await keys.rotate(algorithm, activationDelay: TimeInterval(delay), now: now, context: context.caller)
+                rotated.append(WireAdminSigningKey(key, now: now).json)
+            }
+            return .json(["keys": .array(rotated)])
+        }
     }
 
     /// A query parameter, `nil` when absent or empty.
