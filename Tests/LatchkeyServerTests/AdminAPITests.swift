@@ -181,6 +181,44 @@ struct AdminAPITests {
         }
     }
 
+    @Test("S55, S56: an admin removes a device key and TOTP of an account, support may not; each removal is audited with the actor")
+    func s55s56AdminRemovesFactors() async throws {
+        try await Self.with { server, client in
+            let ada = try await Self.account(server, "ada@example.com", role: .admin)
+            _ = try await Self.account(server, "help@example.com", role: .support)
+            let admin = ["Authorization": "Bearer \(try await Self.token(server, client, "ada@example.com"))"]
+            let support = ["Authorization": "Bearer \(try await Self.token(server, client, "help@example.com"))"]
+            let grace = try await server.createUser(email: "grace@example.com", givenName: "Grace")
+            try await server.database.write { connection in
+                try connection.execute(
+                    "INSERT INTO device_keys (id, user_id, public_key, label, created_at) VALUES ('dk_1', ?, ?, 'iPhone', 1)",
+                    [.text(grace.id), .blob([1, 2, 3])])
+                try connection.execute(
+                    "INSERT INTO totp_factors (id, user_id, secret, confirmed_at, created_at) VALUES ('totp_1', ?, ?, 1, 1)", [.text(grace.id), .blob([1])])
+            }
+            let page = try await server.request(.get, "/v1/admin/users/\(grace.id)", headers: support)
+            #expect(try page.json["device_keys"]?.arrayValue?.first?["name"]?.stringValue == "iPhone")
+            #expect(try page.json["account"]?["factors"] == ["device_key", "totp"])
+            let refused = try await server.request(.delete, "/v1/admin/users/\(grace.id)/factors/device_key/dk_1", headers: support)
+            #expect(refused.status == 403 && Self.error(refused) == "forbidden")
+
+            #expect(try await server.request(.delete, "/v1/admin/users/\(grace.id)/factors/device_key/dk_1", headers: admin).status == 204)
+            #expect(try await server.request(.delete, "/v1/admin/users/\(grace.id)/factors/totp/totp_other", headers: admin).status == 404)
+            #expect(try await server.request(.delete, "/v1/admin/users/\(grace.id)/factors/totp/totp_1", headers: admin).status == 204)
+            #expect(try await server.request(.delete, "/v1/admin/users/\(grace.id)/factors/device_key/dk_1", headers: admin).status == 404)
+            #expect(try await server.request(.delete, "/v1/admin/users/\(grace.id)/factors/sms/x", headers: admin).status == 404)
+            let left = try await server.database.read { connection in
+                try connection.queryOne(
+                    "SELECT (SELECT count(*) FROM device_keys) + (SELECT count(*) FROM totp_factors) AS n", [])!.int("n")
+            }
+            #expect(left == 0)
+            for event in ["device_key.removed", "totp.removed"] {
+                let entry = try #require(try await Self.audit(server, event).first, "\(event)")
+                #expect(entry.userID == grace.id && entry.details["actor"] == ada && entry.details["by"] == "operator", "\(event)")
+            }
+        }
+    }
+
     // MARK: S55, S56: admin-only actions
 
     @Test("S55: support is refused 403 forbidden on client, key and delete actions, and nothing changes")

@@ -40,10 +40,12 @@ package struct AdminService: Sendable {
     let sessions: SessionService
     let accounts: AccountService
     let grants: GrantService
+    let factors: FactorService
+    let passkeys: PasskeyService
     let repository = AdminRepository()
     let credentials = PasswordCredentialRepository()
     let identities = IdentityRepository()
-    let passkeys = PasskeyRepository()
+    let passkeyRows = PasskeyRepository()
     let deviceKeys = DeviceKeyRepository()
     let totp = TOTPRepository()
 
@@ -106,7 +108,7 @@ package struct AdminService: Sendable {
         let credential = try credentials.find(userID: user.id, on: connection)
         var methods = credential == nil ? [] : ["password"]
         methods += Set(try identities.list(userID: user.id, on: connection).map(\.provider)).sorted()
-        if try passkeys.count(userID: user.id, on: connection) > 0 { methods.append("passkey") }
+        if try passkeyRows.count(userID: user.id, on: connection) > 0 { methods.append("passkey") }
         let factors = try SecondFactors.list(userID: user.id, on: connection).map(\.kind)
         return AdminUserSummary(
             user: user, username: credential?.username, lastSignInAt: try repository.lastSignIn(userID: user.id, on: connection), methods: methods,
@@ -129,7 +131,7 @@ package struct AdminService: Sendable {
         return try await dependencies.database.read { connection in
             AdminUserDetail(
                 summary: try self.summary(profile.user, on: connection), profile: profile, role: try self.repository.role(userID: id, on: connection),
-                passkeys: try self.passkeys.list(userID: id, on: connection), deviceKeys: try self.deviceKeys.list(userID: id, on: connection),
+                passkeys: try self.passkeyRows.list(userID: id, on: connection), deviceKeys: try self.deviceKeys.list(userID: id, on: connection),
                 totp: try self.totp.find(userID: id, on: connection), sessions: live, grants: consents,
                 audit: try self.repository.audit(.init(userID: id), after: nil, limit: Self.userAuditEvents, on: connection))
         }
@@ -166,6 +168,21 @@ package struct AdminService: Sendable {
     /// - Throws: ``AuthError/Code/notFound``.
     func deleteUser(id: String, context: RequestContext) async throws {
         try await accounts.delete(userID: id, principal: nil, reason: "admin", context: context)
+    }
+
+    /// Removes a device key, passkey or TOTP of the account as the CLI's operator removals do:
+    /// no fresh sign-in, even the account's last way to sign in (a stolen passkey must stop
+    /// working); audited `device_key.removed`, `passkey.removed` or `totp.removed` with the actor.
+    ///
+    /// - Parameter kind: `device_key`, `passkey` or `totp`.
+    /// - Throws: ``AuthError/Code/notFound`` for another kind, or no such factor of the account.
+    func removeFactor(userID: String, kind: String, id: String, context: RequestContext) async throws {
+        switch kind {
+        case "device_key": try await factors.removeDevice(id, userID: userID, principal: nil, context: context)
+        case "passkey": _ = try await passkeys.removeAsOperator(id, userID: userID, context: context)
+        case "totp": try await factors.removeTOTP(userID: userID, id: id, principal: nil, context: context)
+        default: throw AuthError.notFound("no factor kind \(kind): device_key, passkey or totp")
+        }
     }
 }
 

@@ -75,7 +75,7 @@ package struct Services: Sendable {
             dependencies: dependencies, sessions: sessions, signIns: signIns, refreshTokens: refreshTokens, accessTokens: accessTokens,
             passkeys: passkeys, masterKey: masterKey, failuresPerAccount: configuration.rateLimits.loginPerAccount15m)
         grants = GrantService(dependencies: dependencies, sessions: sessions)
-        admin = AdminService(dependencies: dependencies, sessions: sessions, accounts: accounts, grants: grants)
+        admin = AdminService(dependencies: dependencies, sessions: sessions, accounts: accounts, grants: grants, factors: factors, passkeys: passkeys)
         clients = ClientService(database: database, clock: clock)
         tokens = TokenService(
             dependencies: dependencies, sessions: sessions, signIns: signIns, refreshTokens: refreshTokens, accessTokens: accessTokens, keys: keys)

@@ -108,6 +108,14 @@ struct AdminRoutes {
             return .empty()
         }
 
+        group.delete("/users/{id}/factors/{kind}/{factor}") { request, context in
+            _ = try context.requireRole(.admin)
+            try await admin.removeFactor(
+                userID: request.pathParameters["id"] ?? "", kind: request.pathParameters["kind"] ?? "", id: request.pathParameters["factor"] ?? "",
+                context: context.caller)
+            return .empty()
+        }
+
         group.get("/clients") { request, context in
             _ = try context.requireRole(.admin)
             return .json(["clients": .array(try await clients.list().map { WireAdminClient($0).json })])
