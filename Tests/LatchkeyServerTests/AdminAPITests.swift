@@ -82,6 +82,27 @@ struct AdminAPITests {
         }
     }
 
+    @Test("S53: latchkey admins grant, list and revoke change the role of a running server's account, audited, and refuse an unknown user or role")
+    func s53AdminsCommand() async throws {
+        let deployment = try BackupTests.Deployment()
+        defer { deployment.remove() }
+        let (server, port) = try await deployment.serve()
+        defer { server.stop() }
+        let signUp = try AuditCommandTests.post(port: port, "/v1/auth/password/signup", #"{"username":"ada@example.com","password":"\#(Self.password)"}"#)
+        let ada = try WireTokenResponse(parsing: signUp.body).user.id
+
+        let granted = try deployment.latchkey(["admins", "grant", ada, "--role", "support"])
+        #expect(granted.status == 0 && granted.output == "\(ada) is support\n", "\(granted.error)")
+        let listed = try deployment.latchkey(["admins", "list"])
+        #expect(listed.status == 0 && listed.output.contains(ada) && listed.output.contains("support") && listed.output.contains("ada@example.com"))
+        #expect(try deployment.latchkey(["admins", "grant", "usr_nobody", "--role", "admin"]).status == 1)
+        #expect(try deployment.latchkey(["admins", "grant", ada, "--role", "owner"]).status == 2)
+        #expect(try deployment.latchkey(["admins", "revoke", ada]).status == 0)
+        #expect(try deployment.latchkey(["admins", "revoke", ada]).status == 1)
+        let events = try AuditCommandTests.entries(deployment, ["--user", ada]).compactMap { $0["event"]?.stringValue }
+        #expect(Array(events.prefix(2)) == ["admin.revoked", "admin.granted"])
+    }
+
     @Test("S54: without the scope admin, without a role, or after the role is revoked, every admin endpoint answers 403 forbidden")
     func s54ScopeAndRoleAreCheckedOnEveryRequest() async throws {
         try await Self.with { server, client in
