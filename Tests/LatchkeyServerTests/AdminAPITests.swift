@@ -58,7 +58,7 @@ struct AdminAPITests {
     /// The `error` member of an error body.
     static func error(_ response: TestResponse) -> String? { (try? response.json)?["error"]?.stringValue }
 
-    static let readPaths = ["/v1/admin/users", "/v1/admin/audit"]
+    static let readPaths = ["/v1/admin/users", "/v1/admin/audit", "/v1/admin/stats"]
 
     // MARK: S53, S54: roles from the CLI, role and scope on every request
 
@@ -331,6 +331,32 @@ struct AdminAPITests {
             for bad: JSONValue in [["activate_in": 10], ["algorithm": "HS256"]] {
                 #expect(try await server.request(.post, "/v1/admin/keys/rotate", json: bad, headers: auth).status == 400)
             }
+        }
+    }
+
+    @Test("the overview counts accounts, live sessions, the last day's audit events by outcome, the outboxes and the keys")
+    func stats() async throws {
+        try await Self.with { server, client in
+            _ = try await Self.account(server, "help@example.com", role: .support)
+            let token = try await Self.token(server, client, "help@example.com")
+            let grace = try await server.createUser(email: "grace@example.com", givenName: "Grace")
+            let ended = try await server.startSession(for: grace)
+            _ = try await server.startSession(for: grace)
+            _ = try await server.application.services.sessions.revokeSessions(
+                userID: grace.id, sessionIDs: [ended.session.id], reason: "logout", context: RequestContext())
+            let failed = try await server.request(.post, "/v1/auth/password/login", json: ["username": "help@example.com", "password": "wrong password here"])
+            #expect(failed.status == 401)
+            let stats = try await Self.get(server, "/v1/admin/stats", token)
+            #expect(stats.status == 200)
+            let body = try stats.json
+            #expect(body["accounts"] == 2)
+            // help's sign-up and code-flow sessions, and grace's live one.
+            #expect(body["live_sessions"] == 3)
+            #expect(body["events_24h"]?["password.login"]?["failure"] == 1)
+            #expect(body["events_24h"]?["session.revoked"]?["success"] == 1)
+            #expect(body["outbox"] == ["apple_revocation": 0, "mail": 0])
+            #expect(body["signing_keys"]?.arrayValue?.count == 2)
+            #expect(body["database"]?.stringValue == server.database.dialect.name)
         }
     }
 

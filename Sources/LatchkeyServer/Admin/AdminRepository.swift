@@ -99,6 +99,31 @@ struct AdminRepository: Sendable {
         try connection.queryOne("SELECT max(created_at) AS last FROM sessions WHERE user_id = ?", [.text(userID)])?.optionalDate("last")
     }
 
+    // MARK: Stats
+
+    /// Counts for `GET /v1/admin/stats`, read in one snapshot.
+    func stats(now: Date, on connection: any SQLConnection) throws -> AdminStats {
+        let count = { (sql: String, bindings: [SQLValue]) in try connection.queryOne(sql, bindings)?.int("n") ?? 0 }
+        let since = now.addingTimeInterval(-86_400)
+        var events: [String: [String: Int64]] = [:]
+        for row in try connection.query(
+            "SELECT event, outcome, count(*) AS n FROM audit_log WHERE time >= ? GROUP BY event, outcome", [.time(since)])
+        {
+            events[try row.string("event"), default: [:]][try row.string("outcome")] = try row.int("n")
+        }
+        // Apple revocations and mail share the outbox; both are listed, empty or not.
+        var outbox: [String: Int64] = ["apple_revocation": 0, "mail": 0]
+        for row in try connection.query("SELECT kind, count(*) AS n FROM outbox GROUP BY kind", []) {
+            outbox[try row.string("kind")] = try row.int("n")
+        }
+        return AdminStats(
+            accounts: try count("SELECT count(*) AS n FROM users", []),
+            liveSessions: try count(
+                "SELECT count(*) AS n FROM sessions WHERE revoked_at IS NULL AND idle_expires_at > ? AND absolute_expires_at > ?",
+                [.time(now), .time(now)]),
+            events: events, outboxDepths: outbox)
+    }
+
     // MARK: The audit log
 
     /// What `GET /v1/admin/audit` filters on; every member is optional.

@@ -68,3 +68,14 @@ struct AdminCursor: Sendable, Hashable {
         return limit
     }
 }
+
+/// What `GET /v1/admin/stats` counts.
+struct AdminStats: Sendable, Hashable {
+    var accounts: Int64
+    /// Sessions neither revoked nor expired.
+    var liveSessions: Int64
+    /// The last 24 hours' audit entries by event, then outcome: sign-ins, failures, rate limits.
+    var events: [String: [String: Int64]]
+    /// Items waiting to be sent, by kind (`mail`, `apple_revocation`).
+    var outboxDepths: [String: Int64]
+}

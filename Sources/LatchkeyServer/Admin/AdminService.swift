@@ -137,6 +137,15 @@ package struct AdminService: Sendable {
         }
     }
 
+    /// The overview's counts.
+    func stats() async throws -> AdminStats {
+        let now = dependencies.clock()
+        return try await dependencies.database.read { try self.repository.stats(now: now, on: $0) }
+    }
+
+    /// The name of the database engine: `sqlite` or `postgresql`.
+    var databaseEngine: String { dependencies.database.dialect.name }
+
     /// A page of the audit log, newest first.
     func audit(_ filter: AdminRepository.AuditFilter, cursor: AdminCursor?, limit: Int) async throws -> AdminPage<(id: Int64, entry: AuditLog.Entry)> {
         try await dependencies.database.read { connection in

@@ -59,6 +59,21 @@ struct AdminRoutes {
             return .json(WireAdminUserList(users: page.rows.map(WireAdminUser.init), nextCursor: page.next).json)
         }
 
+        // Counts for an overview; the keys' dates as GET /v1/admin/keys gives them.
+        group.get("/stats") { request, context in
+            _ = try context.requireRole(.support)
+            let stats = try await admin.stats()
+            let now = clock()
+            let count = { (value: Int64) in JSONValue.number(Double(value)) }
+            return .json([
+                "accounts": count(stats.accounts), "live_sessions": count(stats.liveSessions),
+                "events_24h": .object(stats.events.mapValues { .object($0.mapValues(count)) }),
+                "outbox": .object(stats.outboxDepths.mapValues(count)),
+                "signing_keys": .array(try await keys.allKeys().map { WireAdminSigningKey($0, now: now).json }),
+                "database": .string(admin.databaseEngine),
+            ])
+        }
+
         group.get("/users/{id}") { request, context in
             _ = try context.requireRole(.support)
             let detail = try await admin.user(id: request.pathParameters["id"] ?? "")
