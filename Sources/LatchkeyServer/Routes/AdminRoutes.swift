@@ -53,7 +53,7 @@ struct AdminRoutes {
         let group = router.group("/v1/admin", middleware: bearer, AdminAuthorizer(admin: admin))
 
         group.get("/users") { request, context in
-            _ = try context.requireRole(.support)
+            try context.requireRole(.support)
             let page = try await admin.users(
                 query: try Self.parameter(request, "query", maxLength: 256), cursor: try Self.cursor(request), limit: try AdminCursor.limit(request.query["limit"]))
             return .json(WireAdminUserList(users: page.rows.map(WireAdminUser.init), nextCursor: page.next).json)
@@ -61,7 +61,7 @@ struct AdminRoutes {
 
         // Counts for an overview; the keys' dates as GET /v1/admin/keys gives them.
         group.get("/stats") { request, context in
-            _ = try context.requireRole(.support)
+            try context.requireRole(.support)
             let stats = try await admin.stats()
             let now = clock()
             let count = { (value: Int64) in JSONValue.number(Double(value)) }
@@ -75,13 +75,13 @@ struct AdminRoutes {
         }
 
         group.get("/users/{id}") { request, context in
-            _ = try context.requireRole(.support)
+            try context.requireRole(.support)
             let detail = try await admin.user(id: request.pathParameters["id"] ?? "")
             return .json(WireAdminUserDetail(detail).json)
         }
 
         group.post("/users/{id}/sessions/revoke") { request, context in
-            _ = try context.requireRole(.support)
+            try context.requireRole(.support)
             let body = request.body.isEmpty ? WireAdminSessionRevokeRequest() : try request.wireBody(WireAdminSessionRevokeRequest.self)
             if let id = body.sessionID, id.isEmpty || id.utf8.count > 64 { throw AuthError.invalidRequest("session_id must be a session id") }
             let revoked = try await admin.revokeSessions(userID: request.pathParameters["id"] ?? "", sessionID: body.sessionID, context: context.caller)
@@ -91,7 +91,7 @@ struct AdminRoutes {
         // Newest first; `Accept: application/x-ndjson` answers one entry a line, up to
         // `maxExportLimit` an answer, with the next page's cursor in `Next-Cursor`.
         group.get("/audit") { request, context in
-            _ = try context.requireRole(.support)
+            try context.requireRole(.support)
             let export = request.headers["Accept"]?.lowercased().contains("application/x-ndjson") == true
             let filter = AdminRepository.AuditFilter(
                 userID: try Self.parameter(request, "user", maxLength: 64), event: try Self.parameter(request, "event", maxLength: 64),
@@ -108,7 +108,7 @@ struct AdminRoutes {
         if let email {
             // The reset message of the email flow, to the account's address; 202, nothing to show.
             group.post("/users/{id}/password-reset") { request, context in
-                _ = try context.requireRole(.support)
+                try context.requireRole(.support)
                 try await email.requestPasswordReset(
                     userID: request.pathParameters["id"] ?? "", locale: EmailRoutes.locale(request, email), context: context.caller)
                 return .empty(status: 202)
@@ -118,13 +118,13 @@ struct AdminRoutes {
         // Admin only from here on.
 
         group.delete("/users/{id}") { request, context in
-            _ = try context.requireRole(.admin)
+            try context.requireRole(.admin)
             try await admin.deleteUser(id: request.pathParameters["id"] ?? "", context: context.caller)
             return .empty()
         }
 
         group.delete("/users/{id}/factors/{kind}/{factor}") { request, context in
-            _ = try context.requireRole(.admin)
+            try context.requireRole(.admin)
             try await admin.removeFactor(
                 userID: request.pathParameters["id"] ?? "", kind: request.pathParameters["kind"] ?? "", id: request.pathParameters["factor"] ?? "",
                 context: context.caller)
@@ -132,12 +132,12 @@ struct AdminRoutes {
         }
 
         group.get("/clients") { request, context in
-            _ = try context.requireRole(.admin)
+            try context.requireRole(.admin)
             return .json(["clients": .array(try await clients.list().map { WireAdminClient($0).json })])
         }
 
         group.post("/clients") { request, context in
-            _ = try context.requireRole(.admin)
+            try context.requireRole(.admin)
             let body = try request.wireBody(WireAdminClientRegistration.self)
             var registration = ClientRegistration(
                 name: body.name, redirectURIs: body.redirectURIs, postLogoutRedirectURIs: body.postLogoutRedirectURIs, confidential: body.confidential,
@@ -150,13 +150,13 @@ struct AdminRoutes {
         }
 
         group.get("/clients/{id}") { request, context in
-            _ = try context.requireRole(.admin)
+            try context.requireRole(.admin)
             guard let client = try await clients.client(id: request.pathParameters["id"] ?? "") else { throw AuthError.notFound("no such client") }
             return .json(WireAdminClient(client).json)
         }
 
         group.delete("/clients/{id}") { request, context in
-            _ = try context.requireRole(.admin)
+            try context.requireRole(.admin)
             guard try await clients.remove(id: request.pathParameters["id"] ?? "", context: context.caller) else {
                 throw AuthError.notFound("no such client")
             }
@@ -164,7 +164,7 @@ struct AdminRoutes {
         }
 
         group.post("/clients/{id}/rotate-secret") { request, context in
-            _ = try context.requireRole(.admin)
+            try context.requireRole(.admin)
             let id = request.pathParameters["id"] ?? ""
             let secret = try await clients.rotateSecret(id: id, context: context.caller)
             var response = HTTPResponse.json(WireAdminClientCredentials(clientID: id, clientSecret: secret).json)
@@ -173,7 +173,7 @@ struct AdminRoutes {
         }
 
         group.get("/keys") { request, context in
-            _ = try context.requireRole(.admin)
+            try context.requireRole(.admin)
             let now = clock()
             return .json(["keys": .array(try await keys.allKeys().map { WireAdminSigningKey($0, now: now).json })])
         }
@@ -181,7 +181,7 @@ struct AdminRoutes {
         // As `latchkey keys rotate`: each algorithm's new key is published now and signs after
         // the delay (at least 330 s: the JWKS max-age and the other processes' reload).
         group.post("/keys/rotate") { request, context in
-            _ = try context.requireRole(.admin)
+            try context.requireRole(.admin)
             let body = request.body.isEmpty ? WireAdminKeyRotation() : try request.wireBody(WireAdminKeyRotation.self)
             let delay = body.activateIn ?? 900
             guard delay >= 330, delay <= 86_400 else { throw AuthError.invalidRequest("activate_in must be from 330 to 86400 seconds") }

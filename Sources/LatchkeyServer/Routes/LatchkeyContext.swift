@@ -45,6 +45,7 @@ struct LatchkeyContext: HTTPRequestContext {
     ///
     /// - Throws: 403 `forbidden` without the `admin` scope or a role, or for `support` on an
     ///   admin-only action; 401 `invalid_token` outside an authenticated group.
+    @discardableResult
     func requireRole(_ role: AdminRole) throws(AuthError) -> Principal {
         let principal = try requirePrincipal()
         guard let held = adminRole else {
