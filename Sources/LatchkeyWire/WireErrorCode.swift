@@ -35,6 +35,9 @@ public struct WireErrorCode: RawRepresentable, Sendable, Hashable, CustomStringC
     public static let accountDisabled = WireErrorCode(rawValue: "account_disabled")
     /// 404.
     public static let notFound = WireErrorCode(rawValue: "not_found")
+    /// 403: signed in, but not allowed this: the admin API without the `admin` scope or a role,
+    /// or a `support` account on an admin-only action.
+    public static let forbidden = WireErrorCode(rawValue: "forbidden")
     /// 400: an OAuth client asked for a grant it is not registered for.
     public static let unauthorizedClient = WireErrorCode(rawValue: "unauthorized_client")
     /// 400: an OAuth client asked for scopes it may not have.

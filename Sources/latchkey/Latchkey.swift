@@ -19,7 +19,7 @@ enum Latchkey {
         ServeCommands.serve,
         ServeCommands.migrate,
         DatabaseCopyCommand.copy,
-    ] + OperatorCommands.all + PasskeyCommands.all + ClientCommands.all + [
+    ] + OperatorCommands.all + AdminCommands.all + PasskeyCommands.all + ClientCommands.all + [
         BackupCommand.backup,
         AuditCommand.audit,
         MailCommand.test,

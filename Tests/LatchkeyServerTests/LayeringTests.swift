@@ -129,7 +129,7 @@ struct LayeringTests {
 
     /// The domain folders of the server: services, their repositories and their values.
     static let domainFolders = [
-        "Accounts", "AppAttest", "Apple", "Audit", "DPoP", "Email", "Factors", "Federation", "OAuth", "Outbox", "Passkeys", "Passwords", "Sessions", "Signing", "Support",
+        "Accounts", "Admin", "AppAttest", "Apple", "Audit", "DPoP", "Email", "Factors", "Federation", "OAuth", "Outbox", "Passkeys", "Passwords", "Sessions", "Signing", "Support",
     ]
 
     /// The domain's outbound adapters, which speak HTTP to Apple and upstream providers and so

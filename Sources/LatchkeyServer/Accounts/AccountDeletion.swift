@@ -41,9 +41,10 @@ struct AccountDeletion: Sendable {
         try sessionRows.tombstoneLiveTokens(userID: userID, reason: "account_deleted", now: now, on: connection)
         try dependencies.users.delete(userID, on: connection)
         try dependencies.audit.scrub(userID: userID, on: connection)
-        try dependencies.audit.record(
-            .init(time: now, userID: userID, event: .accountDeleted, outcome: .success, requestID: context.requestID, details: ["reason": reason]),
-            on: connection)
+        // The deleted user's address goes with their data; an admin who deleted them is named.
+        var entry = context.entry(.accountDeleted, .success, userID: userID, now: now, details: ["reason": reason])
+        entry.ip = nil
+        try dependencies.audit.record(entry, on: connection)
         return true
     }
 }

@@ -40,6 +40,8 @@ package struct Services: Sendable {
     let masterKey: MasterKey
     /// DPoP proofs: binding at issue, enforcement on resource requests.
     let dpop: DPoPService
+    /// The admin API's roles and reads; `latchkey admins`.
+    package let admin: AdminService
 
     init(
         configuration: Configuration, dependencies: Dependencies, keys: SigningKeyRing, masterKey: MasterKey, appleSettings: AppleSettings,
@@ -73,6 +75,7 @@ package struct Services: Sendable {
             dependencies: dependencies, sessions: sessions, signIns: signIns, refreshTokens: refreshTokens, accessTokens: accessTokens,
             passkeys: passkeys, masterKey: masterKey, failuresPerAccount: configuration.rateLimits.loginPerAccount15m)
         grants = GrantService(dependencies: dependencies, sessions: sessions)
+        admin = AdminService(dependencies: dependencies, sessions: sessions, accounts: accounts, grants: grants, factors: factors, passkeys: passkeys)
         clients = ClientService(database: database, clock: clock)
         tokens = TokenService(
             dependencies: dependencies, sessions: sessions, signIns: signIns, refreshTokens: refreshTokens, accessTokens: accessTokens, keys: keys)
@@ -128,6 +131,7 @@ package struct Services: Sendable {
         AppleRoutes(apple: apple, binding: binding).register(on: router)
         FactorRoutes(factors: factors, bearer: bearer, binding: binding).register(on: router)
         GrantRoutes(grants: grants, bearer: bearer).register(on: router)
+        AdminRoutes(admin: admin, clients: clients, keys: keys, email: email, bearer: bearer, clock: clock).register(on: router)
         if configuration.passkeys.enabled { PasskeyRoutes(passkeys: passkeys, bearer: bearer, binding: binding).register(on: router) }
         if configuration.password.enabled { PasswordRoutes(passwords: passwords, bearer: bearer, binding: binding).register(on: router) }
         if let email { EmailRoutes(email: email, bearer: bearer, binding: binding).register(on: router) }

@@ -145,6 +145,15 @@ extension AuditEvent {
     static let consentGranted = AuditEvent(rawValue: "consent.granted")
     /// A user withdrew their consent to a client; that client's sessions of theirs ended.
     static let consentWithdrawn = AuditEvent(rawValue: "consent.withdrawn")
+
+    /// A new signing key was published (`kid`, `algorithm`); it signs after the activation delay.
+    static let keyRotated = AuditEvent(rawValue: "key.rotated")
+
+    // The admin API's roles
+    /// An operator gave an account a role of the admin API (`role`), from the CLI.
+    static let adminGranted = AuditEvent(rawValue: "admin.granted")
+    /// An operator took an account's role of the admin API away (`role`), from the CLI.
+    static let adminRevoked = AuditEvent(rawValue: "admin.revoked")
 }
 
 extension AuditOutcome {

@@ -91,6 +91,19 @@ package final class EmailService: Sendable {
         }
     }
 
+    /// Mails the same reset to an account's address at an admin's request
+    /// (`POST /v1/admin/users/{id}/password-reset`); the admin sees neither the link nor the code.
+    ///
+    /// - Throws: ``AuthError/Code/notFound`` for no such account; ``AuthError/Code/invalidRequest``
+    ///   when it has no email address.
+    func requestPasswordReset(userID: String, locale: MailLocale, context: RequestContext) async throws {
+        _ = try await start(locale: locale, context: context) { connection, _ in
+            guard let user = try self.dependencies.users.find(userID, on: connection) else { throw AuthError.notFound("no such user") }
+            guard let email = user.email else { throw AuthError.invalidRequest("the account has no email address to send a reset to") }
+            return Request(purpose: .reset, email: email, userID: user.id)
+        }
+    }
+
     /// Mails a sign-in code to the account with this address; with `create`, to any address,
     /// and confirming it creates the account. The answer is the same either way.
     func requestSignIn(email raw: String, create: Bool, locale: MailLocale, context: RequestContext) async throws -> Started {

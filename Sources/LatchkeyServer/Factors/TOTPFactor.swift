@@ -108,16 +108,24 @@ extension FactorService {
     /// `DELETE /v1/totp`: turns TOTP off and deletes the recovery codes (S18). Needs a second
     /// factor in the last five minutes.
     func removeTOTP(for principal: Principal, context: RequestContext) async throws {
+        try await removeTOTP(userID: principal.userID, id: nil, principal: principal, context: context)
+    }
+
+    /// Turns a user's TOTP off and deletes their recovery codes: for the user (`principal`, who
+    /// must have proved a second factor in the last five minutes), or with `principal` `nil` for
+    /// an admin of the admin API, who names the factor by `id`.
+    func removeTOTP(userID: String, id: String?, principal: Principal?, context: RequestContext) async throws {
         let now = clock()
         try await commit { connection -> Result<Void, AuthError> in
-            guard try self.totpFactors.find(userID: principal.userID, on: connection) != nil else {
+            guard let factor = try self.totpFactors.find(userID: userID, on: connection), id == nil || factor.id == id else {
                 return .failure(.notFound("TOTP is not set up"))
             }
-            try self.sessions.requireRecentSecondFactor(principal, now: now, on: connection)
+            if let principal { try self.sessions.requireRecentSecondFactor(principal, now: now, on: connection) }
             // Removed by a concurrent request since it was read: that request audited it.
-            guard try self.totpFactors.delete(userID: principal.userID, on: connection) else { throw AuthError.notFound("TOTP is not set up") }
-            try self.recoveryCodes.deleteAll(userID: principal.userID, on: connection)
-            try self.record(.totpRemoved, .success, userID: principal.userID, context: context, now: now, on: connection)
+            guard try self.totpFactors.delete(userID: userID, on: connection) else { throw AuthError.notFound("TOTP is not set up") }
+            try self.recoveryCodes.deleteAll(userID: userID, on: connection)
+            try self.record(
+                .totpRemoved, .success, userID: userID, context: context, now: now, details: principal == nil ? ["by": "operator"] : [:], on: connection)
             return .success(())
         }
     }

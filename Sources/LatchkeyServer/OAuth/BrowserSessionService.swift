@@ -123,8 +123,7 @@ package struct BrowserSessionService: Sendable {
         let ended = try repository.endAll(userID: userID, reason: reason, at: now, on: connection)
         for id in ended {
             try audit.record(
-                .init(time: now, userID: userID, event: .browserSessionEnded, outcome: .success, ip: context.ip,
-                      requestID: context.requestID, details: ["browser_session_id": id, "reason": reason]),
+                context.entry(.browserSessionEnded, .success, userID: userID, now: now, details: ["browser_session_id": id, "reason": reason]),
                 on: connection)
         }
         return ended

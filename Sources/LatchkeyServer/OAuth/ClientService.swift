@@ -83,8 +83,11 @@ package struct ClientService: Sendable {
     ///   only as a hash.
     /// - Throws: `invalid_request` naming what is wrong (a redirect URI's broken rule, an
     ///   unknown algorithm, a bad scope); nothing is written then.
-    package func register(_ registration: ClientRegistration) async throws -> (client: OAuthClient, secret: String?) {
-        try await register(registration, id: Self.newClientID())
+    /// - Parameter context: Who asked, for the audit entry: the CLI, or an admin of the admin API.
+    package func register(_ registration: ClientRegistration, context: RequestContext = RequestContext()) async throws -> (
+        client: OAuthClient, secret: String?
+    ) {
+        try await register(registration, id: Self.newClientID(), context: context)
     }
 
     /// The client `latchkey serve --dev` registers on its first start, so an app, `latchkey demo`
@@ -100,10 +103,12 @@ package struct ClientService: Sendable {
     /// who removed and re-added it differently).
     package func registerDevelopmentClient() async throws {
         guard try await client(id: Self.development.id) == nil else { return }
-        _ = try await register(Self.development.registration, id: Self.development.id)
+        _ = try await register(Self.development.registration, id: Self.development.id, context: RequestContext())
     }
 
-    private func register(_ registration: ClientRegistration, id: String) async throws -> (client: OAuthClient, secret: String?) {
+    private func register(_ registration: ClientRegistration, id: String, context: RequestContext) async throws -> (
+        client: OAuthClient, secret: String?
+    ) {
         var registration = registration
         // Keys are credentials too: a client with them is confidential.
         if registration.jwks != nil { registration.confidential = true }
@@ -120,7 +125,7 @@ package struct ClientService: Sendable {
         if client.requiresDPoP { details["require_dpop"] = "true" }
         try await changing { [details] connection in
             try self.repository.insert(client, secretHash: secret?.sha256, jwks: jwks, on: connection)
-            try self.audit.record(.init(time: client.createdAt, event: .clientRegistered, outcome: .success, details: details), on: connection)
+            try self.audit.record(context.entry(.clientRegistered, .success, userID: nil, now: client.createdAt, details: details), on: connection)
         }
         return (client, secret)
     }
@@ -143,11 +148,11 @@ package struct ClientService: Sendable {
     /// Removes a client; its sessions, codes and consents go with it.
     ///
     /// - Returns: Whether there was such a client.
-    package func remove(id: String) async throws -> Bool {
+    package func remove(id: String, context: RequestContext = RequestContext()) async throws -> Bool {
         let now = clock()
         return try await changing { connection in
             guard try self.repository.delete(id: id, on: connection) else { return false }
-            try self.audit.record(.init(time: now, event: .clientRemoved, outcome: .success, details: ["client_id": id]), on: connection)
+            try self.audit.record(context.entry(.clientRemoved, .success, userID: nil, now: now, details: ["client_id": id]), on: connection)
             return true
         }
     }
@@ -157,7 +162,7 @@ package struct ClientService: Sendable {
     /// - Returns: The new secret, shown this once.
     /// - Throws: `not_found` for an unknown client; `invalid_request` for a public one, which
     ///   has no secret to rotate.
-    package func rotateSecret(id: String) async throws -> String {
+    package func rotateSecret(id: String, context: RequestContext = RequestContext()) async throws -> String {
         let now = clock()
         let secret = Identifiers.secret()
         try await changing { connection in
@@ -165,8 +170,7 @@ package struct ClientService: Sendable {
             guard client.isConfidential, try self.repository.replaceSecret(id: id, hash: secret.sha256, at: now, on: connection) else {
                 throw AuthError.invalidRequest("client \(id) has no secret to rotate: it is public or authenticates with private_key_jwt")
             }
-            try self.audit.record(
-                .init(time: now, event: .clientSecretRotated, outcome: .success, details: ["client_id": id]), on: connection)
+            try self.audit.record(context.entry(.clientSecretRotated, .success, userID: nil, now: now, details: ["client_id": id]), on: connection)
         }
         return secret
     }
@@ -290,6 +294,26 @@ package struct ClientService: Sendable {
             idTokenAlgorithm: registration.idTokenAlgorithm, createdAt: now)
         client.requiresDPoP = registration.requiresDPoP
         return client
+    }
+
+    /// The grants a registration names (`clients add --grant`, `POST /v1/admin/clients`), with
+    /// `refresh_token` beside a grant that signs a user in; `nil` (the defaults) when it names none.
+    ///
+    /// - Parameter field: How the refusal names the field.
+    /// - Throws: `invalid_request` for a name other than `authorization_code`,
+    ///   `client_credentials` and `device_code`.
+    package static func grantTypes(_ names: [String], field: String) throws(AuthError) -> Set<OAuthClient.GrantType>? {
+        guard !names.isEmpty else { return nil }
+        var grants = Set<OAuthClient.GrantType>()
+        for name in names {
+            let grant = name == "device_code" ? .deviceCode : OAuthClient.GrantType(rawValue: name)
+            guard let grant, grant != .refreshToken else {
+                throw AuthError.invalidRequest("\(field) must be authorization_code, client_credentials or device_code, not \(name.debugDescription)")
+            }
+            grants.insert(grant)
+        }
+        if grants.contains(.authorizationCode) || grants.contains(.deviceCode) { grants.insert(.refreshToken) }
+        return grants
     }
 
     /// RFC 6749 §3.3: `scope-token = 1*( %x21 / %x23-5B / %x5D-7E )`.

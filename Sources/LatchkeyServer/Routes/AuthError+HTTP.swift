@@ -12,7 +12,7 @@ extension AuthError: HTTPResponseError {
         // At a token endpoint; on a resource ``DPoPChallenge`` answers them 401 (RFC 9449 §7.1).
         case .invalidDPoPProof, .useDPoPNonce: 400
         case .invalidToken, .invalidCredentials, .invalidIdentityToken, .invalidClient, .appCheckFailed: 401
-        case .secondFactorRequired, .insufficientAuthentication, .insufficientScope, .accountDisabled: 403
+        case .secondFactorRequired, .insufficientAuthentication, .insufficientScope, .accountDisabled, .forbidden: 403
         case .notFound: 404
         case .conflict: 409
         case .rateLimited: 429

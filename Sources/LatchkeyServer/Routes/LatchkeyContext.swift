@@ -19,12 +19,16 @@ struct LatchkeyContext: HTTPRequestContext {
     /// The user and session of the bearer token, set by ``BearerAuthenticator`` before the
     /// handler runs; `nil` in a group without it.
     var principal: Principal?
+    /// The role of the admin API the principal holds, set by ``AdminAuthorizer`` when the token
+    /// carries the `admin` scope and the account a role; `nil` elsewhere.
+    var adminRole: AdminRole?
 
     init(source: HTTPRequestContextSource) {
         self.requestID = source.requestID
         self.caller = RequestContext(
             ip: source.remoteAddress, userAgent: source.userAgent.map { String($0.prefix(256)) }, requestID: source.requestID)
         self.principal = nil
+        self.adminRole = nil
     }
 
     /// The authenticated caller.
@@ -33,6 +37,21 @@ struct LatchkeyContext: HTTPRequestContext {
     ///   authenticate: a route wired without ``BearerAuthenticator`` refuses rather than serves.
     func requirePrincipal() throws(AuthError) -> Principal {
         guard let principal else { throw AuthError.invalidToken("a bearer token is required") }
+        return principal
+    }
+
+    /// The principal of an admin API request whose role covers `role`; what each admin handler
+    /// states first.
+    ///
+    /// - Throws: 403 `forbidden` without the `admin` scope or a role, or for `support` on an
+    ///   admin-only action; 401 `invalid_token` outside an authenticated group.
+    @discardableResult
+    func requireRole(_ role: AdminRole) throws(AuthError) -> Principal {
+        let principal = try requirePrincipal()
+        guard let held = adminRole else {
+            throw AuthError(.forbidden, "the admin API needs an access token with the scope admin of an account holding a role")
+        }
+        guard held.covers(role) else { throw AuthError(.forbidden, "this needs the role \(role.rawValue)") }
         return principal
     }
 }

@@ -133,21 +133,30 @@ package final class SigningKeyRing: Sendable {
     /// newest key of that algorithm retires then and stays published for one token lifetime more.
     /// Keys of the other algorithm are untouched.
     ///
+    /// Audited `key.rotated` (`kid`, `algorithm`) in the same transaction.
+    ///
+    /// - Parameter context: Who asked: the CLI, or an admin of the admin API (`actor`).
     /// - Throws: ``AuthError/Code/conflict`` when a concurrent rotation retired the newest key
     ///   first; nothing is written and the caller may rotate again.
     @discardableResult
-    package func rotate(_ algorithm: JWSAlgorithm = .es256, activationDelay: TimeInterval, now: Date) async throws -> Key {
+    package func rotate(
+        _ algorithm: JWSAlgorithm = .es256, activationDelay: TimeInterval, now: Date, context: RequestContext = RequestContext()
+    ) async throws -> Key {
         precondition(Self.algorithms.contains(algorithm), "SigningKeyRing: no \(algorithm) keys")
         let lifetime = tokenLifetime
         let masterKey = masterKey
         let rsaKeys = rsaKeys
         let repository = repository
+        let audit = AuditLog(database: database)
         let id = try await database.write { connection in
             let activatesAt = now.addingTimeInterval(activationDelay)
             guard try repository.retireUnretired(algorithm, at: activatesAt, expiresAt: activatesAt.addingTimeInterval(lifetime), on: connection) > 0 else {
                 throw AuthError.conflict("another key rotation retired the newest key at the same time; rotate again if a new key is still wanted")
             }
-            return try Self.insertKey(algorithm, activatesAt: activatesAt, now: now, masterKey: masterKey, rsaKeys: rsaKeys, on: connection)
+            let id = try Self.insertKey(algorithm, activatesAt: activatesAt, now: now, masterKey: masterKey, rsaKeys: rsaKeys, on: connection)
+            try audit.record(
+                context.entry(.keyRotated, .success, userID: nil, now: now, details: ["kid": id, "algorithm": algorithm.rawValue]), on: connection)
+            return id
         }
         try await reload(now: now)
         return cached.keys.first { $0.id == id }!

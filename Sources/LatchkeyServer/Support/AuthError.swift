@@ -41,6 +41,9 @@ package struct AuthError: CodedError {
         package static let insufficientAuthentication = Code(rawValue: "insufficient_authentication")
         /// The account is disabled (by an operator or an admin) and cannot sign in by any method.
         package static let accountDisabled = Code(rawValue: "account_disabled")
+        /// The caller is signed in but may not do this: the admin API without the `admin` scope
+        /// or a role, or a support account on an admin-only action.
+        package static let forbidden = Code(rawValue: "forbidden")
         /// No such resource of the caller's.
         package static let notFound = Code(rawValue: "not_found")
         /// An OAuth request the client is not registered for (RFC 6749 §5.2).

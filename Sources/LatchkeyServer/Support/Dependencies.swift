@@ -23,14 +23,23 @@ package struct Dependencies: Sendable {
         self.clock = clock
     }
 
-    /// Records an audit entry of `context`'s caller inside the caller's transaction.
+    /// Records an audit entry of `context`'s caller inside the caller's transaction; an admin's
+    /// request adds `actor`, the admin's user id, to the details.
     func record(
         _ event: AuditEvent, _ outcome: AuditOutcome, userID: String?, context: RequestContext, now: Date, details: [String: String] = [:],
         on connection: any SQLConnection
     ) throws {
-        try audit.record(
-            .init(time: now, userID: userID, event: event, outcome: outcome, ip: context.ip, requestID: context.requestID, details: details),
-            on: connection)
+        try audit.record(context.entry(event, outcome, userID: userID, now: now, details: details), on: connection)
+    }
+}
+
+extension RequestContext {
+    /// An audit entry of this caller: its address and request id, and `actor` in the details when
+    /// an admin acts.
+    func entry(_ event: AuditEvent, _ outcome: AuditOutcome, userID: String?, now: Date, details: [String: String] = [:]) -> AuditLog.Entry {
+        var details = details
+        if let actor { details["actor"] = actor }
+        return AuditLog.Entry(time: now, userID: userID, event: event, outcome: outcome, ip: ip, requestID: requestID, details: details)
     }
 }
 

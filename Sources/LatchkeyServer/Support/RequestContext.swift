@@ -6,6 +6,9 @@ package struct RequestContext: Sendable {
     /// The thumbprint of the key whose DPoP proof this token request carried and the server
     /// accepted (RFC 9449): what the tokens it issues are bound to. `nil` without a proof.
     package var dpopKeyThumbprint: String?
+    /// The account of the admin API's caller when an admin or support account acts on another
+    /// account or on the server: every audit entry of the request names it (`actor`).
+    package var actor: String?
 
     package init(ip: String? = nil, userAgent: String? = nil, requestID: String? = nil) {
         self.ip = ip

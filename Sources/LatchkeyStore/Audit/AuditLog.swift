@@ -154,7 +154,7 @@ package struct AuditLog: Sendable {
         details.isEmpty ? "{}" : JSONValue.object(details.mapValues(JSONValue.string)).serializedString
     }
 
-    private static func decode(_ json: String) throws -> [String: String] {
+    package static func decode(_ json: String) throws -> [String: String] {
         guard json != "{}" else { return [:] }
         guard case .object(let members)? = try? JSONValue(parsing: Array(json.utf8)) else {
             throw StoreError.typeMismatch("audit_log.details is not a JSON object of strings")

@@ -20,6 +20,7 @@ package enum LatchkeySchema {
         Migration(version: 10, name: "device authorization grant", statements: deviceAuthorizations),
         Migration(version: 11, name: "app attest", statements: appAttest),
         Migration(version: 12, name: "disabled accounts", statements: disabledAccounts),
+        Migration(version: 13, name: "admin roles", statements: adminRoles),
     ]
 
     /// Migration 12: disabled accounts. `users.disabled_at` is set when an operator or an admin
@@ -29,6 +30,33 @@ package enum LatchkeySchema {
     @Sendable
     static func disabledAccounts(_ dialect: SQLDialect) -> [String] {
         ["ALTER TABLE users ADD COLUMN disabled_at \(dialect.bigIntegerType)"]
+    }
+
+    /// Migration 13: the roles of the admin API and what its searches need. A role is granted
+    /// only from the CLI; it goes with the account. The user search is a prefix search,
+    /// case-insensitive, over email, username and names: each is a range over an index of the
+    /// lowercased value, compared bytewise (``SQLDialect/bytewise``) whatever the database's
+    /// collation, and the listing walks `(created_at, id)` by keyset, as the audit log walks
+    /// `(time, id)`.
+    @Sendable
+    static func adminRoles(_ dialect: SQLDialect) -> [String] {
+        let time = dialect.bigIntegerType
+        let bytewise = " " + dialect.bytewiseCollation
+        return [
+            """
+            CREATE TABLE admin_roles (
+                user_id TEXT PRIMARY KEY NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                role TEXT NOT NULL CHECK (role IN ('admin', 'support')),
+                granted_at \(time) NOT NULL
+            )
+            """,
+            "CREATE INDEX users_created_at_id ON users (created_at, id)",
+            "CREATE INDEX users_email_search ON users ((lower(email))\(bytewise))",
+            "CREATE INDEX users_given_name_search ON users ((lower(given_name))\(bytewise))",
+            "CREATE INDEX users_family_name_search ON users ((lower(family_name))\(bytewise))",
+            "CREATE INDEX password_credentials_username_search ON password_credentials (username\(bytewise))",
+            "CREATE INDEX audit_log_time_id ON audit_log (time, id)",
+        ]
     }
 
     /// Migration 11: App Attest. A challenge is stored as its SHA-256 (which is also the

@@ -45,6 +45,13 @@ package struct SQLDialect: Sendable, Hashable {
     /// The clause portable SQL ends a claiming `SELECT` with.
     static let claimClause = " FOR UPDATE SKIP LOCKED"
 
+    /// How portable SQL asks for a bytewise comparison (a prefix range over an index of the
+    /// same collation): PostgreSQL's spelling, which SQLite, whose bytewise collation is
+    /// `BINARY`, gets rewritten.
+    package static let bytewise = #"COLLATE "C""#
+    /// This dialect's spelling of ``bytewise``.
+    package var bytewiseCollation: String
+
     /// Creates a dialect.
     ///
     /// - Parameters:
@@ -56,7 +63,7 @@ package struct SQLDialect: Sendable, Hashable {
     ///   - locksClaimedRows: Whether `FOR UPDATE SKIP LOCKED` stays (``locksClaimedRows``).
     package init(
         name: String, placeholders: PlaceholderStyle, blobType: String, bigIntegerType: String,
-        autoIncrementPrimaryKey: String, locksClaimedRows: Bool = false
+        autoIncrementPrimaryKey: String, locksClaimedRows: Bool = false, bytewiseCollation: String = SQLDialect.bytewise
     ) {
         self.name = name
         self.placeholders = placeholders
@@ -64,12 +71,13 @@ package struct SQLDialect: Sendable, Hashable {
         self.bigIntegerType = bigIntegerType
         self.autoIncrementPrimaryKey = autoIncrementPrimaryKey
         self.locksClaimedRows = locksClaimedRows
+        self.bytewiseCollation = bytewiseCollation
     }
 
     /// SQLite 3.
     package static let sqlite = SQLDialect(
         name: "sqlite", placeholders: .questionMark, blobType: "BLOB", bigIntegerType: "INTEGER",
-        autoIncrementPrimaryKey: "INTEGER PRIMARY KEY AUTOINCREMENT")
+        autoIncrementPrimaryKey: "INTEGER PRIMARY KEY AUTOINCREMENT", bytewiseCollation: "COLLATE BINARY")
 
     /// PostgreSQL 13 or later (`PostgreSQLDatabase`).
     package static let postgreSQL = SQLDialect(
@@ -84,11 +92,15 @@ package struct SQLDialect: Sendable, Hashable {
     ///
     /// - Parameter portable: SQL with `?` placeholders.
     /// - Returns: SQL for this dialect.
-    /// Without ``locksClaimedRows``, ` FOR UPDATE SKIP LOCKED` is removed.
+    /// Without ``locksClaimedRows``, ` FOR UPDATE SKIP LOCKED` is removed; ``bytewise`` becomes
+    /// ``bytewiseCollation``.
     package func sql(_ portable: String) -> String {
         var portable = portable
         if !locksClaimedRows, portable.contains(Self.claimClause) {
             portable = portable.replacing(Self.claimClause, with: "")
+        }
+        if bytewiseCollation != Self.bytewise, portable.contains(Self.bytewise) {
+            portable = portable.replacing(Self.bytewise, with: bytewiseCollation)
         }
         guard placeholders.isNumbered, portable.utf8.contains(UInt8(ascii: "?")) else { return portable }
         return Self.numberPlaceholders(portable)

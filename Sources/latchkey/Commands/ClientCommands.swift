@@ -49,7 +49,7 @@ enum ClientCommands {
             guard let data = FileManager.default.contents(atPath: path) else { throw AuthError.invalidRequest("cannot read --jwks-file \(path)") }
             jwks = String(decoding: data, as: UTF8.self)
         }
-        let grants = try grantTypes(arguments[all: "grant"])
+        let grants = try ClientService.grantTypes(arguments[all: "grant"], field: "--grant")
         var registration = ClientRegistration(
             name: arguments[option: "name"] ?? "", redirectURIs: arguments[all: "redirect-uri"],
             postLogoutRedirectURIs: arguments[all: "post-logout-redirect-uri"], confidential: arguments.flags.contains("confidential"),
@@ -147,22 +147,6 @@ enum ClientCommands {
     }
 
     static let all = [add, list, show, remove, rotateSecret]
-
-    /// The grants `--grant` names, with `refresh_token` beside a grant that signs a user in;
-    /// `nil` (the defaults) when it names none.
-    static func grantTypes(_ names: [String]) throws -> Set<OAuthClient.GrantType>? {
-        guard !names.isEmpty else { return nil }
-        var grants = Set<OAuthClient.GrantType>()
-        for name in names {
-            let grant = name == "device_code" ? .deviceCode : OAuthClient.GrantType(rawValue: name)
-            guard let grant, grant != .refreshToken else {
-                throw AuthError.invalidRequest("--grant must be authorization_code, client_credentials or device_code, not \(name.debugDescription)")
-            }
-            grants.insert(grant)
-        }
-        if grants.contains(.authorizationCode) || grants.contains(.deviceCode) { grants.insert(.refreshToken) }
-        return grants
-    }
 
     /// Opens the configured database as the other operator commands do, runs `body` with the
     /// client service, and turns a refusal (a bad redirect URI, an unknown client) into one line
