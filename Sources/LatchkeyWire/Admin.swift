@@ -352,3 +352,34 @@ public struct WireAdminKeyRotation: WireCodable, Hashable {
         self.init(algorithm: try object.optionalString("algorithm"), activateIn: try object.optionalInt("activate_in"))
     }
 }
+
+/// The body of `PATCH /v1/admin/clients/{id}`: the members to change; an absent one stays.
+public struct WireAdminClientChange: WireCodable, Hashable {
+    public var name: String?
+    public var redirectURIs: [String]?
+    public var postLogoutRedirectURIs: [String]?
+    public var scopes: [String]?
+
+    public init(name: String? = nil, redirectURIs: [String]? = nil, postLogoutRedirectURIs: [String]? = nil, scopes: [String]? = nil) {
+        self.name = name
+        self.redirectURIs = redirectURIs
+        self.postLogoutRedirectURIs = postLogoutRedirectURIs
+        self.scopes = scopes
+    }
+
+    public var json: JSONValue {
+        var members: [String: JSONValue] = [:]
+        if let name { members["name"] = .string(name) }
+        if let redirectURIs { members["redirect_uris"] = .array(redirectURIs.map(JSONValue.string)) }
+        if let postLogoutRedirectURIs { members["post_logout_redirect_uris"] = .array(postLogoutRedirectURIs.map(JSONValue.string)) }
+        if let scopes { members["scopes"] = .array(scopes.map(JSONValue.string)) }
+        return .object(members)
+    }
+
+    public init(json: JSONValue) throws(WireDecodingError) {
+        let object = try WireObject(json)
+        self.init(
+            name: try object.optionalString("name"), redirectURIs: try object.optionalStrings("redirect_uris"),
+            postLogoutRedirectURIs: try object.optionalStrings("post_logout_redirect_uris"), scopes: try object.optionalStrings("scopes"))
+    }
+}

@@ -255,6 +255,7 @@ struct AdminAPITests {
                 try await server.request(.get, "/v1/admin/clients", headers: auth),
                 try await server.request(.post, "/v1/admin/clients", json: ["name": "X", "redirect_uris": ["https://x.example/cb"]], headers: auth),
                 try await server.request(.get, "/v1/admin/clients/\(client.id)", headers: auth),
+                try await server.request(.patch, "/v1/admin/clients/\(client.id)", json: ["name": "Mine"], headers: auth),
                 try await server.request(.delete, "/v1/admin/clients/\(client.id)", headers: auth),
                 try await server.request(.post, "/v1/admin/clients/\(client.id)/rotate-secret", headers: auth),
                 try await server.request(.get, "/v1/admin/keys", headers: auth),
@@ -300,6 +301,18 @@ struct AdminAPITests {
             let listed = try await server.request(.get, "/v1/admin/clients", headers: auth)
             #expect(try listed.json["clients"]?.arrayValue?.compactMap { $0["client_id"]?.stringValue }.contains(id) == true)
 
+            let patched = try await server.request(
+                .patch, "/v1/admin/clients/\(id)", json: ["name": "Notes", "redirect_uris": ["https://notes.example/cb", "https://notes.example/cb2"]],
+                headers: auth)
+            #expect(patched.status == 200)
+            #expect(try patched.json["redirect_uris"] == ["https://notes.example/cb", "https://notes.example/cb2"])
+            let changed = try #require(try await server.application.clients.client(id: id))
+            #expect(changed.name == "Notes" && changed.redirectURIs.count == 2 && changed.isConfidential && changed.scopes == stored.scopes)
+            let nearMiss = try await server.request(.patch, "/v1/admin/clients/\(id)", json: ["redirect_uris": ["http://localhost/cb"]], headers: auth)
+            #expect(nearMiss.status == 400)
+            #expect(try await server.application.clients.client(id: id)?.redirectURIs == changed.redirectURIs, "S20: nothing written")
+            #expect(try await server.request(.patch, "/v1/admin/clients/cl_nobody", json: ["name": "X"], headers: auth).status == 404)
+
             let rotated = try await server.request(.post, "/v1/admin/clients/\(id)/rotate-secret", headers: auth)
             let newSecret = try #require(try rotated.json["client_secret"]?.stringValue)
             #expect(newSecret != secret)
@@ -309,7 +322,8 @@ struct AdminAPITests {
             #expect(try await server.request(.delete, "/v1/admin/clients/\(id)", headers: auth).status == 204)
             #expect(try await server.application.clients.client(id: id) == nil)
             #expect(try await server.request(.get, "/v1/admin/clients/\(id)", headers: auth).status == 404)
-            for event in ["client.registered", "client.secret_rotated", "client.removed"] {
+            #expect(try await Self.audit(server, "client.updated").first?.details["fields"] == "name,redirect_uris")
+            for event in ["client.registered", "client.updated", "client.secret_rotated", "client.removed"] {
                 let entry = try #require(try await Self.audit(server, event).first { $0.details["client_id"] == id }, "\(event)")
                 #expect(entry.details["actor"] == ada && entry.ip == "127.0.0.1", "\(event)")
             }

@@ -139,6 +139,8 @@ extension AuditEvent {
     static let clientRegistered = AuditEvent(rawValue: "client.registered")
     /// An operator removed an OAuth client; its sessions, codes and consents went with it.
     static let clientRemoved = AuditEvent(rawValue: "client.removed")
+    /// An admin changed a client's name, redirect URIs or scopes (`fields`).
+    static let clientUpdated = AuditEvent(rawValue: "client.updated")
     /// An operator gave a confidential client a new secret; the old one stopped working.
     static let clientSecretRotated = AuditEvent(rawValue: "client.secret_rotated")
     /// A user consented to scopes for a third-party client.

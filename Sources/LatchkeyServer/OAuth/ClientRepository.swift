@@ -63,6 +63,19 @@ struct ClientRepository: Sendable {
         return try connection.execute("DELETE FROM oauth_clients WHERE id = ?", [.text(id)]) == 1
     }
 
+    /// Writes a client's name, redirect URIs, post-logout redirect URIs and scopes.
+    ///
+    /// - Returns: Whether a client with this id was there to change.
+    func update(_ client: OAuthClient, on connection: any SQLConnection) throws -> Bool {
+        try connection.announceChange(on: Self.changeChannel)
+        return try connection.execute(
+            "UPDATE oauth_clients SET name = ?, redirect_uris = ?, post_logout_redirect_uris = ?, scopes = ? WHERE id = ?",
+            [
+                .text(client.name), .text(Self.jsonArray(client.redirectURIs)), .text(Self.jsonArray(client.postLogoutRedirectURIs)),
+                .text(Self.jsonArray(client.scopes.sorted())), .text(client.id),
+            ]) == 1
+    }
+
     /// Compare-and-set: replaces a confidential client's secret hash; a public client (no
     /// hash) stays public.
     ///

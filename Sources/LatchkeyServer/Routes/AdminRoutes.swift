@@ -155,6 +155,17 @@ struct AdminRoutes {
             return .json(WireAdminClient(client).json)
         }
 
+        group.patch("/clients/{id}") { request, context in
+            try context.requireRole(.admin)
+            let body = try request.wireBody(WireAdminClientChange.self)
+            let client = try await clients.update(
+                id: request.pathParameters["id"] ?? "",
+                ClientService.ClientChange(
+                    name: body.name, redirectURIs: body.redirectURIs, postLogoutRedirectURIs: body.postLogoutRedirectURIs, scopes: body.scopes.map(Set.init)),
+                context: context.caller)
+            return .json(WireAdminClient(client).json)
+        }
+
         group.delete("/clients/{id}") { request, context in
             try context.requireRole(.admin)
             guard try await clients.remove(id: request.pathParameters["id"] ?? "", context: context.caller) else {
