@@ -8,15 +8,20 @@ public struct WireAdminUser: WireEncodable, Hashable {
     public var username: String?
     /// When the account's newest session began; `nil` if it never signed in.
     public var lastSignInAt: WireTimestamp?
+    /// When the account was disabled; `nil` when it is not.
+    public var disabledAt: WireTimestamp?
     /// `password`, `passkey`, and each upstream provider (`apple`, …).
     public var methods: [String]
     /// `device_key`, `totp`, `recovery_code`, `passkey`.
     public var factors: [String]
 
-    public init(user: WireUser, username: String?, lastSignInAt: WireTimestamp?, methods: [String], factors: [String]) {
+    public init(
+        user: WireUser, username: String?, lastSignInAt: WireTimestamp?, disabledAt: WireTimestamp? = nil, methods: [String], factors: [String]
+    ) {
         self.user = user
         self.username = username
         self.lastSignInAt = lastSignInAt
+        self.disabledAt = disabledAt
         self.methods = methods
         self.factors = factors
     }
@@ -24,9 +29,26 @@ public struct WireAdminUser: WireEncodable, Hashable {
     public var json: JSONValue {
         [
             "user": user.json, "username": .optional(username), "last_sign_in_at": .optional(lastSignInAt?.rfc3339),
-            "methods": .array(methods.map(JSONValue.string)), "factors": .array(factors.map(JSONValue.string)),
+            "disabled_at": .optional(disabledAt?.rfc3339), "methods": .array(methods.map(JSONValue.string)),
+            "factors": .array(factors.map(JSONValue.string)),
         ]
     }
+}
+
+/// The answer of `POST /v1/admin/users/{id}/disable` and `/enable`: whether the account is
+/// disabled now, and whether this call changed it.
+public struct WireAdminAccountState: WireEncodable, Hashable {
+    public var userID: String
+    public var disabled: Bool
+    public var changed: Bool
+
+    public init(userID: String, disabled: Bool, changed: Bool) {
+        self.userID = userID
+        self.disabled = disabled
+        self.changed = changed
+    }
+
+    public var json: JSONValue { ["user_id": .string(userID), "disabled": .bool(disabled), "changed": .bool(changed)] }
 }
 
 /// The body of `GET /v1/admin/users`: a page, newest first, and the cursor of the next one.

@@ -186,6 +186,48 @@ struct AdminAPITests {
         }
     }
 
+    @Test("S50, S51, S55, S56: support disables an account (its sessions end, sign-in is refused, the list shows it) and enables it; each change is audited with the actor, a repeat changes nothing")
+    func s50s51s55s56SupportDisablesAndEnables() async throws {
+        try await Self.with { server, client in
+            let support = try await Self.account(server, "help@example.com", role: .support)
+            let token = try await Self.token(server, client, "help@example.com")
+            let grace = try await Self.account(server, "grace@example.com", role: nil)
+            let login: JSONValue = ["username": "grace@example.com", "password": .string(Self.password)]
+            let session = try await server.request(.post, "/v1/auth/password/login", json: login).tokens
+
+            let live = try await server.application.services.sessions.sessions(userID: grace).count
+            let disabled = try await Self.post(server, "/v1/admin/users/\(grace)/disable", token)
+            #expect(disabled.status == 200)
+            #expect(try disabled.json == ["user_id": .string(grace), "disabled": true, "changed": true])
+            #expect(try await server.request(.get, "/v1/me", headers: ["Authorization": "Bearer \(session.accessToken)"]).status == 401)
+            let refused = try await server.request(.post, "/v1/auth/password/login", json: login)
+            #expect(refused.status == 403 && Self.error(refused) == "account_disabled")
+            let listed = try await Self.get(server, "/v1/admin/users?query=grace", token)
+            #expect(try listed.json["users"]?.arrayValue?.first?["disabled_at"]?.stringValue != nil)
+            let again = try await Self.post(server, "/v1/admin/users/\(grace)/disable", token)
+            #expect(try again.json["changed"] == false)
+            let entry = try #require(try await Self.audit(server, "account.disabled").first)
+            #expect(entry.userID == grace && entry.details["actor"] == support && entry.details["sessions_ended"] == String(live))
+            let left = try await server.application.services.sessions.sessions(userID: grace)
+            #expect(live >= 1 && left.isEmpty)
+            #expect(try await Self.audit(server, "account.disabled").count == 1)
+
+            let enabled = try await Self.post(server, "/v1/admin/users/\(grace)/enable", token)
+            #expect(try enabled.json == ["user_id": .string(grace), "disabled": false, "changed": true])
+            #expect(try await Self.audit(server, "account.enabled").first?.details["actor"] == support)
+            #expect(try await server.request(.post, "/v1/auth/password/login", json: login).status == 200)
+            #expect(try await server.request(.get, "/v1/me", headers: ["Authorization": "Bearer \(session.accessToken)"]).status == 401)
+            #expect(try await Self.get(server, "/v1/admin/users?query=grace", token).json["users"]?.arrayValue?.first?["disabled_at"] == .null)
+
+            #expect(try await Self.post(server, "/v1/admin/users/usr_nobody/disable", token).status == 404)
+            _ = try await Self.account(server, "plain@example.com", role: nil)
+            let plain = try await Self.token(server, client, "plain@example.com")
+            let forbidden = try await Self.post(server, "/v1/admin/users/\(grace)/disable", plain)
+            #expect(forbidden.status == 403 && Self.error(forbidden) == "forbidden")
+            #expect(try await server.application.services.accounts.disabledAt(userID: grace) == nil)
+        }
+    }
+
     @Test("S55, S56: support mails an account the password reset of the email flow; the answer shows no link or code, and email.requested names the actor")
     func s55s56SupportSendsAPasswordReset() async throws {
         try await Self.with { server, client in

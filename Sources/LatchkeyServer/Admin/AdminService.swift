@@ -8,6 +8,8 @@ struct AdminUserSummary: Sendable, Hashable {
     /// The normalised username of a password account.
     var username: String?
     var lastSignInAt: Date?
+    /// When an operator or admin disabled the account; nil when it is not disabled.
+    var disabledAt: Date?
     /// How the account signs in: `password`, `passkey`, and each provider (`apple`, …).
     var methods: [String]
     /// Its second factors: `device_key`, `totp`, `recovery_code`, `passkey`.
@@ -111,7 +113,8 @@ package struct AdminService: Sendable {
         if try passkeyRows.count(userID: user.id, on: connection) > 0 { methods.append("passkey") }
         let factors = try SecondFactors.list(userID: user.id, on: connection).map(\.kind)
         return AdminUserSummary(
-            user: user, username: credential?.username, lastSignInAt: try repository.lastSignIn(userID: user.id, on: connection), methods: methods,
+            user: user, username: credential?.username, lastSignInAt: try repository.lastSignIn(userID: user.id, on: connection),
+            disabledAt: try dependencies.users.disabledAt(user.id, on: connection), methods: methods,
             factors: Array(Set(factors)).sorted())
     }
 

@@ -131,7 +131,7 @@ package struct Services: Sendable {
         AppleRoutes(apple: apple, binding: binding).register(on: router)
         FactorRoutes(factors: factors, bearer: bearer, binding: binding).register(on: router)
         GrantRoutes(grants: grants, bearer: bearer).register(on: router)
-        AdminRoutes(admin: admin, clients: clients, keys: keys, email: email, bearer: bearer, clock: clock).register(on: router)
+        AdminRoutes(admin: admin, accounts: accounts, clients: clients, keys: keys, email: email, bearer: bearer, clock: clock).register(on: router)
         if configuration.passkeys.enabled { PasskeyRoutes(passkeys: passkeys, bearer: bearer, binding: binding).register(on: router) }
         if configuration.password.enabled { PasswordRoutes(passwords: passwords, bearer: bearer, binding: binding).register(on: router) }
         if let email { EmailRoutes(email: email, bearer: bearer, binding: binding).register(on: router) }

@@ -34,6 +34,8 @@ struct AdminAuthorizer: RouterMiddleware {
 /// ``AdminAuthorizer`` and states the role it needs first.
 struct AdminRoutes {
     let admin: AdminService
+    /// Disabling and enabling accounts, as `latchkey users disable|enable` does.
+    let accounts: AccountService
     /// `latchkey clients`' service, for the admin-only client routes.
     let clients: ClientService
     let keys: SigningKeyRing
@@ -49,7 +51,7 @@ struct AdminRoutes {
     static let nextCursorHeader = "Next-Cursor"
 
     func register(on router: Router) {
-        let (admin, clients, keys, clock) = (admin, clients, keys, clock)
+        let (admin, accounts, clients, keys, clock) = (admin, accounts, clients, keys, clock)
         let group = router.group("/v1/admin", middleware: bearer, AdminAuthorizer(admin: admin))
 
         group.get("/users") { request, context in
@@ -86,6 +88,20 @@ struct AdminRoutes {
             if let id = body.sessionID, id.isEmpty || id.utf8.count > 64 { throw AuthError.invalidRequest("session_id must be a session id") }
             let revoked = try await admin.revokeSessions(userID: request.pathParameters["id"] ?? "", sessionID: body.sessionID, context: context.caller)
             return .json(WireAdminSessionRevokeResponse(revoked: revoked).json)
+        }
+
+        // A disabled account cannot sign in and its sessions end (S50, S51); enabling brings none back.
+        for (action, disabling) in [("disable", true), ("enable", false)] {
+            group.post("/users/{id}/\(action)") { request, context in
+                try context.requireRole(.support)
+                let userID = request.pathParameters["id"] ?? ""
+                let actor = AccountActor.admin(userID: try context.requirePrincipal().userID)
+                let changed =
+                    disabling
+                    ? try await accounts.disable(userID: userID, actor: actor, context: context.caller)
+                    : try await accounts.enable(userID: userID, actor: actor, context: context.caller)
+                return .json(WireAdminAccountState(userID: userID, disabled: disabling, changed: changed).json)
+            }
         }
 
         // Newest first; `Accept: application/x-ndjson` answers one entry a line, up to
@@ -243,8 +259,8 @@ struct AdminRoutes {
 extension WireAdminUser {
     init(_ summary: AdminUserSummary) {
         self.init(
-            user: WireUser(summary.user), username: summary.username, lastSignInAt: summary.lastSignInAt.map(WireTimestamp.init), methods: summary.methods,
-            factors: summary.factors)
+            user: WireUser(summary.user), username: summary.username, lastSignInAt: summary.lastSignInAt.map(WireTimestamp.init),
+            disabledAt: summary.disabledAt.map(WireTimestamp.init), methods: summary.methods, factors: summary.factors)
     }
 }
 
