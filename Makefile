@@ -79,33 +79,31 @@ LONG_SUITES := ^($(subst $(space),|,$(subst .,\.,$(strip $(LONG)))))/
 
 test: bootstrap
 	@scripts/bootstrap test
+	# The Python tools install while Swift builds: the install mostly waits on the network and
+	# the disk, the build on the cores. Each fails the target on its own.
 	@mkdir -p .build
-	# One shell, so that the release build started first is waited for (or stopped) at its end.
-	# - The release build of the server, for the bare-Debian test at the end, runs all along at
-	#   nice 19 in a build directory of its own (.build/bare; SwiftPM locks one per build): it
-	#   takes only the cores the rest leaves idle (the debug build's single-module stretches,
-	#   the serial pass), and nearly nothing from the tests. (The demo's release build is left
-	#   to `make run`: the debug build compiles it with the same warnings.)
-	# - The Python tools install while Swift builds: the install mostly waits on the network
-	#   and the disk, the build on the cores.
-	# - The Swift tests (scripts/test-passes): the suites but SERIAL, HEAVY and LONG, in
-	#   parallel, on SQLite; beside them POSTGRES_SUITES but SERIAL on PostgreSQL (a private
-	#   cluster the tests start; without PostgreSQL every one of them fails) and LONG; then
-	#   HEAVY, one test per core; then SERIAL alone, one test at a time.
-	# - The contract test: the answers of the debug `latchkey` dev server against
-	#   docs/openapi.yaml (schemathesis, ~2 min). Then the release binary on a bare Debian.
-	# Each step fails the target on its own; the first failure ends it.
-	nice -n 19 $(RELEASE) --scratch-path .build/bare --product latchkey >.build/bare.log 2>&1 & release=$$!; \
-		trap 'kill $$release 2>/dev/null' EXIT; \
-		$(MAKE) --no-print-directory $(PYTHON) >.build/venv.log 2>&1 & venv=$$!; \
+	$(MAKE) --no-print-directory $(PYTHON) >.build/venv.log 2>&1 & venv=$$!; \
 		$(SWIFT) build --build-tests $(SWIFTFLAGS); built=$$?; \
-		wait $$venv || { cat .build/venv.log; echo "make test: installing the Python tools failed" >&2; exit 1; }; \
-		[ $$built -eq 0 ] || exit 1; \
-		SERIAL_SUITES='$(SERIAL_SUITES)' HEAVY_SUITES='$(HEAVY_SUITES)' LONG_SUITES='$(LONG_SUITES)' \
-			POSTGRES_SUITES='$(POSTGRES_SUITES)' LATCHKEY_PYTHON=$(abspath $(PYTHON)) scripts/test-passes || exit 1; \
-		CONTRACT_LATCHKEY=.build/debug/latchkey scripts/contract-test || exit 1; \
-		wait $$release || { cat .build/bare.log; echo "make test: the release build failed" >&2; exit 1; }; \
-		scripts/test-bare-debian .build/bare/release/latchkey
+		wait $$venv; installed=$$?; \
+		[ $$installed -eq 0 ] || { cat .build/venv.log; echo "make test: installing the Python tools failed" >&2; }; \
+		[ $$built -eq 0 ] && [ $$installed -eq 0 ]
+	# The Swift tests (scripts/test-passes): the suites but SERIAL, HEAVY and LONG, in parallel,
+	# on SQLite; beside them POSTGRES_SUITES but SERIAL on PostgreSQL (a private cluster the tests
+	# start; without PostgreSQL every one of them fails) and LONG; then HEAVY, one test per core;
+	# then SERIAL alone, one test at a time.
+	SERIAL_SUITES='$(SERIAL_SUITES)' HEAVY_SUITES='$(HEAVY_SUITES)' LONG_SUITES='$(LONG_SUITES)' POSTGRES_SUITES='$(POSTGRES_SUITES)' LATCHKEY_PYTHON=$(abspath $(PYTHON)) \
+		scripts/test-passes
+	# The release build of the server beside the contract test, which drives the debug `latchkey`
+	# already built: the answers of a dev server against docs/openapi.yaml (schemathesis, ~2
+	# min). Then the release binary on a bare Debian. (The demo's release build is left to `make
+	# run`: the debug build above compiled it with the same warnings.) Both wait for the serial
+	# pass: measured beside the parallel suites they saved nothing (those leave few cores idle
+	# once Chromium and the dev servers run), and a release build's whole-module compile of the
+	# server is one long single-core job that no idle-priority slot finishes in time.
+	CONTRACT_LATCHKEY=.build/debug/latchkey scripts/contract-test & contract=$$!; \
+		$(RELEASE) --product latchkey; built=$$?; \
+		wait $$contract; tested=$$?; [ $$built -eq 0 ] && [ $$tested -eq 0 ]
+	scripts/test-bare-debian .build/release/latchkey
 
 bench: build $(PYTHON)
 	$(RELEASE) --product latchkey-bench

@@ -276,16 +276,7 @@ struct DeviceKeyTests {
     func s18OperatorRemovesDevice() async throws {
         try await TestServer.with { server in
             let (user, _, _, deviceID) = try await Self.registered(server)
-            let config = server.directory.appendingPathComponent("operator.json")
-            let settings: JSONValue = [
-                "database": .string(server.application.configuration.database),
-                "database_password_file": server.application.configuration.databasePasswordFile.map(JSONValue.string) ?? .null,
-                "master_key_file": .string(server.directory.appendingPathComponent("master.key").path),
-            ]
-            try Data(settings.serialized).write(to: config)
-            let run = { @Sendable (arguments: [String]) in
-                await BlockingWorkers.run(1, { _ in try? Subprocess.run(Executables.latchkey, arguments + ["--config", config.path]) })[0]
-            }
+            let run = try server.operatorCommand()
             let show = try #require(await run(["users", "show", user.id]))
             #expect(show.status == 0)
             #expect(show.output.contains("factors     1 device key, TOTP off"))

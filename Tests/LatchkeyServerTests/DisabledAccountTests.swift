@@ -290,16 +290,7 @@ struct DisabledAccountTests {
     func s51Commands() async throws {
         try await TestServer.with { server in
             let (userID, signUp) = try await server.passwordUser()
-            let config = server.directory.appendingPathComponent("operator.json")
-            let settings: JSONValue = [
-                "database": .string(server.application.configuration.database),
-                "database_password_file": server.application.configuration.databasePasswordFile.map(JSONValue.string) ?? .null,
-                "master_key_file": .string(server.directory.appendingPathComponent("master.key").path),
-            ]
-            try Data(settings.serialized).write(to: config)
-            let run = { @Sendable (arguments: [String]) in
-                await BlockingWorkers.run(1, { _ in try? Subprocess.run(Executables.latchkey, arguments + ["--config", config.path]) })[0]
-            }
+            let run = try server.operatorCommand()
             let missing = try #require(await run(["users", "disable", "nobody@example.com"]))
             #expect(missing.status == 1 && missing.error.contains("no user"))
 

@@ -36,16 +36,7 @@ struct PasskeyOperatorTests {
             let other = Authenticator.es256()
             let otherPasskey = try await Self.register(server, ada, other, name: "YubiKey")
 
-            let config = server.directory.appendingPathComponent("operator.json")
-            let settings: JSONValue = [
-                "database": .string(server.application.configuration.database),
-                "database_password_file": server.application.configuration.databasePasswordFile.map(JSONValue.string) ?? .null,
-                "master_key_file": .string(server.directory.appendingPathComponent("master.key").path),
-            ]
-            try Data(settings.serialized).write(to: config)
-            let run = { @Sendable (arguments: [String]) in
-                await BlockingWorkers.run(1, { _ in try? Subprocess.run(Executables.latchkey, arguments + ["--config", config.path]) })[0]
-            }
+            let run = try server.operatorCommand()
 
             let list = try #require(await run(["passkeys", "list", "--user", "ADA"]))
             #expect(list.status == 0, "\(list.error)")

@@ -234,3 +234,21 @@ extension LatchkeyApplication {
     /// The sandbox Apple mounted under `/sandbox/apple` in development mode; `nil` outside it.
     var sandbox: AppleSandbox? { mounted(SandboxMount.self)?.sandbox }
 }
+
+extension TestServer {
+    /// Runs `latchkey ARGUMENTS` as an operator on the server's machine would: with a
+    /// configuration naming this server's database and master key (written once, here). The
+    /// answer is `nil` when the process could not start.
+    func operatorCommand() throws -> @Sendable ([String]) async -> Subprocess.Result? {
+        let config = directory.appendingPathComponent("operator.json")
+        let settings: JSONValue = [
+            "database": .string(application.configuration.database),
+            "database_password_file": application.configuration.databasePasswordFile.map(JSONValue.string) ?? .null,
+            "master_key_file": .string(directory.appendingPathComponent("master.key").path),
+        ]
+        try Data(settings.serialized).write(to: config)
+        return { arguments in
+            await BlockingWorkers.run(1, { _ in try? Subprocess.run(Executables.latchkey, arguments + ["--config", config.path]) })[0]
+        }
+    }
+}
