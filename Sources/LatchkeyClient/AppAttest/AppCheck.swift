@@ -65,11 +65,11 @@ actor AppCheckTokens {
     ///   what the keys throw (DeviceCheck's `DCError`) as it is.
     func token() async throws -> String {
         if let current, current.expiresAt.timeIntervalSinceNow > Self.leeway { return current.token }
-        if let inFlight { return try await inFlight.value.token }
-        let task = Task { try await self.earn() }
-        inFlight = task
-        defer { inFlight = nil }
         do {
+            if let inFlight { return try await inFlight.value.token }
+            let task = Task { try await self.earn() }
+            inFlight = task
+            defer { inFlight = nil }
             let token = try await task.value
             current = token
             return token.token
