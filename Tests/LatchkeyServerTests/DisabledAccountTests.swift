@@ -16,9 +16,10 @@ import Testing
 struct DisabledAccountTests {
     /// Disables `userID` as an admin would, through the service the admin API calls.
     @discardableResult
-    static func disable(_ server: TestServer, _ userID: String, actor: AccountActor = .admin(userID: "usr_admin")) async throws -> Bool {
-        try await server.application.services.accounts.disable(
-            userID: userID, actor: actor, context: RequestContext(ip: "203.0.113.9", requestID: "req-disable"))
+    static func disable(_ server: TestServer, _ userID: String) async throws -> Bool {
+        var context = RequestContext(ip: "203.0.113.9", requestID: "req-disable")
+        context.actor = "usr_admin"
+        return try await server.application.services.accounts.disable(userID: userID, context: context)
     }
 
     /// Expects the 403 `account_disabled` of a refused sign-in.
@@ -104,9 +105,10 @@ struct DisabledAccountTests {
             #expect(try await audit.entries(userID: userID, event: "account.disabled").count == 1)
 
             let accounts = server.application.services.accounts
-            let context = RequestContext(requestID: "req-enable")
-            #expect(try await accounts.enable(userID: userID, actor: .admin(userID: "usr_admin"), context: context))
-            #expect(try await accounts.enable(userID: userID, actor: .admin(userID: "usr_admin"), context: context) == false)
+            var context = RequestContext(requestID: "req-enable")
+            context.actor = "usr_admin"
+            #expect(try await accounts.enable(userID: userID, context: context))
+            #expect(try await accounts.enable(userID: userID, context: context) == false)
             let enabled = try await audit.entries(userID: userID, event: "account.enabled")
             #expect(enabled.count == 1 && enabled.first?.details == ["actor": "usr_admin"])
             #expect(try await Self.count(server, "SELECT count(*) AS n FROM users WHERE id = ? AND disabled_at IS NULL", userID) == 1)
@@ -119,7 +121,7 @@ struct DisabledAccountTests {
             #expect(try await server.request(.get, "/v1/me", headers: try again.bearer).status == 200)
 
             await #expect(throws: AuthError.notFound()) { try await Self.disable(server, "usr_nobody") }
-            await #expect(throws: AuthError.notFound()) { try await accounts.enable(userID: "usr_nobody", actor: .operator, context: context) }
+            await #expect(throws: AuthError.notFound()) { try await accounts.enable(userID: "usr_nobody", context: .operatorCLI) }
         }
     }
 

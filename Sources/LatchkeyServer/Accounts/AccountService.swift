@@ -40,22 +40,6 @@ struct NameChange: Sendable, Hashable {
     }
 }
 
-/// Who disables or enables an account, as the audit entry's `actor` names them.
-package enum AccountActor: Sendable, Hashable {
-    /// An admin or support account, through the admin API: its user id.
-    case admin(userID: String)
-    /// The operator, through the CLI on the server's machine.
-    case `operator`
-
-    /// The `actor` detail of the audit entry: the admin's user id, or `operator`.
-    var auditValue: String {
-        switch self {
-        case .admin(let userID): userID
-        case .operator: "operator"
-        }
-    }
-}
-
 /// A user's own account: reading it, changing its names, and deleting it; disabling and
 /// enabling it (an operator's or an admin's).
 package struct AccountService: Sendable {
@@ -199,13 +183,13 @@ package struct AccountService: Sendable {
     /// write transaction: a compare-and-set on `users.disabled_at`, then every session of the
     /// account ends (API sessions with their refresh tokens, OAuth grants' sessions, the hosted
     /// pages' browser sessions) with reason `account_disabled`, and `account.disabled` is
-    /// audited with the actor (S51). From then on every sign-in is refused (S50).
+    /// audited with the context's `actor` (S51). From then on every sign-in is refused (S50).
     ///
     /// - Returns: Whether this call disabled the account; false when it was disabled already,
     ///   and then nothing is written.
     /// - Throws: ``AuthError/Code/notFound`` when there is no such user.
     @discardableResult
-    package func disable(userID: String, actor: AccountActor, context: RequestContext) async throws -> Bool {
+    package func disable(userID: String, context: RequestContext) async throws -> Bool {
         let now = dependencies.clock()
         return try await dependencies.database.write { connection in
             guard try self.dependencies.users.disable(userID, now: now, on: connection) else {
@@ -215,29 +199,28 @@ package struct AccountService: Sendable {
             let ended = try self.sessions.revokeAll(userID: userID, reason: Self.disabledReason, context: context, now: now, on: connection)
             try self.dependencies.record(
                 .accountDisabled, .success, userID: userID, context: context, now: now,
-                details: ["actor": actor.auditValue, "sessions_ended": String(ended.count)], on: connection)
+                details: ["sessions_ended": String(ended.count)], on: connection)
             return true
         }
     }
 
     /// Enables a disabled account (`POST /v1/admin/users/{id}/enable`, `latchkey users enable`)
     /// in one write transaction: a compare-and-set on `users.disabled_at`, audited
-    /// `account.enabled` with the actor. The sessions that ended stay ended; the user signs in
+    /// `account.enabled` with the context's `actor`. The sessions that ended stay ended; the user signs in
     /// again.
     ///
     /// - Returns: Whether this call enabled the account; false when it was not disabled, and
     ///   then nothing is written.
     /// - Throws: ``AuthError/Code/notFound`` when there is no such user.
     @discardableResult
-    package func enable(userID: String, actor: AccountActor, context: RequestContext) async throws -> Bool {
+    package func enable(userID: String, context: RequestContext) async throws -> Bool {
         let now = dependencies.clock()
         return try await dependencies.database.write { connection in
             guard try self.dependencies.users.enable(userID, now: now, on: connection) else {
                 guard try self.dependencies.users.find(userID, on: connection) != nil else { throw AuthError.notFound("no such user") }
                 return false
             }
-            try self.dependencies.record(
-                .accountEnabled, .success, userID: userID, context: context, now: now, details: ["actor": actor.auditValue], on: connection)
+            try self.dependencies.record(.accountEnabled, .success, userID: userID, context: context, now: now, on: connection)
             return true
         }
     }

@@ -95,11 +95,10 @@ struct AdminRoutes {
             group.post("/users/{id}/\(action)") { request, context in
                 try context.requireRole(.support)
                 let userID = request.pathParameters["id"] ?? ""
-                let actor = AccountActor.admin(userID: try context.requirePrincipal().userID)
                 let changed =
                     disabling
-                    ? try await accounts.disable(userID: userID, actor: actor, context: context.caller)
-                    : try await accounts.enable(userID: userID, actor: actor, context: context.caller)
+                    ? try await accounts.disable(userID: userID, context: context.caller)
+                    : try await accounts.enable(userID: userID, context: context.caller)
                 return .json(WireAdminAccountState(userID: userID, disabled: disabling, changed: changed).json)
             }
         }

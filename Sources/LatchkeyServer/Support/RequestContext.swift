@@ -7,12 +7,22 @@ package struct RequestContext: Sendable {
     /// accepted (RFC 9449): what the tokens it issues are bound to. `nil` without a proof.
     package var dpopKeyThumbprint: String?
     /// The account of the admin API's caller when an admin or support account acts on another
-    /// account or on the server: every audit entry of the request names it (`actor`).
+    /// account or on the server, or `operator` for the CLI's account actions: every audit entry
+    /// of the request names it (`actor`).
     package var actor: String?
 
     package init(ip: String? = nil, userAgent: String? = nil, requestID: String? = nil) {
         self.ip = ip
         self.userAgent = userAgent
         self.requestID = requestID
+    }
+}
+
+extension RequestContext {
+    /// The CLI acting on an account from the server's machine: audit entries name `actor: operator`.
+    package static var operatorCLI: RequestContext {
+        var context = RequestContext(requestID: "cli")
+        context.actor = "operator"
+        return context
     }
 }

@@ -176,7 +176,7 @@ enum OperatorCommands {
     ) { arguments in
         try await withApplication(arguments) { application in
             guard let id = try await account(named: arguments[argument: "USER"], application) else { return 1 }
-            if try await application.services.accounts.disable(userID: id, actor: .operator, context: RequestContext(requestID: "cli")) {
+            if try await application.services.accounts.disable(userID: id, context: .operatorCLI) {
                 print("disabled \(id); its sessions have ended")
             } else {
                 print("\(id) was already disabled; nothing changed")
@@ -196,7 +196,7 @@ enum OperatorCommands {
     ) { arguments in
         try await withApplication(arguments) { application in
             guard let id = try await account(named: arguments[argument: "USER"], application) else { return 1 }
-            if try await application.services.accounts.enable(userID: id, actor: .operator, context: RequestContext(requestID: "cli")) {
+            if try await application.services.accounts.enable(userID: id, context: .operatorCLI) {
                 print("enabled \(id); it can sign in again")
             } else {
                 print("\(id) was not disabled; nothing changed")
