@@ -35,7 +35,7 @@ struct PasswordAccountTests {
 
     @Test("S11, S9: sign-up, login, change; the old password is refused and the other sessions are gone")
     func s11Lifecycle() async throws {
-        try await TestServer.with { server in
+        try await TestServer.with({ $0.password.argon2 = .owaspMinimum }) { (server: TestServer) async throws in
             let signUp = try await Self.signUp(server, "Ada@Example.com", "correct horse battery", extra: ["given_name": "Ada"])
             #expect(signUp.status == 201)
             #expect(signUp.headers["Cache-Control"] == "no-store")
@@ -153,7 +153,7 @@ struct PasswordAccountTests {
 
     @Test("S11: a hash made with other parameters is replaced on the next login")
     func s11Rehash() async throws {
-        try await TestServer.with { server in
+        try await TestServer.with({ $0.password.argon2 = .owaspMinimum }) { (server: TestServer) async throws in
             let userID = try await Self.signUp(server, "ada", "correct horse battery").tokens.user.id
             let old = try Argon2id.hash(
                 password: Array("correct horse battery".utf8), parameters: .init(memoryKiB: 8192, iterations: 1, parallelism: 1))

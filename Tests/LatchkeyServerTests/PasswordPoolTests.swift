@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyCrypto
 import LatchkeyHTTP
 import LatchkeyServer
 import LatchkeyTestSupport
@@ -15,6 +16,7 @@ struct PasswordPoolTests {
     @Test("S15: 500 concurrent logins against a small pool: 503 overloaded past the queue bound, no crash, /healthz within 50 ms throughout (99th percentile)")
     func s15Flood() async throws {
         try await TestServer.with({ configuration in
+            configuration.password.argon2 = .owaspMinimum
             configuration.password.hashingThreads = 1
             configuration.password.hashingQueueLimit = 4
             configuration.rateLimits.loginPerIP15m = 100_000

@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import LatchkeyHTTP
+import LatchkeyCrypto
 import LatchkeyHTTPClient
 import LatchkeyJSON
 import LatchkeySandbox
@@ -38,8 +39,16 @@ final class TestServer: Sendable {
         configuration.masterKeyFile = directory.appendingPathComponent("master.key").path
         configuration.dev = true
         configuration.apple.clientIDs = ["com.example.app"]
+        configuration.password.argon2 = lightArgon2
         return configuration
     }
+
+    /// The Argon2id cost of test servers: the real hash, about forty times cheaper than the
+    /// OWASP parameters the product enforces (at those, hashing was most of the CPU of the
+    /// password suites, and a large share of `make test`). The suites about the cost itself set
+    /// ``Argon2id/Parameters/owaspMinimum`` back: the stored parameters and their upgrade (S11),
+    /// a refused login's time (S13), the hashing pool under a flood (S15).
+    static let lightArgon2 = Argon2id.Parameters(memoryKiB: 1024, iterations: 1, parallelism: 1)
 
     /// A handle on an application the test opened and stops itself (for restarts).
     static func attached(_ application: LatchkeyApplication, clock: TestClock, directory: URL) -> TestServer {
