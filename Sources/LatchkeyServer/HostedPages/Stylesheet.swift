@@ -85,8 +85,6 @@ enum Stylesheet {
         dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.25rem 1rem; margin: 0 0 1rem; }
         dl.facts dt { font-weight: 600; }
         dl.facts dd { margin: 0; overflow-wrap: anywhere; }
-        textarea { display: block; width: 100%; min-height: 6rem; padding: 0.6rem 0.75rem; font: inherit; color: var(--text);
-          background: var(--background); border: 1px solid var(--border); border-radius: 10px; }
         code.secret { display: block; padding: 0.75rem; overflow-wrap: anywhere; border: 1px solid var(--border); border-radius: 10px; }
         """
 }

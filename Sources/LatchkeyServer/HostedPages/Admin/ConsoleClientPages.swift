@@ -22,8 +22,8 @@ struct ConsoleClientsPage: Sendable {
                 \(frame.form("/admin/clients"))<div class="field"><label for="name">Name</label>
                 <input type="text" id="name" name="name" required></div>
                 <div class="field"><label for="redirect_uris">Redirect URIs</label>
-                <span class="hint" id="redirect-hint">One a line</span>
-                <textarea id="redirect_uris" name="redirect_uris" aria-describedby="redirect-hint" required></textarea></div>
+                <span class="hint" id="redirect-hint">Separated by spaces</span>
+                <input type="text" id="redirect_uris" name="redirect_uris" aria-describedby="redirect-hint" autocapitalize="none" spellcheck="false" required></div>
                 <div class="field"><label><input type="checkbox" name="confidential" value="true"> Confidential (gets a secret)</label></div>
                 <button type="submit" class="small">Add</button></form>
                 """)
@@ -63,8 +63,8 @@ struct ConsoleClientPage: Sendable {
                 \(notice.map { "<p class=\"lead\" role=\"status\">\($0)</p>\n" as HTML } ?? "")\(shownSecret)<dl class="facts">
                 \(facts.map { name, value -> HTML in "<dt>\(name)</dt><dd>\(value)</dd>\n" })</dl>
                 <h2>Redirect URIs</h2>
-                \(frame.form(base + "/redirect-uris"))<div class="field"><label for="redirect_uris">One a line</label>
-                <textarea id="redirect_uris" name="redirect_uris" required>\(client.redirectURIs.joined(separator: "\n"))</textarea></div>
+                \(frame.form(base + "/redirect-uris"))<div class="field"><label for="redirect_uris">Separated by spaces</label>
+                <input type="text" id="redirect_uris" name="redirect_uris" value="\(client.redirectURIs.joined(separator: " "))" autocapitalize="none" spellcheck="false" required></div>
                 <button type="submit" class="small">Save</button></form>
                 <p>\(links)</p>
                 """)
