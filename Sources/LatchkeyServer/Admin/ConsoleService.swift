@@ -1,6 +1,5 @@
 import FoundationEssentials
 import LatchkeyCrypto
-import LatchkeyHTTP
 import LatchkeyJOSE
 import LatchkeyJSON
 import LatchkeyStore
@@ -53,11 +52,11 @@ struct ConsoleService: Sendable {
 
     // MARK: Signing in
 
-    /// The authorization request that signs in to the console and comes back to `returnTo` (a
-    /// path under `/admin`), and the binding for the browser's state cookie.
+    /// The parameters of the authorization request that signs in to the console and comes back
+    /// to `returnTo` (a path under `/admin`), and the binding for the browser's state cookie.
     ///
     /// - Parameter fresh: Ask for a sign-in within ``freshness`` (`max_age`), for a destructive action.
-    func authorizationURL(returnTo: String, fresh: Bool) async throws -> (url: String, binding: String) {
+    func authorizationRequest(returnTo: String, fresh: Bool) async throws -> (parameters: [String: String], binding: String) {
         let client = try await clients.consoleClient(redirectURI: redirectURI)
         let (state, binding) = self.state.make(returnTo, now: dependencies.clock())
         let verifier = self.state.derived("verifier", from: state)
@@ -67,7 +66,7 @@ struct ConsoleService: Sendable {
             "code_challenge_method": "S256",
         ]
         if fresh { parameters["max_age"] = String(Int(Self.freshness)) }
-        return ("/oauth/authorize?" + PercentEncoding.encodeForm(parameters), binding)
+        return (parameters, binding)
     }
 
     var redirectURI: String { accessTokens.issuer + Self.callbackPath }

@@ -343,8 +343,8 @@ struct ConsoleRoutes {
 
     /// 303 to the authorization endpoint for the console, with the state's binding cookie.
     static func signIn(_ console: ConsoleService, returnTo: String, fresh: Bool) async throws -> HTTPResponse {
-        let (url, binding) = try await console.authorizationURL(returnTo: returnTo, fresh: fresh)
-        var response = HTTPResponse.seeOther(url)
+        let (parameters, binding) = try await console.authorizationRequest(returnTo: returnTo, fresh: fresh)
+        var response = HTTPResponse.seeOther(AuthorizeRoutes.authorizeURL(parameters))
         response.setCookie(try SetCookie(name: stateCookieName, value: binding, path: cookiePath, maxAge: 600))
         return response
     }
