@@ -78,7 +78,7 @@ enum Stylesheet {
         form.search { display: flex; gap: 0.5rem; margin: 0 0 1rem; }
         form.search button { width: auto; margin: 0; }
         button.small, .button.small { display: inline-block; width: auto; min-height: 36px; margin: 0; padding: 0.3rem 0.8rem; }
-        button.danger { background: var(--error); border-color: var(--error); color: var(--card); }
+        button.danger, .button.danger { background: var(--error); border-color: var(--error); color: var(--card); }
         .table { overflow-x: auto; margin: 0 0 1rem; }
         table { border-collapse: collapse; width: 100%; font-size: 0.95rem; }
         th, td { text-align: left; vertical-align: top; padding: 0.4rem 0.5rem; border-bottom: 1px solid var(--border); overflow-wrap: anywhere; }

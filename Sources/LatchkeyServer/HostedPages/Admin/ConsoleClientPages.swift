@@ -56,7 +56,7 @@ struct ConsoleClientPage: Sendable {
         }
         var links: [HTML] = []
         if client.isConfidential { links.append("<a class=\"button small secondary\" href=\"\(base)/confirm/rotate-secret\">Rotate the secret</a>\n") }
-        links.append("<a class=\"button small\" href=\"\(base)/confirm/remove\">Remove the client</a>\n")
+        links.append("<a class=\"button small danger\" href=\"\(base)/confirm/remove\">Remove the client</a>\n")
         return frame.document(
             title: ConsoleFrame.shown(client.name), current: "/admin/clients",
             body: """

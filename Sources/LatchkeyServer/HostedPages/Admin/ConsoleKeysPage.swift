@@ -21,7 +21,7 @@ struct ConsoleKeysPage: Sendable {
             body: """
                 \(notice.map { "<p class=\"lead\" role=\"status\">\($0)</p>\n" as HTML } ?? "")\
                 \(ConsoleFrame.table(["Key", "Algorithm", "State", "Created", "Signs from", "Retires"], rows, empty: "No signing keys."))
-                <p><a class="button small" href="/admin/keys/confirm/rotate">Rotate the keys</a></p>
+                <p><a class="button small danger" href="/admin/keys/confirm/rotate">Rotate the keys</a></p>
                 """)
     }
 }

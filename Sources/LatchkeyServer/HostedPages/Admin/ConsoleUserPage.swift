@@ -31,7 +31,7 @@ struct ConsoleUserPage: Sendable {
         ]
         func confirm(_ action: String, _ label: String, _ query: [(String, String)] = [], danger: Bool = false) -> HTML {
             let target = base + "/confirm/" + action + (query.isEmpty ? "" : "?" + FormEncoding.encode(query))
-            return "<a class=\"button small\(danger ? "" : " secondary")\" href=\"\(target)\">\(label)</a>\n"
+            return "<a class=\"button small \(danger ? "danger" : "secondary")\" href=\"\(target)\">\(label)</a>\n"
         }
         var actions: [HTML] = [summary.disabledAt == nil ? confirm("disable", "Disable") : confirm("enable", "Enable")]
         if canSendMail, user.email != nil { actions.append(confirm("password-reset", "Send a password reset")) }
