@@ -5,7 +5,7 @@ import Testing
 @Suite("Schema (migration 1)")
 struct SchemaTests {
     static let tables = [
-        "admin_roles", "app_attest_challenges", "app_attest_keys", "apple_identity_tokens", "apple_notifications", "audit_log", "browser_sessions", "challenges",
+        "admin_roles", "app_attest_challenges", "app_attest_keys", "apple_identity_tokens", "apple_notifications", "audit_log", "browser_sessions", "challenges", "console_sessions",
         "device_authorizations", "device_keys", "dpop_proofs", "email_flows", "ended_refresh_tokens", "identities", "mfa_tokens", "oauth_client_assertions", "oauth_clients", "oauth_codes",
         "oauth_consents", "outbox", "passkey_ceremonies", "passkeys", "password_credentials", "provider_states", "rate_limits", "recovery_codes", "refresh_tokens", "schema_migrations", "sessions",
         "signing_keys", "totp_factors", "users",

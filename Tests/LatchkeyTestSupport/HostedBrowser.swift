@@ -161,7 +161,7 @@ package final class HostedBrowser: Sendable {
     /// new `name=` pair (the cookies here carry no `Expires` with commas but the deleting ones).
     private static func splitCookies(_ joined: String?) -> [Substring] {
         guard let joined else { return [] }
-        let expression = try! NSRegularExpression(pattern: #",\s*(?=__Host-)"#)
+        let expression = try! NSRegularExpression(pattern: #",\s*(?=__(Host|Secure)-)"#)
         let marked = expression.stringByReplacingMatches(in: joined, range: NSRange(joined.startIndex..., in: joined), withTemplate: "\n")
         return marked.split(separator: "\n")
     }

@@ -42,6 +42,8 @@ package struct Services: Sendable {
     let dpop: DPoPService
     /// The admin API's roles and reads; `latchkey admins`.
     package let admin: AdminService
+    /// The admin console's sign-in (`/admin`).
+    let console: ConsoleService
 
     init(
         configuration: Configuration, dependencies: Dependencies, keys: SigningKeyRing, masterKey: MasterKey, appleSettings: AppleSettings,
@@ -79,6 +81,8 @@ package struct Services: Sendable {
         clients = ClientService(database: database, clock: clock)
         tokens = TokenService(
             dependencies: dependencies, sessions: sessions, signIns: signIns, refreshTokens: refreshTokens, accessTokens: accessTokens, keys: keys)
+        console = ConsoleService(
+            dependencies: dependencies, tokens: tokens, accessTokens: accessTokens, sessions: sessions, clients: clients, admin: admin, masterKey: masterKey)
         devices = DeviceAuthorizationService(
             dependencies: dependencies, signIns: signIns, tokens: tokens, codeTTL: configuration.device.codeTTL,
             publicURL: { [accessTokens] in accessTokens.issuer })
@@ -132,6 +136,10 @@ package struct Services: Sendable {
         FactorRoutes(factors: factors, bearer: bearer, binding: binding).register(on: router)
         GrantRoutes(grants: grants, bearer: bearer).register(on: router)
         AdminRoutes(admin: admin, accounts: accounts, clients: clients, keys: keys, email: email, bearer: bearer, clock: clock).register(on: router)
+        ConsoleRoutes(
+            console: console, admin: admin, accounts: accounts, clients: clients, keys: keys, email: email, csrf: CSRFProtection(masterKey: masterKey),
+            clock: clock
+        ).register(on: router)
         if configuration.passkeys.enabled { PasskeyRoutes(passkeys: passkeys, bearer: bearer, binding: binding).register(on: router) }
         if configuration.password.enabled { PasswordRoutes(passwords: passwords, bearer: bearer, binding: binding).register(on: router) }
         if let email { EmailRoutes(email: email, bearer: bearer, binding: binding).register(on: router) }

@@ -7,8 +7,8 @@ import LatchkeyHTTP
 /// make a `javascript:` link harmless.
 enum PageLayout {
     /// A whole document: `<html lang="en">`, a viewport for phones, the stylesheet, and `body`
-    /// inside `<main>`.
-    static func document(title: String, body: HTML) -> HTML {
+    /// inside `<main>`; `wide` for the admin console's tables.
+    static func document(title: String, body: HTML, wide: Bool = false) -> HTML {
         """
         <!DOCTYPE html>
         <html lang="en">
@@ -21,7 +21,7 @@ enum PageLayout {
         <link rel="stylesheet" href="\(Stylesheet.path)">
         </head>
         <body>
-        <main>
+        \(wide ? "<main class=\"wide\">" : "<main>" as HTML)
         <div class="card">
         \(body)</div>
         </main>

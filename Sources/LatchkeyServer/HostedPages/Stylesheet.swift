@@ -70,5 +70,21 @@ enum Stylesheet {
         .chart-failed { fill: var(--error); }
         .chart-label { fill: var(--muted); }
         .chart-axis { stroke: var(--border); }
+        main.wide { max-width: 64rem; }
+        nav.console { display: flex; flex-wrap: wrap; align-items: center; gap: 0.25rem 1rem; margin: 0 0 1rem; }
+        nav.console [aria-current] { font-weight: 600; text-decoration: none; }
+        h2 { font-size: 1.2rem; margin: 1.5rem 0 0.5rem; }
+        form.inline { display: inline-block; margin: 0 0.25rem 0.25rem 0; }
+        form.search { display: flex; gap: 0.5rem; margin: 0 0 1rem; }
+        form.search button { width: auto; margin: 0; }
+        button.small, .button.small { display: inline-block; width: auto; min-height: 36px; margin: 0; padding: 0.3rem 0.8rem; }
+        button.danger, .button.danger { background: var(--error); border-color: var(--error); color: var(--card); }
+        .table { overflow-x: auto; margin: 0 0 1rem; }
+        table { border-collapse: collapse; width: 100%; font-size: 0.95rem; }
+        th, td { text-align: left; vertical-align: top; padding: 0.4rem 0.5rem; border-bottom: 1px solid var(--border); overflow-wrap: anywhere; }
+        dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.25rem 1rem; margin: 0 0 1rem; }
+        dl.facts dt { font-weight: 600; }
+        dl.facts dd { margin: 0; overflow-wrap: anywhere; }
+        code.secret { display: block; padding: 0.75rem; overflow-wrap: anywhere; border: 1px solid var(--border); border-radius: 10px; }
         """
 }

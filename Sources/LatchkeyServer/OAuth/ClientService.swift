@@ -106,6 +106,27 @@ package struct ClientService: Sendable {
         _ = try await register(Self.development.registration, id: Self.development.id, context: RequestContext())
     }
 
+    /// The admin console's client (`/admin`): first-party and public (PKCE), the scopes
+    /// `openid admin`, one redirect URI `<public URL>/admin/callback`.
+    static let consoleID = "cl_console"
+
+    /// The console's client: registered on the console's first request when no client has its
+    /// id, its redirect URI moved to `redirectURI` when the server's public URL changed.
+    func consoleClient(redirectURI: String) async throws -> OAuthClient {
+        if let client = try await client(id: Self.consoleID) {
+            guard client.redirectURIs != [redirectURI] else { return client }
+            return try await update(id: Self.consoleID, ClientChange(name: nil, redirectURIs: [redirectURI], postLogoutRedirectURIs: nil, scopes: nil))
+        }
+        let registration = ClientRegistration(name: "Latchkey console", redirectURIs: [redirectURI], firstParty: true, scopes: ["openid", "admin"])
+        do {
+            return try await register(registration, id: Self.consoleID, context: RequestContext()).client
+        } catch {
+            // Another request registered it first.
+            guard let client = try await client(id: Self.consoleID) else { throw error }
+            return client
+        }
+    }
+
     private func register(_ registration: ClientRegistration, id: String, context: RequestContext) async throws -> (
         client: OAuthClient, secret: String?
     ) {

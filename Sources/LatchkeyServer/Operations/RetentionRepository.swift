@@ -5,14 +5,14 @@ import LatchkeyStore
 /// `apple_identity_tokens` and `apple_notifications` (replay records), `ended_refresh_tokens`
 /// (tombstones), `challenges`, `mfa_tokens`, `rate_limits`, the OAuth provider's codes,
 /// client-assertion `jti`s and browser sessions, email flows, passkey ceremonies, upstream sign-in states, device
-/// authorizations, DPoP proofs and App Attest challenges.
+/// authorizations, DPoP proofs, App Attest challenges and admin console sessions.
 struct RetentionRepository: Sendable {
     /// The tables whose rows live until `expires_at`.
     static let expiringTables = [
         "apple_identity_tokens", "apple_notifications", "ended_refresh_tokens", "challenges", "mfa_tokens", "oauth_codes",
         "oauth_client_assertions", "browser_sessions", "passkey_ceremonies", "provider_states", "device_authorizations",
         "dpop_proofs",
-        "app_attest_challenges",
+        "app_attest_challenges", "console_sessions",
     ]
 
     /// Deletes the rows of ``expiringTables`` whose `expires_at` is before `now`: remembered
@@ -23,7 +23,8 @@ struct RetentionRepository: Sendable {
     /// assertion's `exp` plus the leeway), browser sessions over, passkey ceremonies and upstream
     /// sign-in states no longer answerable, device authorizations past their `device.code_ttl`
     /// (a device code can be redeemed only before it expires, so the row has nothing left to guard),
-    /// DPoP proofs whose `iat` is out of the window, and App Attest challenges no longer answerable.
+    /// DPoP proofs whose `iat` is out of the window, App Attest challenges no longer answerable, and
+    /// admin console sessions over.
     ///
     /// - Returns: How many rows went.
     @discardableResult

@@ -22,6 +22,9 @@ struct LatchkeyContext: HTTPRequestContext {
     /// The role of the admin API the principal holds, set by ``AdminAuthorizer`` when the token
     /// carries the `admin` scope and the account a role; `nil` elsewhere.
     var adminRole: AdminRole?
+    /// The admin console's session, set by ``ConsoleAuthenticator`` in the `/admin` group (with
+    /// ``adminRole`` read afresh); `nil` elsewhere.
+    var console: ConsoleSession?
 
     init(source: HTTPRequestContextSource) {
         self.requestID = source.requestID
@@ -29,6 +32,7 @@ struct LatchkeyContext: HTTPRequestContext {
             ip: source.remoteAddress, userAgent: source.userAgent.map { String($0.prefix(256)) }, requestID: source.requestID)
         self.principal = nil
         self.adminRole = nil
+        self.console = nil
     }
 
     /// The authenticated caller.
@@ -53,5 +57,16 @@ struct LatchkeyContext: HTTPRequestContext {
         }
         guard held.covers(role) else { throw AuthError(.forbidden, "this needs the role \(role.rawValue)") }
         return principal
+    }
+
+    /// The console session of a console request whose role covers `role`: what each console
+    /// action states first, whatever buttons its page showed (S64).
+    ///
+    /// - Throws: 403 `forbidden` for `support` on an admin-only action, and outside the console.
+    @discardableResult
+    func requireConsoleRole(_ role: AdminRole) throws(AuthError) -> ConsoleSession {
+        guard let console, let held = adminRole else { throw AuthError(.forbidden, "the console needs a signed-in admin") }
+        guard held.covers(role) else { throw AuthError(.forbidden, "this needs the role \(role.rawValue)") }
+        return console
     }
 }

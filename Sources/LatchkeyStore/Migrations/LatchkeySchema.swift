@@ -21,6 +21,7 @@ package enum LatchkeySchema {
         Migration(version: 11, name: "app attest", statements: appAttest),
         Migration(version: 12, name: "disabled accounts", statements: disabledAccounts),
         Migration(version: 13, name: "admin roles", statements: adminRoles),
+        Migration(version: 14, name: "console sessions", statements: consoleSessions),
     ]
 
     /// Migration 12: disabled accounts. `users.disabled_at` is set when an operator or an admin
@@ -30,6 +31,32 @@ package enum LatchkeySchema {
     @Sendable
     static func disabledAccounts(_ dialect: SQLDialect) -> [String] {
         ["ALTER TABLE users ADD COLUMN disabled_at \(dialect.bigIntegerType)"]
+    }
+
+    /// Migration 14: the admin console's sign-ins (`/admin`). The cookie holds a random token,
+    /// the row only its SHA-256 hash; `session_id` is the API session the console's code
+    /// exchange made, which must stay live; `amr` and `auth_time` are the sign-in's, for the
+    /// console's second-factor and fresh-sign-in rules. A row lasts 12 hours at most.
+    @Sendable
+    static func consoleSessions(_ dialect: SQLDialect) -> [String] {
+        let time = dialect.bigIntegerType
+        return [
+            """
+            CREATE TABLE console_sessions (
+                id TEXT PRIMARY KEY NOT NULL,
+                token_hash \(dialect.blobType) NOT NULL UNIQUE,
+                user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                session_id TEXT NOT NULL,
+                amr TEXT NOT NULL DEFAULT '[]',
+                auth_time \(time) NOT NULL,
+                created_at \(time) NOT NULL,
+                expires_at \(time) NOT NULL,
+                ended_at \(time)
+            )
+            """,
+            "CREATE INDEX console_sessions_user_id ON console_sessions (user_id)",
+            "CREATE INDEX console_sessions_expires_at ON console_sessions (expires_at)",
+        ]
     }
 
     /// Migration 13: the roles of the admin API and what its searches need. A role is granted

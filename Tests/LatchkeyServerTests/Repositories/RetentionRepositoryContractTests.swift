@@ -56,6 +56,9 @@ struct RetentionRepositoryContractTests {
                     amr: [], createdAt: now.addingTimeInterval(-600), expiresAt: expires),
                 deviceCodeHash: key, userCodeHash: key, on: connection)
             try AppAttestRepository().insertChallenge(hash: key, createdAt: now.addingTimeInterval(-300), expiresAt: expires, on: connection)
+            try connection.execute(
+                "INSERT INTO console_sessions (id, token_hash, user_id, session_id, auth_time, created_at, expires_at) VALUES (?, ?, 'usr_1', 'ses_1', ?, ?, ?)",
+                [.text("acs-\(index)"), .blob(key), .time(now), .time(now), .time(expires)])
         }
     }
 
