@@ -2,6 +2,7 @@
 //
 //   latchkey-bench [--json] [--seconds S] [--repeats N] [--only NAME]
 //   latchkey-bench seed-sessions CONFIG COUNT [KEYFILE]  (sessions for the HTTP benchmarks, DPoP-bound with KEYFILE)
+//   latchkey-bench seed-accounts CONFIG COUNT     (accounts with names, factors and sessions, for the admin listing)
 //   latchkey-bench dpop-proofs KEYFILE METHOD URL COUNT [ACCESS_TOKEN]  (DPoP proofs, one per line)
 //   latchkey-bench apple-tokens DIR COUNT         (Apple keys and identity tokens for sign-ins)
 //   latchkey-bench apple-codes URL COUNT          (sandbox authorizations, for code exchange)
@@ -78,6 +79,9 @@ func median(_ values: [Double]) -> Double {
 
 if CommandLine.arguments.dropFirst().first == "seed-sessions" {
     exit(await SessionSeeder.run(Array(CommandLine.arguments.dropFirst(2))))
+}
+if CommandLine.arguments.dropFirst().first == "seed-accounts" {
+    exit(await AccountSeeder.run(Array(CommandLine.arguments.dropFirst(2))))
 }
 if CommandLine.arguments.dropFirst().first == "dpop-proofs" {
     exit(DPoPProofMaker.run(Array(CommandLine.arguments.dropFirst(2))))

@@ -4,8 +4,8 @@ import LatchkeyStore
 /// The admin API's SQL: the `admin_roles` table, the user search, and the audit log's pages.
 ///
 /// Every listing is a keyset walk, newest first: a page asks for the rows after the cursor's
-/// `(time, id)` with `(t < ? OR (t = ? AND id < ?))`, which the `(created_at, id)` and
-/// `(time, id)` indexes of migration 13 answer without counting past rows as OFFSET would.
+/// `(time, id)`, which the `(created_at, id)` and `(time, id)` indexes of migration 13 answer
+/// without counting past rows as OFFSET would.
 struct AdminRepository: Sendable {
     /// The prefix ranges compare bytewise, as the search indexes of migration 13 do.
     let bytewise = " " + SQLDialect.bytewise
@@ -51,26 +51,37 @@ struct AdminRepository: Sendable {
 
     // MARK: Users
 
-    /// Users newest first, after `cursor`; with a query, only those whose lowercased email,
-    /// given name or family name, or whose username, starts with `query.prefix`, or whose id is
-    /// `query.id`.
+    /// Users newest first, after `cursor`, each with what the listing shows of it; with a
+    /// query, only those whose lowercased email, given name or family name, or whose username,
+    /// starts with `query.prefix`, or whose id is `query.id`.
     ///
     /// - Parameter query: The prefix, lowercased (each match is a range over its index), and the
     ///   query as typed, for the id.
     func users(
         matching query: (prefix: String, id: String)?, after cursor: AdminCursor?, limit: Int, on connection: any SQLConnection
-    ) throws -> [User] {
+    ) throws -> [AdminUserSummary] {
         let (sql, bindings) = usersQuery(matching: query, after: cursor, limit: limit)
-        return try connection.query(sql, bindings).map { try UserRepository.user($0) }
+        return try summaries(connection.query(sql, bindings))
+    }
+
+    /// What the listing shows of one user, `nil` when there is no such user.
+    func user(id: String, on connection: any SQLConnection) throws -> AdminUserSummary? {
+        let (sql, bindings) = Self.summariesQuery(page: "SELECT * FROM users WHERE id = ?", [.text(id)])
+        return try summaries(connection.query(sql, bindings)).first
     }
 
     /// The statement of ``users(matching:after:limit:on:)``, for its contract test to explain.
+    ///
+    /// The page is chosen first, by the `(created_at, id)` index or the search indexes, then
+    /// only its rows are joined to what the listing shows: one statement a page, whatever its
+    /// size, with each lookup an index probe by user id.
     func usersQuery(matching query: (prefix: String, id: String)?, after cursor: AdminCursor?, limit: Int) -> (sql: String, bindings: [SQLValue]) {
         var conditions: [String] = []
         var bindings: [SQLValue] = []
         if let cursor {
-            conditions.append("(created_at < ? OR (created_at = ? AND id < ?))")
-            bindings += [.time(cursor.time), .time(cursor.time), .text(cursor.id)]
+            // A row value is one range over the index, where the equivalent OR is not.
+            conditions.append("(created_at, id) < (?, ?)")
+            bindings += [.time(cursor.time), .text(cursor.id)]
         }
         if let (prefix, id) = query {
             // One bounded range per index; the end is the prefix followed by the highest code
@@ -91,12 +102,60 @@ struct AdminRepository: Sendable {
         }
         bindings.append(.integer(Int64(limit)))
         let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
-        return ("SELECT * FROM users\(filter) ORDER BY created_at DESC, id DESC LIMIT ?", bindings)
+        return Self.summariesQuery(page: "SELECT * FROM users\(filter) ORDER BY created_at DESC, id DESC LIMIT ?", bindings)
     }
 
-    /// When the user last signed in: their newest session's creation, ended or not.
-    func lastSignIn(userID: String, on connection: any SQLConnection) throws -> Date? {
-        try connection.queryOne("SELECT max(created_at) AS last FROM sessions WHERE user_id = ?", [.text(userID)])?.optionalDate("last")
+    /// The users `page` selects (a `SELECT * FROM users …`), each with its username, its newest
+    /// session's creation (its last sign-in, ended or not), whether it has each second factor
+    /// and a passkey, and one row per identity (`provider` is NULL without any). The rows come
+    /// in no order: ``summaries(_:)`` puts them back in the page's.
+    private static func summariesQuery(page: String, _ bindings: [SQLValue]) -> (sql: String, bindings: [SQLValue]) {
+        let exists = { (table: String, condition: String) in "EXISTS (SELECT 1 FROM \(table) WHERE \(table).user_id = page.id\(condition))" }
+        return (
+            """
+            SELECT page.*, password_credentials.username, identities.provider,
+                (SELECT max(sessions.created_at) FROM sessions WHERE sessions.user_id = page.id) AS last_sign_in_at,
+                \(exists("device_keys", "")) AS has_device_key,
+                \(exists("totp_factors", " AND totp_factors.confirmed_at IS NOT NULL")) AS has_totp,
+                \(exists("recovery_codes", " AND recovery_codes.used_at IS NULL")) AS has_recovery_code,
+                \(exists("passkeys", "")) AS has_passkey
+            FROM (\(page)) AS page
+            LEFT JOIN password_credentials ON password_credentials.user_id = page.id
+            LEFT JOIN identities ON identities.user_id = page.id
+            """, bindings
+        )
+    }
+
+    /// Folds the rows of ``summariesQuery(page:_:)`` into one summary a user, newest first.
+    ///
+    /// The methods and factors are those ``SecondFactors/list(userID:on:)`` and the sign-in
+    /// methods give: recovery codes count beside a confirmed TOTP, a passkey as a factor beside
+    /// another one.
+    private func summaries(_ rows: [SQLRow]) throws -> [AdminUserSummary] {
+        var summaries: [String: AdminUserSummary] = [:]
+        var providers: [String: Set<String>] = [:]
+        var passkeys: Set<String> = []
+        for row in rows {
+            let user = try UserRepository.user(row)
+            if let provider = row.optionalString("provider") { providers[user.id, default: []].insert(provider) }
+            guard summaries[user.id] == nil else { continue }
+            let (deviceKey, totp) = (try row.bool("has_device_key"), try row.bool("has_totp"))
+            if try row.bool("has_passkey") { passkeys.insert(user.id) }
+            var factors: [String] = []
+            if deviceKey { factors.append("device_key") }
+            if totp { factors.append("totp") }
+            if totp, try row.bool("has_recovery_code") { factors.append("recovery_code") }
+            if !factors.isEmpty, passkeys.contains(user.id) { factors.append("passkey") }
+            let username = row.optionalString("username")
+            summaries[user.id] = AdminUserSummary(
+                user: user, username: username, lastSignInAt: row.optionalDate("last_sign_in_at"), disabledAt: row.optionalDate("disabled_at"),
+                methods: username == nil ? [] : ["password"], factors: factors.sorted())
+        }
+        return summaries.values.map { summary in
+            var summary = summary
+            summary.methods += (providers[summary.user.id] ?? []).sorted() + (passkeys.contains(summary.user.id) ? ["passkey"] : [])
+            return summary
+        }.sorted { ($0.user.createdAt, $0.user.id) > ($1.user.createdAt, $1.user.id) }
     }
 
     // MARK: Stats
@@ -161,8 +220,8 @@ struct AdminRepository: Sendable {
         }
         if let cursor {
             guard let id = Int64(cursor.id) else { throw AuthError.invalidRequest("cursor is not one this server handed out") }
-            conditions.append("(time < ? OR (time = ? AND id < ?))")
-            bindings += [.time(cursor.time), .time(cursor.time), .integer(id)]
+            conditions.append("(time, id) < (?, ?)")
+            bindings += [.time(cursor.time), .integer(id)]
         }
         bindings.append(.integer(Int64(limit)))
         let clause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")

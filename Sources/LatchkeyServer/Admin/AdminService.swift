@@ -45,8 +45,6 @@ package struct AdminService: Sendable {
     let factors: FactorService
     let passkeys: PasskeyService
     let repository = AdminRepository()
-    let credentials = PasswordCredentialRepository()
-    let identities = IdentityRepository()
     let passkeyRows = PasskeyRepository()
     let deviceKeys = DeviceKeyRepository()
     let totp = TOTPRepository()
@@ -94,28 +92,16 @@ package struct AdminService: Sendable {
     // MARK: Reading
 
     /// A page of users, newest first: all of them, or those `query` finds (a prefix of the
-    /// email, username, given or family name, whatever the case, or an exact id).
+    /// email, username, given or family name, whatever the case, or an exact id), read in one
+    /// statement with what the listing shows of each.
     func users(query: String?, cursor: AdminCursor?, limit: Int) async throws -> AdminPage<AdminUserSummary> {
         let typed = query.map { String($0.trimmingWhitespace()) } ?? ""
         let search = typed.isEmpty ? nil : (prefix: typed.lowercased(), id: typed)
         return try await dependencies.database.read { connection in
-            let users = try self.repository.users(matching: search, after: cursor, limit: limit, on: connection)
-            let rows = try users.map { try self.summary($0, on: connection) }
-            let next = users.count == limit ? users.last.map { AdminCursor(time: $0.createdAt, id: $0.id).encoded } : nil
+            let rows = try self.repository.users(matching: search, after: cursor, limit: limit, on: connection)
+            let next = rows.count == limit ? rows.last.map { AdminCursor(time: $0.user.createdAt, id: $0.user.id).encoded } : nil
             return AdminPage(rows: rows, next: next)
         }
-    }
-
-    private func summary(_ user: User, on connection: any SQLConnection) throws -> AdminUserSummary {
-        let credential = try credentials.find(userID: user.id, on: connection)
-        var methods = credential == nil ? [] : ["password"]
-        methods += Set(try identities.list(userID: user.id, on: connection).map(\.provider)).sorted()
-        if try passkeyRows.count(userID: user.id, on: connection) > 0 { methods.append("passkey") }
-        let factors = try SecondFactors.list(userID: user.id, on: connection).map(\.kind)
-        return AdminUserSummary(
-            user: user, username: credential?.username, lastSignInAt: try repository.lastSignIn(userID: user.id, on: connection),
-            disabledAt: try dependencies.users.disabledAt(user.id, on: connection), methods: methods,
-            factors: Array(Set(factors)).sorted())
     }
 
     /// One account whole: identities, passkeys, device keys, TOTP, live sessions, grants, and
@@ -132,8 +118,9 @@ package struct AdminService: Sendable {
         let live = try await sessions.sessions(userID: id)
         let consents = try await grants.grants(userID: id)
         return try await dependencies.database.read { connection in
-            AdminUserDetail(
-                summary: try self.summary(profile.user, on: connection), profile: profile, role: try self.repository.role(userID: id, on: connection),
+            guard let summary = try self.repository.user(id: id, on: connection) else { throw AuthError.notFound("no such user") }
+            return AdminUserDetail(
+                summary: summary, profile: profile, role: try self.repository.role(userID: id, on: connection),
                 passkeys: try self.passkeyRows.list(userID: id, on: connection), deviceKeys: try self.deviceKeys.list(userID: id, on: connection),
                 totp: try self.totp.find(userID: id, on: connection), sessions: live, grants: consents,
                 audit: try self.repository.audit(.init(userID: id), after: nil, limit: Self.userAuditEvents, on: connection))

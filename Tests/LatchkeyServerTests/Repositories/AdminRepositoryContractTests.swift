@@ -46,17 +46,17 @@ struct AdminRepositoryContractTests {
                     [.text(made[2].id)])
             }
             let found = try await db.read { try Self.repository.users(matching: ("ada", "ada"), after: nil, limit: 10, on: $0) }
-            #expect(Set(found.map(\.id)) == [made[0].id, made[1].id, made[2].id])
+            #expect(Set(found.map(\.user.id)) == [made[0].id, made[1].id, made[2].id])
             let byID = try await db.read { try Self.repository.users(matching: (made[4].id.lowercased(), made[4].id), after: nil, limit: 10, on: $0) }
-            #expect(byID.map(\.id) == [made[4].id])
+            #expect(byID.map(\.user.id) == [made[4].id])
 
             var walked: [String] = []
             var cursor: AdminCursor?
             while walked.count < 10 {
                 let page = try await db.read { [cursor] in try Self.repository.users(matching: nil, after: cursor, limit: 2, on: $0) }
-                walked += page.map(\.id)
+                walked += page.map(\.user.id)
                 guard page.count == 2, let last = page.last else { break }
-                cursor = AdminCursor(time: last.createdAt, id: last.id)
+                cursor = AdminCursor(time: last.user.createdAt, id: last.user.id)
             }
             #expect(walked.count == 5 && Set(walked) == Set(made.map(\.id)))
             let expected = made.sorted { ($0.createdAt, $0.id) > ($1.createdAt, $1.id) }.map(\.id)
@@ -64,12 +64,56 @@ struct AdminRepositoryContractTests {
         }
     }
 
-    @Test("S57: the search and the pages are answered from the indexes of migration 13, not by scanning users", arguments: ContractEngine.allCases)
+    @Test("a listed user carries its username, methods, factors, last sign-in and disabled_at, read with the page in one statement", arguments: ContractEngine.allCases)
+    func summaries(engine: ContractEngine) async throws {
+        try await withContractDatabase(engine) { (db: any SQLDatabase) in
+            let users = UserRepository(database: db)
+            let ada = try await db.write { try users.create(email: "ada@example.com", givenName: "Ada", now: Self.now, on: $0) }
+            let bob = try await db.write { try users.create(email: "bob@example.com", givenName: nil, now: Self.now.addingTimeInterval(1), on: $0) }
+            try await db.write { connection in
+                let (ada, byte) = (SQLValue.text(ada.id), SQLValue.blob([1]))
+                let identity = "INSERT INTO identities (id, user_id, provider, issuer, subject, created_at) VALUES (?, ?, ?, 'https://issuer', ?, 1)"
+                let session = "INSERT INTO sessions (id, user_id, created_at, last_used_at, idle_expires_at, absolute_expires_at) VALUES (?, ?, ?, 1, 1, 1)"
+                for (statement, bindings) in [
+                    ("INSERT INTO password_credentials (user_id, username, password_hash, created_at, updated_at) VALUES (?, 'ada', 'x', 1, 1)", [ada]),
+                    (identity, [.text("idn_1"), ada, .text("sandbox"), .text("1")]),
+                    (identity, [.text("idn_2"), ada, .text("sandbox"), .text("2")]),
+                    (identity, [.text("idn_3"), ada, .text("apple"), .text("3")]),
+                    (
+                        """
+                        INSERT INTO passkeys (id, user_id, credential_id, public_key, algorithm, backup_eligible, backed_up, aaguid, attestation, name, created_at)
+                        VALUES ('pk_1', ?, ?, ?, -7, 0, 0, ?, 'none', 'key', 1)
+                        """, [ada, byte, byte, byte]
+                    ),
+                    ("INSERT INTO totp_factors (id, user_id, secret, confirmed_at, created_at) VALUES ('totp_1', ?, ?, 1, 1)", [ada, byte]),
+                    ("INSERT INTO recovery_codes (code_hash, user_id, created_at) VALUES (?, ?, 1)", [byte, ada]),
+                    (session, [.text("ses_1"), ada, .integer(100)]),
+                    (session, [.text("ses_2"), ada, .integer(200)]),
+                    ("UPDATE users SET disabled_at = 300 WHERE id = ?", [ada]),
+                ] as [(String, [SQLValue])] {
+                    try connection.execute(statement, bindings)
+                }
+            }
+            let page = try await db.read { try Self.repository.users(matching: nil, after: nil, limit: 10, on: $0) }
+            #expect(page.map(\.user.id) == [bob.id, ada.id])
+            #expect(page[0].methods.isEmpty && page[0].factors.isEmpty && page[0].username == nil && page[0].lastSignInAt == nil && page[0].disabledAt == nil)
+            #expect(page[1].username == "ada")
+            #expect(page[1].methods == ["password", "apple", "sandbox", "passkey"])
+            #expect(page[1].factors == ["passkey", "recovery_code", "totp"])
+            #expect(page[1].lastSignInAt == Date(timeIntervalSince1970: 200))
+            #expect(page[1].disabledAt == Date(timeIntervalSince1970: 300))
+            #expect(try await db.read { try Self.repository.user(id: ada.id, on: $0) } == page[1])
+            #expect(try await db.read { try Self.repository.user(id: "usr_none", on: $0) } == nil)
+        }
+    }
+
+    @Test("S57: the first page, a search and a page after a cursor are answered from the indexes, the lookups of each row too, with no sort", arguments: ContractEngine.allCases)
     func queriesUseTheIndexes(engine: ContractEngine) async throws {
         try await withContractDatabase(engine) { (db: any SQLDatabase) in
             let cursor = AdminCursor(time: Self.now, id: "usr_x")
             let search = Self.repository.usersQuery(matching: ("ada", "ada"), after: cursor, limit: 50)
-            let page = Self.repository.usersQuery(matching: nil, after: cursor, limit: 50)
+            let first = Self.repository.usersQuery(matching: nil, after: nil, limit: 50)
+            let later = Self.repository.usersQuery(matching: nil, after: cursor, limit: 50)
             let plans = try await db.write { connection -> [String] in
                 let explain: String
                 switch engine {
@@ -79,7 +123,7 @@ struct AdminRepositoryContractTests {
                     _ = try connection.queryOne("SELECT set_config('enable_seqscan', 'off', true) AS s", [])
                     explain = "EXPLAIN "
                 }
-                return try [search, page].map { query in
+                return try [search, first, later].map { query in
                     try connection.query(explain + query.sql, query.bindings).map { row in
                         row.optionalString("detail") ?? row.optionalString("QUERY PLAN") ?? ""
                     }.joined(separator: "\n")
@@ -88,8 +132,23 @@ struct AdminRepositoryContractTests {
             for index in ["users_email_search", "users_given_name_search", "users_family_name_search", "password_credentials_username_search"] {
                 #expect(plans[0].contains(index), "\(engine): \(index) in\n\(plans[0])")
             }
-            #expect(plans[1].contains("users_created_at_id"), "\(engine):\n\(plans[1])")
-            #expect(!plans[1].lowercased().contains("sort"), "\(engine): the page reads the index in order\n\(plans[1])")
+            for plan in plans[1...] {
+                #expect(plan.contains("users_created_at_id"), "\(engine):\n\(plan)")
+                #expect(!plan.lowercased().contains("sort") && !plan.contains("TEMP B-TREE"), "\(engine): the page reads the index in order\n\(plan)")
+            }
+            for plan in plans {
+                for index in ["sessions_user_id", "identities_user_id", "passkeys_user_id", "recovery_codes_user_id"] {
+                    #expect(plan.contains(index), "\(engine): each row's lookups are index probes, \(index) in\n\(plan)")
+                }
+            }
+            switch engine {
+            case .sqlite:
+                #expect(plans[2].contains("users_created_at_id ((created_at,id)<(?,?))"), "the cursor is a range of the index, not a filter\n\(plans[2])")
+                let tableScan = { (line: Substring) in line.contains("SCAN ") && !line.contains("USING") && !line.contains("SCAN page") && !line.contains("CONSTANT") }
+                for plan in plans { #expect(!plan.split(separator: "\n").contains(where: tableScan), "no table is scanned\n\(plan)") }
+            case .postgres:
+                #expect(plans[2].contains("Index Cond: (ROW(created_at, id) <"), "the cursor is a range of the index, not a filter\n\(plans[2])")
+            }
         }
     }
 }
