@@ -17,8 +17,6 @@ import LatchkeyStore
 enum AccountSeeder {
     static let usage = "usage: latchkey-bench seed-accounts CONFIG COUNT\n"
     static let perTransaction = 20_000
-    /// Rows a multi-row insert carries: within SQLite's 32,766 and PostgreSQL's 65,535 bindings.
-    static let perStatement = 500
 
     static let givenNames = [
         "Ada", "Alan", "Barbara", "Claude", "Dennis", "Donald", "Edsger", "Frances", "Grace", "Hedy", "Ivan", "John", "Ken", "Leslie",
@@ -103,14 +101,7 @@ enum AccountSeeder {
         // Users first, for the foreign keys.
         for table in ["users"] + tables.keys.filter({ $0 != "users" }).sorted() {
             guard let (columns, rows) = tables[table] else { continue }
-            let placeholders = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
-            for chunk in stride(from: 0, to: rows.count, by: perStatement) {
-                let part = rows[chunk..<min(chunk + perStatement, rows.count)]
-                try connection.execute(
-                    "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES "
-                        + Array(repeating: placeholders, count: part.count).joined(separator: ", "),
-                    part.flatMap { $0 })
-            }
+            try connection.insertRows(into: table, columns: columns, rows)
         }
     }
 }

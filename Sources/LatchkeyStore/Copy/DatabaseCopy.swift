@@ -77,11 +77,6 @@ package enum DatabaseCopy {
             tables: zip(snapshot.tables, counts).map { TableCount(table: $0.name, source: $0.rows.count, target: $1) })
     }
 
-    /// The most parameters one `INSERT` binds; PostgreSQL allows 65,535.
-    static let parametersPerStatement = 30_000
-    /// The most rows one `INSERT` writes.
-    static let rowsPerStatement = 500
-
     private static func fill(_ connection: any SQLConnection, with snapshot: Snapshot, generated: [String: [String]]) throws {
         // A big table may take longer than a request-sized statement timeout.
         _ = try connection.queryOne("SELECT set_config('statement_timeout', '0', true) AS timeout", [])
@@ -96,36 +91,21 @@ package enum DatabaseCopy {
                     + "so that a second run cannot leave stale rows beside newer ones. Copy into a new database, "
                     + "or drop and re-create this one")
         }
-        for table in snapshot.tables where !table.rows.isEmpty {
-            let columns = table.columns.map(quoted).joined(separator: ", ")
-            let tuple = "(" + Array(repeating: "?", count: table.columns.count).joined(separator: ", ") + ")"
-            let batch = max(1, min(rowsPerStatement, parametersPerStatement / max(1, table.columns.count)))
-            var start = 0
-            while start < table.rows.count {
-                let end = min(start + batch, table.rows.count)
-                let values = Array(repeating: tuple, count: end - start).joined(separator: ", ")
-                try connection.execute(
-                    "INSERT INTO \(quoted(table.name)) (\(columns)) VALUES \(values)", Array(table.rows[start..<end].joined()))
-                start = end
-            }
+        for table in snapshot.tables {
+            try connection.insertRows(into: table.name, columns: table.columns, table.rows)
         }
         for table in snapshot.tables {
             for column in generated[table.name] ?? [] {
                 // The next id the database assigns is one past the highest copied.
                 _ = try connection.queryOne(
-                    "SELECT setval(pg_get_serial_sequence(?, ?), COALESCE(MAX(\(quoted(column))), 0) + 1, false) AS next FROM \(quoted(table.name))",
-                    [.text(quoted(table.name)), .text(column)])
+                    "SELECT setval(pg_get_serial_sequence(?, ?), COALESCE(MAX(\(SQLIdentifier.quoted(column))), 0) + 1, false) AS next FROM \(SQLIdentifier.quoted(table.name))",
+                    [.text(SQLIdentifier.quoted(table.name)), .text(column)])
             }
         }
     }
 
     private static func count(of table: String, on connection: any SQLConnection) throws -> Int {
-        Int(try connection.queryOne("SELECT COUNT(*) AS rows FROM \(quoted(table))", [])?.int("rows") ?? 0)
-    }
-
-    /// An identifier in double quotes; the names come from the databases' own catalogs.
-    static func quoted(_ identifier: String) -> String {
-        "\"" + identifier.replacing("\"", with: "\"\"") + "\""
+        Int(try connection.queryOne("SELECT COUNT(*) AS rows FROM \(SQLIdentifier.quoted(table))", [])?.int("rows") ?? 0)
     }
 }
 
@@ -153,14 +133,14 @@ extension DatabaseCopy {
             var columns: [String: [String]] = [:]
             var parents: [String: Set<String>] = [:]
             for name in names where name != "schema_migrations" {
-                columns[name] = try connection.query("PRAGMA table_info(\(quoted(name)))", []).map { try $0.string("name") }
-                parents[name] = Set(try connection.query("PRAGMA foreign_key_list(\(quoted(name)))", []).map { try $0.string("table") })
+                columns[name] = try connection.query("PRAGMA table_info(\(SQLIdentifier.quoted(name)))", []).map { try $0.string("name") }
+                parents[name] = Set(try connection.query("PRAGMA foreign_key_list(\(SQLIdentifier.quoted(name)))", []).map { try $0.string("table") })
                     .subtracting([name])
             }
             var tables: [Table] = []
             for name in try dependencyOrder(parents) {
                 let list = columns[name]!
-                let rows = try connection.query("SELECT \(list.map(quoted).joined(separator: ", ")) FROM \(quoted(name))", [])
+                let rows = try connection.query("SELECT \(list.map(SQLIdentifier.quoted).joined(separator: ", ")) FROM \(SQLIdentifier.quoted(name))", [])
                 tables.append(Table(name: name, columns: list, rows: rows.map(\.values)))
             }
             return Snapshot(versions: versions, tables: tables)

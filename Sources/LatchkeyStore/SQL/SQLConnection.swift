@@ -109,4 +109,35 @@ extension SQLConnection {
     package func queryOne(_ sql: String) throws -> SQLRow? {
         try queryOne(sql, [])
     }
+
+    /// Writes `rows` into `table` in multi-row `INSERT`s of up to 500 rows and 30,000 bound
+    /// values each (PostgreSQL binds at most 65,535, SQLite 32,766): what copies and seeds a
+    /// whole table, many times faster than one statement a row.
+    ///
+    /// - Parameters:
+    ///   - table: The table's name, quoted here.
+    ///   - columns: The columns each row fills, in order; quoted here.
+    ///   - rows: One value per column each.
+    /// - Throws: ``StoreError``.
+    package func insertRows(into table: String, columns: [String], _ rows: some Collection<[SQLValue]>) throws {
+        guard !rows.isEmpty, !columns.isEmpty else { return }
+        let tuple = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
+        let head = "INSERT INTO \(SQLIdentifier.quoted(table)) (\(columns.map(SQLIdentifier.quoted).joined(separator: ", "))) VALUES "
+        let batch = max(1, min(500, 30_000 / columns.count))
+        var start = rows.startIndex
+        while start != rows.endIndex {
+            let end = rows.index(start, offsetBy: batch, limitedBy: rows.endIndex) ?? rows.endIndex
+            let count = rows.distance(from: start, to: end)
+            try execute(head + Array(repeating: tuple, count: count).joined(separator: ", "), Array(rows[start..<end].joined()))
+            start = end
+        }
+    }
+}
+
+/// SQL identifiers as both engines read them.
+package enum SQLIdentifier {
+    /// `name` in double quotes, any double quote in it doubled.
+    package static func quoted(_ name: String) -> String {
+        "\"" + name.replacing("\"", with: "\"\"") + "\""
+    }
 }
