@@ -437,6 +437,45 @@ struct DPoPTests {
         }
     }
 
+    @Test("S41: a refresh spends its proof's jti in the transaction that rotates: the same proof again, on a second instance and with the new token or the old one, is 400 invalid_dpop_proof with nothing rotated, no reuse counted and the replay audited")
+    func replayedRefreshProof() async throws {
+        try await Self.withServer { server in
+            let (tokens, jkt) = try await Self.boundSession(server, key: "app")
+            let first = try #require(tokens["refresh_token"]?.stringValue)
+            let sessionID = try #require(tokens["session_id"]?.stringValue)
+            let (proof, _) = try Self.proof(server, .post, "/v1/token", key: "app")
+            let rotated = try await Self.refresh(server, first, proof: proof)
+            #expect(rotated.status == 200, "\(rotated.text)")
+            let second = try #require(try rotated.json["refresh_token"]?.stringValue)
+            func counts() async throws -> (tokens: Int64, retired: Int64, proofs: Int64) {
+                try await server.database.read { connection in
+                    let tokens = try connection.queryOne("SELECT count(*) AS n FROM refresh_tokens WHERE session_id = ?", [.text(sessionID)])!.int("n")
+                    let retired = try connection.queryOne(
+                        "SELECT count(*) AS n FROM refresh_tokens WHERE session_id = ? AND retired_at IS NOT NULL", [.text(sessionID)])!.int("n")
+                    let proofs = try connection.queryOne("SELECT count(*) AS n FROM dpop_proofs", [])!.int("n")
+                    return (tokens, retired, proofs)
+                }
+            }
+            let before = try await counts()
+            try await Self.withSecondInstance(of: server) { other in
+                for token in [second, first] {
+                    let replayed = try await Self.refresh(other, token, proof: proof)
+                    #expect(replayed.status == 400)
+                    #expect(try replayed.json["error"] == "invalid_dpop_proof")
+                    #expect(replayed.text.contains("already used"))
+                }
+            }
+            let after = try await counts()
+            #expect(after.tokens == before.tokens && after.retired == before.retired && after.proofs == before.proofs, "nothing written")
+            #expect(try await Self.audit(server, "session.refreshed").filter { $0.details["session_id"] == sessionID }.count == 1)
+            #expect(try await Self.audit(server, "session.reuse_detected").isEmpty, "the old token's replay is not reuse")
+            let replays = try await Self.audit(server, "dpop.proof_replayed")
+            #expect(replays.count == 2 && replays.allSatisfy { $0.details["jkt"] == jkt && $0.details["htm"] == "POST" })
+            let (fresh, _) = try Self.proof(server, .post, "/v1/token", key: "app")
+            #expect(try await Self.refresh(server, second, proof: fresh).status == 200, "the session lives on: a new proof rotates")
+        }
+    }
+
     // MARK: Hostile input and vectors
 
     @Test("S40: hostile DPoP headers get 4xx, never 500, at a token endpoint (400) and on /v1/me (401): two headers, garbage, oversized, a JWE, a JSON array header, an oct jwk")

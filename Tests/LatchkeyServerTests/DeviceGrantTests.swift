@@ -280,6 +280,44 @@ struct DeviceGrantTests {
         }
     }
 
+    @Test("S44: a code read pending is answered from memory until an answer: one taken on another instance reaches this one's polls through the change feed, one taken here at once")
+    func answerSeenAcrossInstancesS44() async throws {
+        try await Self.with { server, client, _ in
+            try await DPoPTests.withSecondInstance(of: server) { other in
+                let approved = try await Self.codes(server, client)
+                let denied = try await Self.codes(server, client)
+                for codes in [approved, denied] {
+                    let pending = try await Self.poll(other, codes.deviceCode, as: client)
+                    #expect(pending.status == 400 && pending.oauthError == "authorization_pending")
+                }
+                server.clock.advance(by: 5)
+                #expect(try await Self.poll(other, approved.deviceCode, as: client).oauthError == "authorization_pending", "known pending")
+
+                // Approved on the first instance: the second hears of it from the database's change
+                // feed (a notification on PostgreSQL, within a second on SQLite), then reads and redeems.
+                let (done, _) = try await Self.answer(server, typed: approved.userCode, decision: "allow")
+                #expect(done.text.contains("Your device is signed in"))
+                let started = ContinuousClock.now
+                var answer: TestResponse
+                repeat {
+                    server.clock.advance(by: 5)
+                    answer = try await Self.poll(other, approved.deviceCode, as: client)
+                    if answer.status == 200 { break }
+                    #expect(answer.oauthError == "authorization_pending", "\(answer.text)")
+                    try await Task.sleep(for: .milliseconds(50))
+                } while ContinuousClock.now - started < .seconds(5)
+                #expect(answer.status == 200, "the approval reached the other instance: \(answer.text)")
+                #expect(ContinuousClock.now - started < .seconds(3))
+
+                // Denied on the second instance itself: its very next poll there knows.
+                _ = try await Self.answer(other, typed: denied.userCode, decision: "deny")
+                server.clock.advance(by: 5)
+                let refused = try await Self.poll(other, denied.deviceCode, as: client)
+                #expect(refused.status == 400 && refused.oauthError == "access_denied", "\(refused.text)")
+            }
+        }
+    }
+
     @Test("S44: only the client the code was issued to may poll: another device client, one not registered for the grant, and an unknown code are refused; the right client still polls")
     func otherClientRefusedS44() async throws {
         try await Self.with { server, client, _ in

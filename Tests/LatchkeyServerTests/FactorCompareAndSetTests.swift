@@ -87,8 +87,9 @@ struct FactorCompareAndSetTests {
         return FactorService(
             dependencies: dependencies, sessions: sessions, signIns: signIns,
             refreshTokens: RefreshTokens(
-                dependencies: dependencies, sessions: sessions, accessTokens: accessTokens, masterKey: application.masterKey,
-                configuration: configuration),
+                dependencies: dependencies, sessions: sessions, accessTokens: accessTokens,
+                dpop: DPoPService(dependencies: dependencies, masterKey: application.masterKey, configuration: configuration),
+                masterKey: application.masterKey, configuration: configuration),
             accessTokens: accessTokens,
             passkeys: PasskeyService(
                 dependencies: dependencies, sessions: sessions, signIns: signIns, masterKey: application.masterKey, configuration: configuration,

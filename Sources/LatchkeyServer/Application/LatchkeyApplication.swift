@@ -241,7 +241,7 @@ package final class LatchkeyApplication: Sendable {
         for provider in services.federation.providers where provider.settings.isSandbox { provider.useSandbox(at: publicURL) }
         for routes in mounts { routes.serverStarted(publicURL: publicURL) }
         let tasks = [signingKeyReload(), housekeeping.start()] + [services.mailOutbox.map(mailDelivery)].compactMap { $0 }
-        let subscriptions = [signingKeyChanges(), services.clients.followChanges()]
+        let subscriptions = [signingKeyChanges(), services.clients.followChanges(), services.devices.followChanges()]
         state.withLock {
             $0.backgroundTasks = tasks
             $0.subscriptions = subscriptions

@@ -60,7 +60,7 @@ package struct Services: Sendable {
         sessions = SessionService(
             dependencies: dependencies, accessTokens: accessTokens, browserSessions: browserSessions, configuration: configuration)
         refreshTokens = RefreshTokens(
-            dependencies: dependencies, sessions: sessions, accessTokens: accessTokens, masterKey: masterKey, configuration: configuration)
+            dependencies: dependencies, sessions: sessions, accessTokens: accessTokens, dpop: dpop, masterKey: masterKey, configuration: configuration)
         signIns = SignInPipeline(dependencies: dependencies, sessions: sessions, browserSessions: browserSessions, accessTokens: accessTokens)
         let appleClient = AppleClient(settings: appleSettings, client: httpClient, timeout: appleTimeout, clock: clock)
         let outbox = AppleRevocationOutbox(client: appleClient, database: database, masterKey: masterKey, clock: clock)

@@ -8,7 +8,9 @@ import LatchkeyStore
 /// proof spent on one instance is refused on every other (S41).
 ///
 /// Binding happens where tokens are issued (the sign-in pipeline, refresh, the OAuth token
-/// endpoint), enforcement where they are used (the bearer check); both call ``accept(_:for:context:)``.
+/// endpoint), enforcement where they are used (the bearer check); both call ``accept(_:for:context:)``,
+/// but for a refresh, which checks the proof with ``check(_:for:)`` and spends its `jti` with
+/// ``spend(_:context:on:)`` inside the transaction that rotates the token: one write, not two.
 package struct DPoPService: Sendable {
     let dependencies: Dependencies
     /// `dpop.required`: every token request needs a proof.
@@ -18,6 +20,18 @@ package struct DPoPService: Sendable {
     let proofs = DPoPReplayRepository()
     /// The keys of recent proofs, read once each.
     let keys = DPoPKeyCache()
+
+    /// A proof that holds for its request and whose `jti` is still to be spent.
+    package struct CheckedProof: Sendable {
+        /// The thumbprint of the key that proved possession.
+        package var keyThumbprint: String
+        /// The row the replay cache keys it by: SHA-256 of the thumbprint and the `jti`.
+        var hash: [UInt8]
+        /// When the row may go: past `iat` + leeway the proof is refused as stale anyway.
+        var expiresAt: Date
+        /// `htm`, for the audit entry of a replay.
+        var method: String
+    }
 
     init(dependencies: Dependencies, masterKey: MasterKey, configuration: Configuration) {
         self.dependencies = dependencies
@@ -36,6 +50,17 @@ package struct DPoPService: Sendable {
     /// - Returns: The thumbprint of the key that proved possession.
     /// - Throws: ``AuthError`` `invalid_dpop_proof`, or `use_dpop_nonce` with a nonce to use.
     func accept(_ compact: String, for target: DPoPProof.Target, context: RequestContext) async throws -> String {
+        let proof = try check(compact, for: target)
+        let fresh = try await dependencies.database.write { connection in try self.spend(proof, context: context, on: connection) }
+        guard fresh else { throw Self.replayed }
+        return proof.keyThumbprint
+    }
+
+    /// Checks a proof for `target` as ``accept(_:for:context:)`` does, but for its `jti`, which
+    /// the caller spends with ``spend(_:context:on:)`` in the transaction the proof allows.
+    ///
+    /// - Throws: ``AuthError`` `invalid_dpop_proof`, or `use_dpop_nonce` with a nonce to use.
+    func check(_ compact: String, for target: DPoPProof.Target) throws(AuthError) -> CheckedProof {
         let now = dependencies.clock()
         let proof = try DPoPProof.verify(compact, for: target, now: now, keys: keys)
         if let nonces {
@@ -45,19 +70,26 @@ package struct DPoPService: Sendable {
                 throw error
             }
         }
-        let hash = HashFunction.sha256.hash(Array((proof.keyThumbprint + " " + proof.tokenID).utf8))
-        // Past iat + leeway the proof is refused as stale, so its row is no longer needed.
-        let expiresAt = proof.issuedAt.addingTimeInterval(DPoPProof.leeway + 1)
-        let fresh = try await dependencies.database.write { connection in
-            guard try self.proofs.spend(proofHash: hash, expiresAt: expiresAt, on: connection) else {
-                try self.dependencies.record(
-                    .dpopProofReplayed, .failure, userID: nil, context: context, now: now,
-                    details: ["jkt": proof.keyThumbprint, "htm": target.method], on: connection)
-                return false
-            }
-            return true
-        }
-        guard fresh else { throw AuthError.invalidDPoPProof("the DPoP proof was already used (its jti is not new)") }
-        return proof.keyThumbprint
+        return CheckedProof(
+            keyThumbprint: proof.keyThumbprint, hash: HashFunction.sha256.hash(Array((proof.keyThumbprint + " " + proof.tokenID).utf8)),
+            expiresAt: proof.issuedAt.addingTimeInterval(DPoPProof.leeway + 1), method: target.method)
     }
+
+    /// Compare-and-set: spends a checked proof's `jti` in the caller's transaction; a replay is
+    /// audited (`dpop.proof_replayed`).
+    ///
+    /// - Returns: false when the proof was used already (on this instance or another): the
+    ///   caller refuses the request with ``replayed`` and writes nothing else.
+    func spend(_ proof: CheckedProof, context: RequestContext, on connection: any SQLConnection) throws -> Bool {
+        guard try proofs.spend(proofHash: proof.hash, expiresAt: proof.expiresAt, on: connection) else {
+            try dependencies.record(
+                .dpopProofReplayed, .failure, userID: nil, context: context, now: dependencies.clock(),
+                details: ["jkt": proof.keyThumbprint, "htm": proof.method], on: connection)
+            return false
+        }
+        return true
+    }
+
+    /// The refusal of a proof whose `jti` was spent already.
+    static let replayed = AuthError.invalidDPoPProof("the DPoP proof was already used (its jti is not new)")
 }

@@ -6,6 +6,10 @@ import LatchkeyStore
 /// `UPDATE` whose row count the caller acts on, so two instances deciding or redeeming the same
 /// authorization at once cannot both succeed.
 struct DeviceAuthorizationRepository: Sendable {
+    /// Where an answer (``decide(id:approve:userID:browserSessionID:authTime:amr:now:on:)``)
+    /// announces itself, so every instance's ``DevicePollGate`` stops taking codes as pending.
+    static let changeChannel = "latchkey_device_authorizations"
+
     /// Stores a new, pending authorization inside the caller's transaction.
     func insert(
         _ authorization: DeviceAuthorization, deviceCodeHash: [UInt8], userCodeHash: [UInt8], on connection: any SQLConnection
@@ -44,12 +48,15 @@ struct DeviceAuthorizationRepository: Sendable {
     /// Compare-and-set: `pending` → `approved` (with who, in which browser session, signed in
     /// when and how) or `denied`, unless it has expired at `now`.
     ///
+    /// Announces the change on ``changeChannel`` in the same transaction.
+    ///
     /// - Returns: Whether this call decided it; `false` when it was decided already or expired.
     func decide(
         id: String, approve: Bool, userID: String, browserSessionID: String, authTime: Date, amr: [String], now: Date,
         on connection: any SQLConnection
     ) throws -> Bool {
-        try connection.execute(
+        try connection.announceChange(on: Self.changeChannel)
+        return try connection.execute(
             """
             UPDATE device_authorizations SET status = ?, user_id = ?, browser_session_id = ?, auth_time = ?, amr = ?, decided_at = ?
             WHERE id = ? AND status = 'pending' AND expires_at > ?

@@ -22,7 +22,10 @@ package struct DeviceAuthorizationGrant: Sendable {
 /// endpoint meanwhile, gets its tokens once.
 ///
 /// Every change of state is a compare-and-set in the database, so it holds across instances; a
-/// poll reads and never writes (``DevicePollGate`` keeps the polling clock in memory).
+/// poll never writes, and while the user has not answered it reads only the first time
+/// (``DevicePollGate`` keeps the polling clock, and which codes are known pending, in memory; an
+/// answer announces itself on ``DeviceAuthorizationRepository/changeChannel``, which
+/// ``followChanges()`` passes on to the gate).
 package struct DeviceAuthorizationService: Sendable {
     /// Wrong user codes one address may type in ``wrongCodeWindow`` before it is refused (S45).
     static let wrongCodesPerAddress = 20
@@ -144,6 +147,9 @@ package struct DeviceAuthorizationService: Sendable {
     /// compare-and-set from `pending`, with its audit entry.
     package func decide(allow: Bool, id: String, browserSession: BrowserSession, context: RequestContext) async throws -> Decision {
         let now = clock()
+        // Whatever the write did, this instance's polls read again at once (the others when
+        // the repository's announcement reaches them).
+        defer { gate.invalidate() }
         return try await database.write { connection in
             guard let found = try self.repository.find(id: id, on: connection),
                 try self.repository.decide(
@@ -159,6 +165,15 @@ package struct DeviceAuthorizationService: Sendable {
 
     // MARK: The device polls
 
+    /// The answer while the user has not answered.
+    private static let pending = AuthError(.authorizationPending, "the user has not answered yet; poll again after the interval")
+
+    /// Makes every process's gate forget which codes are pending whenever any process announces
+    /// an answer, until the subscription is cancelled.
+    func followChanges() -> SQLChangeSubscription {
+        database.subscribe(to: DeviceAuthorizationRepository.changeChannel) { [gate] in gate.invalidate() }
+    }
+
     private enum Redemption: Sendable {
         case issued(Session, OAuthGrant, String, DeviceAuthorization)
         case spent
@@ -170,8 +185,8 @@ package struct DeviceAuthorizationService: Sendable {
     ///
     /// - Returns: The tokens, once: the first poll after approval redeems the code by a
     ///   compare-and-set; every later one is `invalid_grant`.
-    /// - Throws: `authorization_pending`, `slow_down` (decided in memory, with no database
-    ///   access), `access_denied`, `expired_token`; `invalid_grant` for an unknown or used code
+    /// - Throws: `authorization_pending` (decided in memory once the code was read pending),
+    ///   `slow_down` (decided in memory, with no database access), `access_denied`, `expired_token`; `invalid_grant` for an unknown or used code
     ///   or one issued to another client; `unauthorized_client` for a client not registered for
     ///   the grant.
     package func poll(deviceCode: String, client: OAuthClient, context: RequestContext) async throws -> OAuthTokens {
@@ -183,10 +198,12 @@ package struct DeviceAuthorizationService: Sendable {
         let now = clock()
         switch gate.check(hash, clientID: client.id, now: now) {
         case .proceed: break
+        case .pending: throw Self.pending
         case .otherClient: throw AuthError.invalidGrant(.unknown, "the device code was issued to another client")
         case .slowDown(let interval):
             throw AuthError(.slowDown, "polled sooner than the interval allows; wait \(interval) seconds between polls from now on")
         }
+        let generation = gate.generation
         let found = try await database.read { try self.repository.find(deviceCodeHash: hash, on: $0) }
         guard let stored = found else { throw AuthError.invalidGrant(.unknown, "the device code is not known") }
         guard stored.clientID == client.id else { throw AuthError.invalidGrant(.unknown, "the device code was issued to another client") }
@@ -196,8 +213,8 @@ package struct DeviceAuthorizationService: Sendable {
         }
         switch stored.status {
         case .pending:
-            gate.track(hash, clientID: client.id, expiresAt: stored.expiresAt, now: now)
-            throw AuthError(.authorizationPending, "the user has not answered yet; poll again after the interval")
+            gate.track(hash, clientID: client.id, expiresAt: stored.expiresAt, now: now, readIn: generation)
+            throw Self.pending
         case .denied:
             gate.forget(hash)
             throw AuthError(.accessDenied, "the user denied the request")

@@ -25,15 +25,25 @@ struct DPoPBinding: RouterMiddleware {
 
     /// The caller with the key of the request's proof, when it has one.
     ///
+    /// - Parameter spentByRefresh: The proof's `jti` is left for the refresh to spend in its own
+    ///   transaction (`unspentDPoPProof`); only for a request that goes on to
+    ///   ``RefreshTokens/refresh(_:client:context:)``.
     /// - Throws: `invalid_dpop_proof` for a proof that does not hold, for more than one `DPoP`
     ///   header, and for none when `dpop.required` is on; `use_dpop_nonce` when nonces are on.
-    func bind(_ request: HTTPRequest, _ caller: RequestContext) async throws -> RequestContext {
+    func bind(_ request: HTTPRequest, _ caller: RequestContext, spentByRefresh: Bool = false) async throws -> RequestContext {
         guard let proof = try Self.proof(request) else {
             guard !dpop.required else { throw AuthError.invalidDPoPProof("this server issues only DPoP-bound tokens; send a DPoP proof") }
             return caller
         }
         var caller = caller
-        caller.dpopKeyThumbprint = try await dpop.accept(proof, for: Self.target(request, issuer: accessTokens.issuer, accessToken: nil), context: caller)
+        let target = Self.target(request, issuer: accessTokens.issuer, accessToken: nil)
+        if spentByRefresh {
+            let checked = try dpop.check(proof, for: target)
+            caller.dpopKeyThumbprint = checked.keyThumbprint
+            caller.unspentDPoPProof = checked
+        } else {
+            caller.dpopKeyThumbprint = try await dpop.accept(proof, for: target, context: caller)
+        }
         return caller
     }
 

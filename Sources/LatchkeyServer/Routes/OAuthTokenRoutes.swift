@@ -26,7 +26,7 @@ struct OAuthTokenRoutes {
         Self.clientEndpoint("/oauth/token", on: router) { request, caller in
             let form = try request.formBody()
             let client = try await Self.authenticateClient(request, form: form, clients: clients, issuer: accessTokens.issuer)
-            let caller = try await binding.bind(request, caller)
+            let caller = try await binding.bind(request, caller, spentByRefresh: form["grant_type"] == "refresh_token")
             let issued: OAuthTokens
             switch form["grant_type"] {
             case "authorization_code":

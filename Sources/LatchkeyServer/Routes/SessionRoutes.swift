@@ -31,7 +31,7 @@ struct SessionRoutes {
                 guard let refreshToken = body.refreshToken, !refreshToken.isEmpty, refreshToken.count <= 512 else {
                     throw AuthError.invalidRequest("refresh_token is required")
                 }
-                let caller = try await binding.bind(request, context.caller)
+                let caller = try await binding.bind(request, context.caller, spentByRefresh: true)
                 return try await refreshTokens.refresh(refreshToken, context: caller).response()
             }
         }

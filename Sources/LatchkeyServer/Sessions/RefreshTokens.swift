@@ -12,6 +12,8 @@ package struct RefreshTokens: Sendable {
     /// Ends a session whose token was reused or has expired.
     let sessions: SessionService
     let accessTokens: AccessTokens
+    /// Spends the `jti` of the request's DPoP proof in the rotating transaction.
+    let dpop: DPoPService
     /// Seals a rotated token's successor for the reuse grace window.
     let masterKey: MasterKey
     let idleTTL: TimeInterval
@@ -20,10 +22,14 @@ package struct RefreshTokens: Sendable {
     let reuseGrace: TimeInterval
     let sessionRows = SessionRepository()
 
-    init(dependencies: Dependencies, sessions: SessionService, accessTokens: AccessTokens, masterKey: MasterKey, configuration: Configuration) {
+    init(
+        dependencies: Dependencies, sessions: SessionService, accessTokens: AccessTokens, dpop: DPoPService, masterKey: MasterKey,
+        configuration: Configuration
+    ) {
         self.dependencies = dependencies
         self.sessions = sessions
         self.accessTokens = accessTokens
+        self.dpop = dpop
         self.masterKey = masterKey
         self.idleTTL = TimeInterval(configuration.refreshTokenIdleTTL)
         self.reuseGrace = TimeInterval(configuration.refreshTokenReuseGrace)
@@ -36,6 +42,8 @@ package struct RefreshTokens: Sendable {
         case refused(AuthError.Reason, String)
         /// The session is bound to a DPoP key and the request proved another, or none.
         case dpopRefused(String)
+        /// The request's DPoP proof was spent already: nothing else happened.
+        case dpopReplayed
         /// A retired token came back; `revokedNow` when this presentation revoked the session.
         case reused(revokedNow: Bool)
     }
@@ -61,12 +69,15 @@ package struct RefreshTokens: Sendable {
     /// (`context.dpopKeyThumbprint`), else `invalid_dpop_proof` and nothing rotates; an unbound
     /// session refreshed with a proof by a public client or the SDK becomes bound to its key. A
     /// confidential client's sessions stay unbound (it authenticates itself), but the access
-    /// token is bound to its proof's key all the same.
+    /// token is bound to its proof's key all the same. A proof whose `jti` is still unspent
+    /// (`context.unspentDPoPProof`) is spent first, in the same transaction: a replay is refused
+    /// with nothing but its audit entry written, and an accepted refresh writes once.
     package func refresh(_ refreshToken: String, client: OAuthClient? = nil, context: RequestContext) async throws -> TokenResponse {
         let now = dependencies.clock()
         let hash = refreshToken.sha256
         let audience: AccessTokens.Audience = client.map { $0.isFirstParty ? .api : .userinfo } ?? .api
         let outcome: RefreshOutcome = try await dependencies.database.write { connection in
+            if let proof = context.unspentDPoPProof, try !self.dpop.spend(proof, context: context, on: connection) { return .dpopReplayed }
             guard let presented = try self.sessionRows.presentedToken(hash: hash, on: connection) else {
                 // The account may be gone with its sessions; a tombstone says so (docs/reference.md reasons).
                 if let ended = try self.sessionRows.endedReason(tokenHash: hash, on: connection) {
@@ -154,6 +165,8 @@ package struct RefreshTokens: Sendable {
             throw AuthError.invalidGrant(reason, description)
         case .dpopRefused(let description):
             throw AuthError.invalidDPoPProof(description)
+        case .dpopReplayed:
+            throw DPoPService.replayed
         }
     }
 

@@ -6,6 +6,9 @@ package struct RequestContext: Sendable {
     /// The thumbprint of the key whose DPoP proof this token request carried and the server
     /// accepted (RFC 9449): what the tokens it issues are bound to. `nil` without a proof.
     package var dpopKeyThumbprint: String?
+    /// That proof while its `jti` is still to be spent, by the transaction that issues the
+    /// tokens (a refresh: ``RefreshTokens/refresh(_:client:context:)``). `nil` once spent.
+    package var unspentDPoPProof: DPoPService.CheckedProof?
     /// The account of the admin API's caller when an admin or support account acts on another
     /// account or on the server, or `operator` for the CLI's account actions: every audit entry
     /// of the request names it (`actor`).
