@@ -8,9 +8,10 @@ import LatchkeyStore
 /// client of this server (``ClientService/consoleID``): it sends the browser through
 /// `/oauth/authorize` with PKCE S256, a `state` bound to the browser (``BrowserBoundState``) and
 /// a nonce, all three derived from the state so nothing is stored before the browser comes back,
-/// and exchanges the code in process. It lets in only an account that holds a role and signed in
-/// with a second factor or a passkey (S60); its sessions last ``lifetime`` at most (S59) and
-/// destructive actions need a sign-in younger than ``freshness`` (S62).
+/// and exchanges the code in process. It lets in only an account that holds a role and whose
+/// sign-in carries `mfa`: a second factor, or a passkey with user verification (S60). Its
+/// sessions last ``lifetime`` at most (S59) and destructive actions need a sign-in younger than
+/// ``freshness`` (S62).
 struct ConsoleService: Sendable {
     let dependencies: Dependencies
     let tokens: TokenService
@@ -46,7 +47,7 @@ struct ConsoleService: Sendable {
     enum Refusal: Error, Sendable {
         /// The account holds no role.
         case noRole
-        /// Signed in with neither a second factor nor a passkey.
+        /// Signed in with neither a second factor nor a user-verified passkey (no `mfa`).
         case secondFactorNeeded
     }
 
@@ -73,7 +74,7 @@ struct ConsoleService: Sendable {
 
     /// The callback: checks the state against the browser's binding, exchanges the code, checks
     /// the ID token's nonce, and opens a console session for an account with a role that signed
-    /// in with a second factor or a passkey. A refused sign-in's API session is ended at once.
+    /// in with a second factor or a user-verified passkey. A refused sign-in's API session is ended at once.
     ///
     /// - Returns: The new session's cookie token and the path to go back to.
     /// - Throws: ``Refusal``; ``BrowserBoundState/Refusal`` for a state from elsewhere;
@@ -97,7 +98,7 @@ struct ConsoleService: Sendable {
         var refusal: Refusal?
         if try await admin.role(of: userID) == nil {
             refusal = .noRole
-        } else if !amr.contains("mfa") && !amr.contains("passkey") {
+        } else if !amr.contains("mfa") {
             refusal = .secondFactorNeeded
         }
         if let refusal {
