@@ -84,14 +84,17 @@ LONG_SUITES := ^($(subst $(space),|,$(subst .,\.,$(strip $(LONG)))))/
 
 test: bootstrap
 	@scripts/bootstrap test
-	# The Python tools install while Swift builds: the install mostly waits on the network and
-	# the disk, the build on the cores. Each fails the target on its own.
+	# The Python tools install, and the bare Debian of the last step is bootstrapped into its
+	# cache, while Swift builds: those mostly wait on the network and the disk, the build on the
+	# cores. Each fails the target on its own.
 	@mkdir -p .build
 	$(MAKE) --no-print-directory $(PYTHON) >.build/venv.log 2>&1 & venv=$$!; \
+		scripts/test-bare-debian --prepare >.build/bare-debian.log 2>&1 & bare=$$!; \
 		$(SWIFT) build --build-tests $(TESTFLAGS); built=$$?; \
-		wait $$venv; installed=$$?; \
+		wait $$venv; installed=$$?; wait $$bare; prepared=$$?; \
 		[ $$installed -eq 0 ] || { cat .build/venv.log; echo "make test: installing the Python tools failed" >&2; }; \
-		[ $$built -eq 0 ] && [ $$installed -eq 0 ]
+		[ $$prepared -eq 0 ] || { cat .build/bare-debian.log; echo "make test: bootstrapping the bare Debian failed" >&2; }; \
+		[ $$built -eq 0 ] && [ $$installed -eq 0 ] && [ $$prepared -eq 0 ]
 	# The Swift tests (scripts/test-passes): the suites but SERIAL, HEAVY and LONG, in parallel,
 	# on SQLite; beside them POSTGRES_SUITES but SERIAL on PostgreSQL (a private cluster the tests
 	# start; without PostgreSQL every one of them fails) and LONG; then HEAVY, one test per core;
