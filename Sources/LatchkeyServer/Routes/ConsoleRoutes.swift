@@ -65,7 +65,7 @@ struct ConsoleRoutes {
                 now: clock())
             return .page(page.render())
         }
-        action(group, "/sign-out") { _, context in
+        action(group, "/sign-out") { _, context, _ in
             try await console.signOut(try context.requireConsoleRole(.support), context: context.caller)
             var response = HTTPResponse.page(SignedOutPage(returnLink: "/admin").render())
             if let cookie = try? SetCookie.expired(name: Self.cookieName, path: Self.cookiePath, sameSite: .strict) { response.setCookie(cookie) }
@@ -111,13 +111,12 @@ struct ConsoleRoutes {
                 hidden: hidden, button: action.title, danger: action.destructive, back: base)
             return .page(page.render())
         }
-        action(group, "/users/{id}/{action}") { request, context in
+        action(group, "/users/{id}/{action}") { request, context, form in
             let userID = request.pathParameters["id"] ?? ""
             let name = request.pathParameters["action"] ?? ""
             guard let action = UserAction(rawValue: name) else { throw AuthError.notFound("no action \(name)") }
             try context.requireConsoleRole(action.role)
-            if action.destructive, let again = try await freshSignIn(request, context) { return again }
-            let form = try request.formBody()
+            if action.destructive, let again = try await freshSignIn(request, context, form: form) { return again }
             let caller = context.caller
             switch action {
             case .endSession:
@@ -188,9 +187,8 @@ struct ConsoleRoutes {
             try context.requireConsoleRole(.admin)
             return .page(ConsoleClientsPage(frame: frame, clients: try await clients.list()).render())
         }
-        action(group, "/clients") { request, context in
+        action(group, "/clients") { _, context, form in
             try context.requireConsoleRole(.admin)
-            let form = try request.formBody()
             let registration = ClientRegistration(
                 name: String((form["name"] ?? "").prefix(200)), redirectURIs: Self.uris(form["redirect_uris"]), confidential: form["confidential"] == "true")
             let (client, secret) = try await clients.register(registration, context: context.caller)
@@ -203,11 +201,11 @@ struct ConsoleRoutes {
             let notice = request.query["done"] == "redirect-uris" ? "The redirect URIs are saved." : nil
             return .page(ConsoleClientPage(frame: frame, client: client, secret: nil, notice: notice).render())
         }
-        action(group, "/clients/{id}/redirect-uris") { request, context in
+        action(group, "/clients/{id}/redirect-uris") { request, context, form in
             try context.requireConsoleRole(.admin)
             let id = request.pathParameters["id"] ?? ""
             let change = ClientService.ClientChange(
-                name: nil, redirectURIs: Self.uris(try request.formBody()["redirect_uris"]), postLogoutRedirectURIs: nil, scopes: nil)
+                name: nil, redirectURIs: Self.uris(form["redirect_uris"]), postLogoutRedirectURIs: nil, scopes: nil)
             _ = try await clients.update(id: id, change, context: context.caller)
             return .seeOther("/admin/clients/" + PercentEncoding.encode(id), query: [("done", "redirect-uris")])
         }
@@ -234,7 +232,7 @@ struct ConsoleRoutes {
             }
             return .page(page.render())
         }
-        action(group, "/clients/{id}/rotate-secret") { request, context in
+        action(group, "/clients/{id}/rotate-secret") { request, context, _ in
             try context.requireConsoleRole(.admin)
             if let again = try await freshSignIn(request, context) { return again }
             let id = request.pathParameters["id"] ?? ""
@@ -242,7 +240,7 @@ struct ConsoleRoutes {
             guard let client = try await clients.client(id: id) else { throw AuthError.notFound("no such client") }
             return .page(ConsoleClientPage(frame: try frame(context), client: client, secret: secret, notice: nil).render())
         }
-        action(group, "/clients/{id}/remove") { request, context in
+        action(group, "/clients/{id}/remove") { request, context, _ in
             try context.requireConsoleRole(.admin)
             if let again = try await freshSignIn(request, context) { return again }
             guard try await clients.remove(id: request.pathParameters["id"] ?? "", context: context.caller) else { throw AuthError.notFound("no such client") }
@@ -291,7 +289,7 @@ struct ConsoleRoutes {
                 action: "/admin/keys/rotate", hidden: [], button: "Rotate the keys", danger: true, back: "/admin/keys")
             return .page(page.render())
         }
-        action(group, "/keys/rotate") { request, context in
+        action(group, "/keys/rotate") { request, context, _ in
             try context.requireConsoleRole(.admin)
             if let again = try await freshSignIn(request, context) { return again }
             let now = clock()
@@ -351,16 +349,15 @@ struct ConsoleRoutes {
 
     /// For a destructive action with a sign-in older than five minutes (S62): the way through a
     /// new sign-in back to the action's confirmation page (a POST's page is its confirmation
-    /// page); `nil` when the sign-in is fresh.
-    func freshSignIn(_ request: HTTPRequest, _ context: LatchkeyContext) async throws -> HTTPResponse? {
+    /// page, which gets the fields of `form` that name what the action is on); `nil` when the
+    /// sign-in is fresh.
+    func freshSignIn(_ request: HTTPRequest, _ context: LatchkeyContext, form: [String: String] = [:]) async throws -> HTTPResponse? {
         guard let session = context.console, !session.isFresh(at: clock()) else { return nil }
         var returnTo = Self.pathAndQuery(request)
         if request.method == .post, let slash = request.path.lastIndex(of: "/") {
             returnTo = PercentEncoding.encode(String(request.path[..<slash]) + "/confirm" + String(request.path[slash...]), keeping: "/")
-            if let factor = try? request.formBody(), !factor.isEmpty {
-                let kept = factor.filter { ["kind", "factor", "session_id"].contains($0.key) }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
-                if !kept.isEmpty { returnTo += "?" + FormEncoding.encode(kept) }
-            }
+            let kept = form.filter { ["kind", "factor", "session_id"].contains($0.key) }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+            if !kept.isEmpty { returnTo += "?" + FormEncoding.encode(kept) }
         }
         return try await Self.signIn(console, returnTo: returnTo, fresh: true)
     }
@@ -399,15 +396,21 @@ struct ConsoleRoutes {
     }
 
     /// A console form's POST: refused with 403 and nothing done unless it carries the console
-    /// session's CSRF token (S61); a refusal is a page (``answer(_:)``).
-    private func action(_ group: RouterGroup<LatchkeyContext>, _ path: String, _ handler: @escaping @Sendable (HTTPRequest, LatchkeyContext) async throws -> HTTPResponse) {
+    /// session's CSRF token (S61); the handler gets the form, read once. A refusal is a page
+    /// (``answer(_:)``).
+    private func action(
+        _ group: RouterGroup<LatchkeyContext>, _ path: String,
+        _ handler: @escaping @Sendable (HTTPRequest, LatchkeyContext, [String: String]) async throws -> HTTPResponse
+    ) {
         let csrf = csrf
         group.post(path) { request, context in
             do {
-                guard let session = context.console, csrf.verify((try? request.formBody())?[HostedForm.csrfFieldName] ?? "", binding: session.id) else {
+                guard let session = context.console, let form = try? request.formBody(),
+                    csrf.verify(form[HostedForm.csrfFieldName] ?? "", binding: session.id)
+                else {
                     return Self.refusal(403, "This form had expired", "Open the page again and repeat what you did.")
                 }
-                return try await handler(request, context)
+                return try await handler(request, context, form)
             } catch let error as AuthError {
                 return try Self.answer(error)
             }
